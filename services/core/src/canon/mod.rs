@@ -1,0 +1,176 @@
+//! Canonicalisation: bytes in any common Chinese charset, HTML or plain text, to one
+//! canonical text that every fingerprint starts from, with a map back to the original.
+//!
+//! Canonical text: main content only (for HTML), paragraphs separated by `\n`, NFKC,
+//! traditional -> simplified, lower-case Latin, runs of white space collapsed to one
+//! space. Every canonical character remembers the span of the decoded original it came
+//! from ([`CanonicalText::original_span`]), so reports quote the original, not the canonical.
+
+use serde::{Deserialize, Serialize};
+
+use crate::params::CanonParams;
+use crate::CoreError;
+
+/// Input format of a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum InputFormat {
+    /// Decide from the content (markup sniffing).
+    #[default]
+    Auto,
+    /// HTML (or XHTML).
+    Html,
+    /// Plain text.
+    Text,
+}
+
+/// The decoded original and what was detected about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    /// The text the bytes encode; evidence offsets refer to it.
+    pub text: String,
+    /// Name of the charset the bytes were decoded with (WHATWG label, e.g. `UTF-8`, `GBK`, `Big5`).
+    pub charset: &'static str,
+    /// Number of malformed byte sequences replaced by U+FFFD.
+    pub replacements: usize,
+}
+
+/// A half-open span of characters in the decoded original.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SourceSpan {
+    /// First character (inclusive).
+    pub start: u32,
+    /// End character (exclusive).
+    pub end: u32,
+}
+
+/// The canonical text of one document with its map back to the original.
+#[derive(Debug, Clone)]
+pub struct CanonicalText {
+    original: String,
+    charset: &'static str,
+    format: InputFormat,
+    text: String,
+    /// One span per character of `text`.
+    source: Vec<SourceSpan>,
+    title: Option<String>,
+}
+
+impl CanonicalText {
+    /// Assemble from parts. `source` must hold one span per character of `text`.
+    pub(crate) fn from_parts(
+        original: String,
+        charset: &'static str,
+        format: InputFormat,
+        text: String,
+        source: Vec<SourceSpan>,
+        title: Option<String>,
+    ) -> Self {
+        debug_assert_eq!(text.chars().count(), source.len());
+        CanonicalText { original, charset, format, text, source, title }
+    }
+
+    /// The decoded original.
+    pub fn original(&self) -> &str {
+        &self.original
+    }
+    /// The charset the original was decoded from.
+    pub fn charset(&self) -> &'static str {
+        self.charset
+    }
+    /// The format that was detected or given (never `Auto`).
+    pub fn format(&self) -> InputFormat {
+        self.format
+    }
+    /// The canonical text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+    /// The document title (HTML `<title>`), if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+    /// Number of characters of the canonical text.
+    pub fn char_len(&self) -> usize {
+        self.source.len()
+    }
+    /// Span in the original of canonical character `i`.
+    pub fn source_of(&self, i: usize) -> SourceSpan {
+        self.source[i]
+    }
+    /// Character span in the original covered by canonical characters `start..end`.
+    ///
+    /// Returns `start == end` at the right place for an empty range.
+    pub fn original_span(&self, start: usize, end: usize) -> (usize, usize) {
+        if self.source.is_empty() {
+            return (0, 0);
+        }
+        let start = start.min(self.source.len());
+        let end = end.clamp(start, self.source.len());
+        if start == end {
+            let at = if start < self.source.len() {
+                self.source[start].start
+            } else {
+                self.source[self.source.len() - 1].end
+            };
+            return (at as usize, at as usize);
+        }
+        let a = self.source[start..end].iter().map(|s| s.start).min().unwrap_or(0);
+        let b = self.source[start..end].iter().map(|s| s.end).max().unwrap_or(a);
+        (a as usize, b as usize)
+    }
+    /// The original text between character offsets `start..end`.
+    pub fn quote_original(&self, start: usize, end: usize) -> &str {
+        slice_chars(&self.original, start, end)
+    }
+}
+
+/// `s[start..end]` in characters (clamped to the string).
+pub fn slice_chars(s: &str, start: usize, end: usize) -> &str {
+    let mut indices = s.char_indices().map(|(i, _)| i).chain(std::iter::once(s.len()));
+    let a = indices.nth(start).unwrap_or(s.len());
+    let b = if end > start { indices.nth(end - start - 1).unwrap_or(s.len()) } else { a };
+    &s[a..b]
+}
+
+/// Decode bytes to text: BOM, then strict UTF-8, then detection among the Chinese
+/// charsets (GB18030/GBK, Big5, ...). `hint` is a charset label from an HTTP header or
+/// a caller; it is used when it decodes the bytes cleanly.
+pub fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreError> {
+    charset::decode(bytes, hint)
+}
+
+/// Canonicalise bytes: decode, extract (for HTML), normalise.
+pub fn canonicalize(bytes: &[u8], format: InputFormat, params: &CanonParams) -> Result<CanonicalText, CoreError> {
+    canonicalize_with_hint(bytes, format, None, params)
+}
+
+/// [`canonicalize`] with a charset hint (e.g. the HTTP `Content-Type` charset).
+pub fn canonicalize_with_hint(
+    bytes: &[u8],
+    format: InputFormat,
+    hint: Option<&str>,
+    params: &CanonParams,
+) -> Result<CanonicalText, CoreError> {
+    if bytes.is_empty() {
+        return Err(CoreError::EmptyInput);
+    }
+    if bytes.len() > params.max_input_bytes {
+        return Err(CoreError::TooLarge { size: bytes.len(), limit: params.max_input_bytes });
+    }
+    let decoded = decode(bytes, hint)?;
+    canonicalize_decoded(decoded.text, decoded.charset, format, params)
+}
+
+/// Canonicalise text that is already decoded (`charset` is recorded as given).
+pub fn canonicalize_decoded(
+    original: String,
+    charset: &'static str,
+    format: InputFormat,
+    params: &CanonParams,
+) -> Result<CanonicalText, CoreError> {
+    normalize::canonicalize_decoded(original, charset, format, params)
+}
+
+mod charset;
+mod normalize;
