@@ -1,0 +1,298 @@
+//! Pairwise comparison of two analysed documents: every measure of the brief, a
+//! verdict, and the copied passages quoted from both originals.
+//!
+//! The JSON form of [`Comparison`] is the stable contract of `zhiwen compare --json`
+//! (documented in `docs/compare-json.md`): fields are only ever added.
+
+use serde::{Deserialize, Serialize};
+
+use crate::dna;
+use crate::fingerprinter::Analysis;
+use crate::minhash;
+use crate::params::Params;
+use crate::shingle::SetMeasures;
+use crate::simhash;
+use crate::winnow::{self, Passage, PassageOptions};
+
+/// Decision thresholds. Defaults are chosen on the evaluation set (`docs/evaluation.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Thresholds {
+    /// Containment (the best of the word-shingle, initial-winnowing and evidence
+    /// measures) at or above which one text is taken to appear inside the other.
+    pub containment: f64,
+    /// Both containments at or above this make the pair near-duplicates.
+    pub near_duplicate: f64,
+    /// Fewer copied characters than this never count as a copy, whatever the ratios
+    /// (short texts share common phrases by chance).
+    pub min_copied_chars: usize,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds { containment: 0.5, near_duplicate: 0.8, min_copied_chars: 50 }
+    }
+}
+
+/// What the pair is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// The canonical texts are equal.
+    Identical,
+    /// Most of each text is in the other.
+    NearDuplicate,
+    /// A (or most of it) appears inside B.
+    AWithinB,
+    /// B (or most of it) appears inside A.
+    BWithinA,
+    /// Not a copy.
+    Unrelated,
+}
+
+impl VerdictKind {
+    /// Stable snake_case name (as in JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictKind::Identical => "identical",
+            VerdictKind::NearDuplicate => "near_duplicate",
+            VerdictKind::AWithinB => "a_within_b",
+            VerdictKind::BWithinA => "b_within_a",
+            VerdictKind::Unrelated => "unrelated",
+        }
+    }
+}
+
+/// The decision.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Is one a copy of (part of) the other?
+    pub duplicate: bool,
+    /// What kind of copy.
+    pub kind: VerdictKind,
+    /// Confidence-like score in 0..=1 (the containment that decided).
+    pub score: f64,
+}
+
+/// One copied passage, located in both ORIGINAL inputs (character offsets, half-open).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Start in original A.
+    pub a_start: usize,
+    /// End in original A (exclusive).
+    pub a_end: usize,
+    /// Start in original B.
+    pub b_start: usize,
+    /// End in original B (exclusive).
+    pub b_end: usize,
+    /// `original_a[a_start..a_end]`.
+    pub a_text: String,
+    /// `original_b[b_start..b_end]`.
+    pub b_text: String,
+    /// Length of the passage in canonical characters of A.
+    pub chars: usize,
+}
+
+/// Every measure between two documents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Word-shingle Jaccard resemblance.
+    pub resemblance: f64,
+    /// Word-shingle containment of A in B.
+    pub containment_ab: f64,
+    /// Word-shingle containment of B in A.
+    pub containment_ba: f64,
+    /// Word-shingle Dice coefficient.
+    pub dice: f64,
+    /// Resemblance on the "divisible by m" sample.
+    pub sample_mod_resemblance: f64,
+    /// Resemblance on the "n smallest" sample.
+    pub sample_smallest_resemblance: f64,
+    /// Hamming distance of the simhash signatures.
+    pub simhash_distance: u32,
+    /// Near-duplicate by simhash (distance <= k).
+    pub simhash_near: bool,
+    /// DNA score: the larger of the two DNA containments.
+    pub dna_score: f64,
+    /// Share of A's DNA segments found in B.
+    pub dna_containment_ab: f64,
+    /// Share of B's DNA segments found in A.
+    pub dna_containment_ba: f64,
+    /// MinHash estimate of the resemblance.
+    pub minhash_similarity: f64,
+    /// Equal super-shingles.
+    pub super_shingle_matches: usize,
+    /// At least one mega-shingle equal (>= 2 super-shingles).
+    pub megashingle_match: bool,
+    /// At least one LSH band equal.
+    pub lsh_candidate: bool,
+    /// Share of A's winnowed pinyin-initial fingerprints found in B.
+    pub winnow_containment_ab: f64,
+    /// Share of B's winnowed pinyin-initial fingerprints found in A.
+    pub winnow_containment_ba: f64,
+    /// Share of A's winnowed character fingerprints found in B.
+    pub winnow_chars_containment_ab: f64,
+    /// Share of B's winnowed character fingerprints found in A.
+    pub winnow_chars_containment_ba: f64,
+    /// Share of A's canonical characters covered by evidence passages.
+    pub evidence_coverage_a: f64,
+    /// Share of B's canonical characters covered by evidence passages.
+    pub evidence_coverage_b: f64,
+    /// The decision.
+    pub verdict: Verdict,
+    /// Copied passages, in order of A.
+    pub evidence: Vec<Evidence>,
+}
+
+/// Compare two analysed documents (analysed with the same parameters).
+pub fn compare(a: &Analysis, b: &Analysis, params: &Params, thresholds: &Thresholds) -> Comparison {
+    let (fa, fb) = (&a.fingerprints, &b.fingerprints);
+    let words = SetMeasures::of(&fa.shingles, &fb.shingles);
+    let sample_mod = SetMeasures::of(
+        &crate::shingle::sample_mod(&fa.shingles, params.shingle.sample_modulus),
+        &crate::shingle::sample_mod(&fb.shingles, params.shingle.sample_modulus),
+    );
+    let smallest_a = crate::shingle::sample_smallest(&fa.shingles, params.shingle.sample_smallest);
+    let smallest_b = crate::shingle::sample_smallest(&fb.shingles, params.shingle.sample_smallest);
+    let sample_smallest = smallest_resemblance(&fa.shingles, &fb.shingles, smallest_a.len().max(smallest_b.len()));
+    let simhash_distance = simhash::hamming(fa.simhash, fb.simhash);
+    let dna_ab = dna::dna_containment(&fa.dna, &fb.dna);
+    let dna_ba = dna::dna_containment(&fb.dna, &fa.dna);
+    let super_matches = minhash::matching_super_shingles(&fa.super_shingles, &fb.super_shingles);
+    let lsh_candidate = fa.lsh_bands.iter().zip(&fb.lsh_bands).any(|(x, y)| x == y) && !fa.shingles.is_empty();
+
+    let passages = evidence_passages(a, b, params);
+    let covered_a = covered(passages.iter().map(|p| (p.a_start, p.a_end)));
+    let covered_b = covered(passages.iter().map(|p| (p.b_start, p.b_end)));
+    let coverage_a = ratio(covered_a, a.chars.units.len().max(a.initials.len()));
+    let coverage_b = ratio(covered_b, b.chars.units.len().max(b.initials.len()));
+    let evidence = passages
+        .iter()
+        .map(|p| {
+            let (a_start, a_end) = a.canonical.original_span(p.a_start as usize, p.a_end as usize);
+            let (b_start, b_end) = b.canonical.original_span(p.b_start as usize, p.b_end as usize);
+            Evidence {
+                a_start,
+                a_end,
+                b_start,
+                b_end,
+                a_text: a.canonical.quote_original(a_start, a_end).to_owned(),
+                b_text: b.canonical.quote_original(b_start, b_end).to_owned(),
+                chars: (p.a_end - p.a_start) as usize,
+            }
+        })
+        .collect();
+
+    let winnow_ab = winnow::winnow_containment(&fa.winnow_initials, &fb.winnow_initials);
+    let winnow_ba = winnow::winnow_containment(&fb.winnow_initials, &fa.winnow_initials);
+    let mut comparison = Comparison {
+        resemblance: words.resemblance,
+        containment_ab: words.containment_ab,
+        containment_ba: words.containment_ba,
+        dice: words.dice,
+        sample_mod_resemblance: sample_mod.resemblance,
+        sample_smallest_resemblance: sample_smallest,
+        simhash_distance,
+        simhash_near: simhash_distance <= params.simhash.max_distance,
+        dna_score: dna_ab.max(dna_ba),
+        dna_containment_ab: dna_ab,
+        dna_containment_ba: dna_ba,
+        minhash_similarity: minhash::estimate_jaccard(&fa.minhash, &fb.minhash),
+        super_shingle_matches: super_matches,
+        megashingle_match: super_matches >= 2,
+        lsh_candidate,
+        winnow_containment_ab: winnow_ab,
+        winnow_containment_ba: winnow_ba,
+        winnow_chars_containment_ab: winnow::winnow_containment(&fa.winnow_chars, &fb.winnow_chars),
+        winnow_chars_containment_ba: winnow::winnow_containment(&fb.winnow_chars, &fa.winnow_chars),
+        evidence_coverage_a: coverage_a,
+        evidence_coverage_b: coverage_b,
+        verdict: Verdict { duplicate: false, kind: VerdictKind::Unrelated, score: 0.0 },
+        evidence,
+    };
+    comparison.verdict = decide(&comparison, fa.content_hash == fb.content_hash, covered_a, thresholds);
+    comparison
+}
+
+/// Resemblance estimated from the `n` smallest hashes of the union (Broder's estimator).
+fn smallest_resemblance(a: &[u64], b: &[u64], n: usize) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let mut union: Vec<u64> = a.iter().chain(b).copied().collect();
+    union.sort_unstable();
+    union.dedup();
+    union.truncate(n.max(1));
+    let both = union.iter().filter(|h| a.binary_search(h).is_ok() && b.binary_search(h).is_ok()).count();
+    ratio(both, union.len())
+}
+
+fn ratio(n: usize, d: usize) -> f64 {
+    if d == 0 {
+        0.0
+    } else {
+        (n as f64 / d as f64).min(1.0)
+    }
+}
+
+/// Number of positions covered by a set of half-open ranges.
+fn covered(ranges: impl Iterator<Item = (u32, u32)>) -> usize {
+    let mut r: Vec<(u32, u32)> = ranges.collect();
+    r.sort_unstable();
+    let (mut total, mut end) = (0usize, 0u32);
+    for (s, e) in r {
+        let s = s.max(end);
+        if e > s {
+            total += (e - s) as usize;
+            end = e;
+        }
+    }
+    total
+}
+
+/// Passages in canonical character offsets, from both winnowing streams, merged.
+pub fn evidence_passages(a: &Analysis, b: &Analysis, params: &Params) -> Vec<Passage> {
+    let w = &params.winnow;
+    let mut out: Vec<Passage> = Vec::new();
+    let (ia, ib) = (a.initial_units(), b.initial_units());
+    let streams = [
+        (&ia, &a.fingerprints.winnow_initials, &a.initials.positions, &ib, &b.fingerprints.winnow_initials, &b.initials.positions, w.initials_k),
+        (&a.chars.units, &a.fingerprints.winnow_chars, &a.chars.positions, &b.chars.units, &b.fingerprints.winnow_chars, &b.chars.positions, w.chars_k),
+    ];
+    for (ua, fa, pa, ub, fb, pb, k) in streams {
+        let opts = PassageOptions { k, max_gap: w.max_gap, max_occurrences: 16 };
+        for p in winnow::find_passages(ua, fa, ub, fb, &opts) {
+            // Unit ranges -> canonical character ranges (end: one past the last unit's char).
+            let to_chars = |pos: &[u32], s: u32, e: u32| (pos[s as usize], pos[e as usize - 1] + 1);
+            let (a_start, a_end) = to_chars(pa, p.a_start, p.a_end);
+            let (b_start, b_end) = to_chars(pb, p.b_start, p.b_end);
+            out.push(Passage { a_start, a_end, b_start, b_end, support: p.support });
+        }
+    }
+    winnow::merge_overlapping(&mut out);
+    out.retain(|p| (p.a_end - p.a_start) as usize >= w.min_passage_chars.min(a.canonical.char_len()));
+    out
+}
+
+fn decide(c: &Comparison, identical: bool, copied_chars: usize, t: &Thresholds) -> Verdict {
+    if identical {
+        return Verdict { duplicate: true, kind: VerdictKind::Identical, score: 1.0 };
+    }
+    // Word shingles see exact copies; winnowing over initials sees through homophones and
+    // script conversion; evidence coverage sees edited copies whose k-grams break often.
+    let ab = c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a);
+    let ba = c.containment_ba.max(c.winnow_containment_ba).max(c.evidence_coverage_b);
+    let enough = copied_chars >= t.min_copied_chars;
+    let (kind, score) = if enough && ab >= t.near_duplicate && ba >= t.near_duplicate {
+        (VerdictKind::NearDuplicate, ab.min(ba))
+    } else if enough && ab >= t.containment && ab >= ba {
+        (VerdictKind::AWithinB, ab)
+    } else if enough && ba >= t.containment {
+        (VerdictKind::BWithinA, ba)
+    } else if enough && ab >= t.containment {
+        (VerdictKind::AWithinB, ab)
+    } else {
+        (VerdictKind::Unrelated, ab.max(ba))
+    };
+    Verdict { duplicate: kind != VerdictKind::Unrelated, kind, score }
+}

@@ -1,0 +1,288 @@
+//! The whole pipeline for one document: canonicalise, segment once, fingerprint.
+
+use serde::{Deserialize, Serialize};
+
+use crate::canon::{self, CanonicalText, InputFormat};
+use crate::dna::{self, DnaSegment, ReferenceFrame};
+use crate::hash::hash_bytes;
+use crate::initials::InitialStream;
+use crate::minhash::{self, MinHasher};
+use crate::params::Params;
+use crate::segment::{self, Token};
+use crate::shingle;
+use crate::simhash;
+use crate::winnow::{self, WinnowFp};
+use crate::CoreError;
+
+/// Runs the pipeline with one set of parameters. Cheap to share across threads.
+#[derive(Debug, Clone)]
+pub struct Fingerprinter {
+    params: Params,
+    tag: String,
+    frame: ReferenceFrame,
+    minhasher: MinHasher,
+}
+
+/// The normalised characters of the canonical text that character-level winnowing runs
+/// over: letters, digits and Han characters, with their canonical positions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CharStream {
+    /// The characters as code points.
+    pub units: Vec<u32>,
+    /// For each unit, its character offset in the canonical text.
+    pub positions: Vec<u32>,
+}
+
+impl CharStream {
+    /// The stream of `text`.
+    pub fn of(text: &str) -> Self {
+        let mut units = Vec::with_capacity(text.len() / 3);
+        let mut positions = Vec::with_capacity(text.len() / 3);
+        for (i, c) in text.chars().enumerate() {
+            if c.is_alphanumeric() {
+                units.push(c as u32);
+                positions.push(i as u32);
+            }
+        }
+        CharStream { units, positions }
+    }
+}
+
+/// Every fingerprint of one document, tagged with the parameters that produced them.
+///
+/// This is what the stores persist and the index keys are derived from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprints {
+    /// [`Params::tag`] of the parameters used.
+    pub params_tag: String,
+    /// Characters of canonical text.
+    pub char_count: u32,
+    /// Han characters (letters of the initial stream).
+    pub han_count: u32,
+    /// Content words.
+    pub token_count: u32,
+    /// Hash of the canonical text: equal hashes mean identical canonical texts.
+    pub content_hash: u64,
+    /// Simhash-64 of the TF-IDF weighted words.
+    pub simhash: u64,
+    /// DNA segment fingerprints.
+    pub dna: Vec<DnaSegment>,
+    /// Sorted, deduplicated word-shingle hashes (the full set; samples derive from it).
+    pub shingles: Vec<u64>,
+    /// MinHash signature.
+    pub minhash: Vec<u64>,
+    /// Super-shingles of the signature.
+    pub super_shingles: Vec<u64>,
+    /// Mega-shingles (pairs of super-shingles).
+    pub mega_shingles: Vec<u64>,
+    /// LSH band keys of the signature.
+    pub lsh_bands: Vec<u64>,
+    /// Winnowed fingerprints of the pinyin-initial stream.
+    pub winnow_initials: Vec<WinnowFp>,
+    /// Winnowed fingerprints of the normalised characters.
+    pub winnow_chars: Vec<WinnowFp>,
+}
+
+/// The fingerprint families the candidate index stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexFamily {
+    /// Simhash 16-bit block keys (pigeonhole index, k = 3).
+    SimhashBlock,
+    /// DNA segment codes.
+    Dna,
+    /// Mega-shingles.
+    MegaShingle,
+    /// LSH band keys.
+    LshBand,
+    /// Winnowed pinyin-initial k-grams.
+    WinnowInitials,
+    /// Winnowed character k-grams.
+    WinnowChars,
+}
+
+impl IndexFamily {
+    /// Every family, in a fixed order.
+    pub const ALL: [IndexFamily; 6] = [
+        IndexFamily::SimhashBlock,
+        IndexFamily::Dna,
+        IndexFamily::MegaShingle,
+        IndexFamily::LshBand,
+        IndexFamily::WinnowInitials,
+        IndexFamily::WinnowChars,
+    ];
+
+    /// Short stable name (used in keys, metrics and reports).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexFamily::SimhashBlock => "simhash",
+            IndexFamily::Dna => "dna",
+            IndexFamily::MegaShingle => "mega",
+            IndexFamily::LshBand => "lsh",
+            IndexFamily::WinnowInitials => "wi",
+            IndexFamily::WinnowChars => "wc",
+        }
+    }
+
+    /// One-byte stable code (for compact binary keys).
+    pub fn code(self) -> u8 {
+        match self {
+            IndexFamily::SimhashBlock => 1,
+            IndexFamily::Dna => 2,
+            IndexFamily::MegaShingle => 3,
+            IndexFamily::LshBand => 4,
+            IndexFamily::WinnowInitials => 5,
+            IndexFamily::WinnowChars => 6,
+        }
+    }
+
+    /// The family with this [`IndexFamily::code`].
+    pub fn from_code(code: u8) -> Option<Self> {
+        IndexFamily::ALL.into_iter().find(|f| f.code() == code)
+    }
+}
+
+/// One entry a document contributes to the candidate index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct IndexKey {
+    /// Which family.
+    pub family: IndexFamily,
+    /// The key value within the family.
+    pub value: u64,
+}
+
+impl Fingerprints {
+    /// The distinct index keys of this document, sorted.
+    pub fn index_keys(&self) -> Vec<IndexKey> {
+        let mut keys = Vec::with_capacity(
+            4 + self.dna.len()
+                + self.mega_shingles.len()
+                + self.lsh_bands.len()
+                + self.winnow_initials.len()
+                + self.winnow_chars.len(),
+        );
+        let mut push = |family, value| keys.push(IndexKey { family, value });
+        if self.token_count > 0 {
+            for v in simhash::block_keys_4x16(self.simhash) {
+                push(IndexFamily::SimhashBlock, v);
+            }
+        }
+        for s in &self.dna {
+            push(IndexFamily::Dna, s.code);
+        }
+        for &v in &self.mega_shingles {
+            push(IndexFamily::MegaShingle, v);
+        }
+        for &v in &self.lsh_bands {
+            push(IndexFamily::LshBand, v);
+        }
+        for f in &self.winnow_initials {
+            push(IndexFamily::WinnowInitials, f.hash);
+        }
+        for f in &self.winnow_chars {
+            push(IndexFamily::WinnowChars, f.hash);
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+}
+
+/// Everything the pipeline knows about one document: the canonical text with its map
+/// to the original, the one token stream, the unit streams, and the fingerprints.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Canonical text and offset map.
+    pub canonical: CanonicalText,
+    /// Content words (one segmentation).
+    pub tokens: Vec<Token>,
+    /// Pinyin-initial stream.
+    pub initials: InitialStream,
+    /// Normalised character stream.
+    pub chars: CharStream,
+    /// The fingerprints.
+    pub fingerprints: Fingerprints,
+}
+
+impl Analysis {
+    /// The pinyin-initial letters as winnowing units.
+    pub fn initial_units(&self) -> Vec<u32> {
+        self.initials.letters.iter().map(|&l| l as u32).collect()
+    }
+}
+
+impl Fingerprinter {
+    /// A fingerprinter with validated parameters and the shipped DNA reference frame.
+    pub fn new(params: Params) -> Result<Self, CoreError> {
+        Self::with_frame(params, ReferenceFrame::builtin().clone())
+    }
+
+    /// A fingerprinter with an explicit DNA reference frame.
+    pub fn with_frame(params: Params, frame: ReferenceFrame) -> Result<Self, CoreError> {
+        params.validate()?;
+        let tag = params.tag();
+        let minhasher = MinHasher::new(params.minhash.functions);
+        Ok(Fingerprinter { params, tag, frame, minhasher })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The parameter tag stored with every fingerprint.
+    pub fn params_tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// Analyse raw bytes (any supported charset; HTML or text). `hint` is an optional
+    /// charset label (HTTP header).
+    pub fn analyze_bytes(&self, bytes: &[u8], format: InputFormat, hint: Option<&str>) -> Result<Analysis, CoreError> {
+        let canonical = canon::canonicalize_with_hint(bytes, format, hint, &self.params.canon)?;
+        Ok(self.analyze_canonical(canonical))
+    }
+
+    /// Analyse text that is already decoded.
+    pub fn analyze_text(&self, text: &str, format: InputFormat) -> Result<Analysis, CoreError> {
+        if text.is_empty() {
+            return Err(CoreError::EmptyInput);
+        }
+        if text.len() > self.params.canon.max_input_bytes {
+            return Err(CoreError::TooLarge { size: text.len(), limit: self.params.canon.max_input_bytes });
+        }
+        let canonical = canon::canonicalize_decoded(text.to_owned(), "UTF-8", format, &self.params.canon)?;
+        Ok(self.analyze_canonical(canonical))
+    }
+
+    /// Fingerprint an already canonicalised text.
+    pub fn analyze_canonical(&self, canonical: CanonicalText) -> Analysis {
+        let p = &self.params;
+        let text = canonical.text();
+        let tokens = segment::segment(text, &p.segment);
+        let initials = InitialStream::of(text);
+        let chars = CharStream::of(text);
+        let shingles = shingle::shingles(&tokens, p.shingle.width);
+        let signature = self.minhasher.signature(&shingles);
+        let super_shingles = minhash::super_shingles(&signature, p.minhash.super_shingles);
+        let mega_shingles = minhash::mega_shingles(&super_shingles);
+        let lsh_bands = minhash::lsh_bands(&signature, p.minhash.bands, p.minhash.rows);
+        let initial_units: Vec<u32> = initials.letters.iter().map(|&l| l as u32).collect();
+        let fingerprints = Fingerprints {
+            params_tag: self.tag.clone(),
+            char_count: canonical.char_len() as u32,
+            han_count: initials.len() as u32,
+            token_count: tokens.len() as u32,
+            content_hash: hash_bytes(text.as_bytes()),
+            simhash: simhash::simhash(&tokens),
+            dna: dna::dna_fingerprint(&initials.letters, &p.dna, &self.frame),
+            shingles,
+            minhash: signature,
+            super_shingles,
+            mega_shingles,
+            lsh_bands,
+            winnow_initials: winnow::winnow(&initial_units, p.winnow.initials_k, p.winnow.initials_window),
+            winnow_chars: winnow::winnow(&chars.units, p.winnow.chars_k, p.winnow.chars_window),
+        };
+        Analysis { canonical, tokens, initials, chars, fingerprints }
+    }
+}
