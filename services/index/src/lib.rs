@@ -1,0 +1,1 @@
+//! zhiwen-index (being built).

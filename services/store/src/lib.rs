@@ -1,0 +1,1 @@
+//! zhiwen-store (being built).

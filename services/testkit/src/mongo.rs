@@ -1,0 +1,1 @@
+//! Starts a MongoDB-wire-compatible server (SecantusDB) for tests.

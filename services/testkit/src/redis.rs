@@ -1,0 +1,1 @@
+//! Starts Debian's redis-server for tests.
