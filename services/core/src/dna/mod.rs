@@ -2,8 +2,9 @@
 //!
 //! Input is the pinyin-initial stream of a canonical text ([`crate::initials`]), which
 //! already absorbs charset, traditional/simplified and homophone differences. The
-//! stream is cut into segments ([`segment`](self) strategies: the article's fixed
-//! offsets, or content-defined boundaries that survive insertions and deletions); each
+//! stream is cut into segments (the article's fixed offsets, or content-defined
+//! boundaries that survive insertions and deletions, see
+//! [`DnaSegmentation`](crate::params::DnaSegmentation)); each
 //! segment's letter counts are compared with the [`ReferenceFrame`] (expected count =
 //! `p(letter) * segment length`), each of the 20 [`DIGIT_LETTERS`]' residuals is
 //! standardised by the binomial standard deviation and cut at normal quantiles into a
