@@ -1,0 +1,96 @@
+//! Command-line definition. Every option has a long flag, a `ZHIWEN_*` environment
+//! variable where it makes sense, a default, and a doc comment that becomes `--help`.
+//! Precedence: config file < environment < flags.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// zhiwen (指纹): find where copyrighted Chinese text has been copied.
+#[derive(Debug, Parser)]
+#[command(name = "zhiwen", version, about, long_about = None)]
+pub struct Cli {
+    /// More log output on stderr (-v info, -vv debug). ZHIWEN_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print every fingerprint of one document.
+    Fingerprint(FingerprintArgs),
+    /// Compare two documents: every measure, a verdict, and the copied passages.
+    Compare(CompareArgs),
+    /// Rebuild the DNA reference frame (letter frequencies) from a corpus.
+    DnaFrame(DnaFrameArgs),
+}
+
+/// How a file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum FormatArg {
+    /// Decide from the content.
+    #[default]
+    Auto,
+    /// HTML.
+    Html,
+    /// Plain text.
+    Text,
+}
+
+/// Options shared by the commands that fingerprint documents.
+#[derive(Debug, Args)]
+pub struct PipelineArgs {
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub format: FormatArg,
+    /// Charset of the input when known (e.g. gbk, big5); detected otherwise.
+    #[arg(long)]
+    pub charset: Option<String>,
+    /// Fingerprint parameters as a JSON file (any subset of the defaults; see `docs/parameters.md`).
+    #[arg(long, env = "ZHIWEN_PARAMS")]
+    pub params: Option<PathBuf>,
+}
+
+/// `zhiwen fingerprint`.
+#[derive(Debug, Args)]
+pub struct FingerprintArgs {
+    /// The document (any supported charset; HTML or text). `-` reads stdin.
+    pub file: PathBuf,
+    /// Print JSON instead of a readable summary.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+}
+
+/// `zhiwen compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Document A (e.g. the protected work).
+    pub a: PathBuf,
+    /// Document B (e.g. the suspect page).
+    pub b: PathBuf,
+    /// Print the stable JSON contract (docs/compare-json.md) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// At most this many passages in the readable output (JSON has all).
+    #[arg(long, default_value_t = 10)]
+    pub max_passages: usize,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+}
+
+/// `zhiwen dna-frame`.
+#[derive(Debug, Args)]
+pub struct DnaFrameArgs {
+    /// Corpus files: JSONL with a "text" field per line, or plain text files.
+    #[arg(required = true)]
+    pub corpus: Vec<PathBuf>,
+    /// Write the frame here (the shipped one is services/core/data/dna_reference_frame.txt).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
