@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p zhiwen-core --example dna_segmentation                 # full evaluation
-//! cargo run --release -p zhiwen-core --example dna_segmentation -- --quick      # defaults only
+//! cargo run --release -p zhiwen-core --example dna_segmentation -- --quick      # default n and radix only
 //! cargo run --release -p zhiwen-core --example dna_segmentation -- --write-frame [PATH]
 //! ```
 //!
@@ -466,8 +466,9 @@ fn evaluate(quick: bool) -> Result<()> {
     );
 
     let mut configs = Vec::new();
-    let grains: &[usize] = if quick { &[64] } else { &[32, 48, 64, 96, 128] };
-    let radixes: &[u8] = if quick { &[4] } else { &[2, 4, 8, 10] };
+    let defaults = DnaParams::default();
+    let grains: &[usize] = if quick { &[defaults.granularity] } else { &[32, 48, 64, 96, 128] };
+    let radixes: &[u8] = if quick { &[defaults.radix] } else { &[2, 4, 8, 10] };
     for segmentation in [DnaSegmentation::Fixed, DnaSegmentation::ContentDefined] {
         for &granularity in grains {
             for &radix in radixes {
