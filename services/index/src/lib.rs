@@ -1,1 +1,185 @@
-//! zhiwen-index (being built).
+//! The candidate index of zhiwen: from a query document's fingerprint pieces
+//! ([`IndexKey`]s: simhash block keys, DNA segment codes, mega-shingles, LSH bands,
+//! winnowed hashes) to the stored documents that share them, with per-family hit
+//! counts, without scanning the library.
+//!
+//! It owns the [`CandidateIndex`] trait and its two implementations: [`RedisIndex`]
+//! (production; layout and Redis Cluster reasoning in [`redis`]) and [`EmbeddedIndex`]
+//! (the default: in-memory postings persisted write-through to SQLite). Around the trait
+//! sit the [`RetryingIndex`] decorator and [`rebuild`]. The index is *derived data*: the
+//! fingerprint store is the truth, and `zhiwen reindex` rebuilds the index from it with
+//! [`rebuild`] / [`rebuild_stream`]. So this crate must not own fingerprints, compare
+//! documents or decide matches (that is the matcher's job on the candidates it returns),
+//! and it must not read the fingerprint or page stores itself: callers feed it keys.
+//!
+//! Documents are `u64` ids within a [`Namespace`]: protected work sections (the
+//! "mother library") or stored pages (so a newly added work can be matched against old
+//! pages). Posting lists that reach [`IndexConfig::big_bucket_cap`] documents ("big
+//! buckets", e.g. boilerplate shared by thousands of pages) stop growing, are listed in
+//! [`LookupResult::big_buckets`] instead of being expanded, and are counted in stats.
+
+mod embedded;
+mod error;
+mod lookup;
+mod rebuild;
+pub mod redis;
+mod retry;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+pub use embedded::EmbeddedIndex;
+pub use error::{IndexError, Result};
+pub use lookup::{Candidate, FamilyHits, LookupResult};
+pub use rebuild::{rebuild, rebuild_stream, RebuildReport};
+pub use redis::{RedisConfig, RedisIndex};
+pub use retry::{RetryPolicy, RetryingIndex};
+pub use zhiwen_core::{IndexFamily, IndexKey};
+
+/// A document id within a namespace.
+pub type DocId = u64;
+
+/// Which collection of documents a key belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Namespace {
+    /// Protected work sections (the "mother library").
+    Sections,
+    /// Stored web pages.
+    Pages,
+}
+
+impl Namespace {
+    /// Both namespaces.
+    pub const ALL: [Namespace; 2] = [Namespace::Sections, Namespace::Pages];
+
+    /// Stable short name (used in Redis keys and reports).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Namespace::Sections => "s",
+            Namespace::Pages => "p",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Namespace::Sections => 0,
+            Namespace::Pages => 1,
+        }
+    }
+}
+
+/// Settings shared by every implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexConfig {
+    /// A posting list that reaches this many documents becomes a big bucket: it is
+    /// emptied, stops accepting documents and is reported instead of expanded on lookup.
+    pub big_bucket_cap: usize,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            big_bucket_cap: 2_000,
+        }
+    }
+}
+
+/// Size and statistics of an index.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexStats {
+    /// Which implementation (`"redis"`, `"embedded"`).
+    pub backend: String,
+    /// Per namespace, in [`Namespace::ALL`] order.
+    pub namespaces: Vec<NamespaceStats>,
+    /// Bytes used: Redis `used_memory` of the server (all prefixes), or the embedded
+    /// index's estimated heap plus its SQLite file.
+    pub bytes_used: u64,
+}
+
+/// Statistics of one namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamespaceStats {
+    /// The namespace.
+    pub namespace: Namespace,
+    /// Indexed documents.
+    pub documents: u64,
+    /// Stored (key, document) entries, big buckets excluded.
+    pub postings: u64,
+    /// Keys whose posting list became a big bucket.
+    pub big_buckets: u64,
+}
+
+impl IndexStats {
+    /// The statistics of `ns` (zeros when absent).
+    pub fn namespace(&self, ns: Namespace) -> NamespaceStats {
+        self.namespaces
+            .iter()
+            .find(|s| s.namespace == ns)
+            .cloned()
+            .unwrap_or(NamespaceStats {
+                namespace: ns,
+                documents: 0,
+                postings: 0,
+                big_buckets: 0,
+            })
+    }
+}
+
+/// The candidate index: documents' fingerprint keys in, candidate documents out.
+///
+/// Object-safe (`Arc<dyn CandidateIndex>`). Every write is idempotent, so retrying a
+/// failed call (see [`RetryingIndex`]) is always safe.
+#[async_trait]
+pub trait CandidateIndex: Send + Sync {
+    /// Which implementation (`"redis"`, `"embedded"`), for logs and stats.
+    fn backend(&self) -> &'static str;
+
+    /// Index one document. Re-adding a document replaces its previous keys. Duplicate
+    /// keys are ignored.
+    async fn add(&self, ns: Namespace, doc: DocId, keys: &[IndexKey]) -> Result<()> {
+        self.add_batch(ns, &[(doc, keys.to_vec())]).await
+    }
+
+    /// Index many documents at once (the fast path: pipelined/batched). If a document
+    /// appears twice in the batch, the last occurrence wins.
+    async fn add_batch(&self, ns: Namespace, docs: &[(DocId, Vec<IndexKey>)]) -> Result<()>;
+
+    /// Remove a document; returns whether it was indexed.
+    async fn remove(&self, ns: Namespace, doc: DocId) -> Result<bool>;
+
+    /// The documents sharing keys with `keys`, with per-family hit counts, best first
+    /// (most shared keys, then lowest id), at most `limit`. Keys whose posting list is
+    /// a big bucket are reported in [`LookupResult::big_buckets`] instead.
+    async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult>;
+
+    /// Documents, postings, big buckets and bytes used.
+    async fn stats(&self) -> Result<IndexStats>;
+
+    /// Remove every document of `ns` (before a rebuild).
+    async fn clear(&self, ns: Namespace) -> Result<()>;
+
+    /// Check that the backend answers.
+    async fn ping(&self) -> Result<()>;
+}
+
+/// Sorted, deduplicated copy of `keys` (every implementation normalises the same way).
+pub(crate) fn normalize_keys(keys: &[IndexKey]) -> Vec<IndexKey> {
+    let mut keys = keys.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// The batch with duplicates of a document removed, the last occurrence winning.
+pub(crate) fn last_wins(docs: &[(DocId, Vec<IndexKey>)]) -> Vec<(DocId, Vec<IndexKey>)> {
+    let mut seen = std::collections::HashSet::with_capacity(docs.len());
+    let mut out: Vec<(DocId, Vec<IndexKey>)> = Vec::with_capacity(docs.len());
+    for (doc, keys) in docs.iter().rev() {
+        if seen.insert(*doc) {
+            out.push((*doc, normalize_keys(keys)));
+        }
+    }
+    out.reverse();
+    out
+}

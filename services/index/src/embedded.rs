@@ -1,0 +1,323 @@
+//! The embedded index: postings in memory, documents persisted write-through to SQLite.
+//!
+//! Only the documents' key lists are stored (`docs(ns, doc, keys)`, one row per
+//! document, keys packed 9 bytes each); the postings are rebuilt from them at open,
+//! which keeps the file small and the on-disk format trivial. Lookups only take a read
+//! lock on the in-memory maps, so they run at memory speed.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, RwLock};
+
+use async_trait::async_trait;
+use rusqlite::{params, Connection};
+use zhiwen_core::{IndexFamily, IndexKey};
+
+use crate::lookup::Accumulator;
+use crate::{
+    last_wins, normalize_keys, CandidateIndex, DocId, IndexConfig, IndexError, IndexStats,
+    LookupResult, Namespace, NamespaceStats, Result,
+};
+
+/// The default, server-less implementation of [`CandidateIndex`].
+#[derive(Debug)]
+pub struct EmbeddedIndex {
+    config: IndexConfig,
+    state: RwLock<[Space; 2]>,
+    db: Option<Db>,
+}
+
+#[derive(Debug)]
+struct Db {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+#[derive(Debug, Default)]
+struct Space {
+    postings: HashMap<IndexKey, Posting>,
+    docs: HashMap<DocId, Box<[IndexKey]>>,
+    big: HashSet<IndexKey>,
+    entries: u64,
+}
+
+#[derive(Debug)]
+enum Posting {
+    Docs(Vec<DocId>),
+    Big,
+}
+
+impl Space {
+    fn insert(&mut self, doc: DocId, keys: Vec<IndexKey>, cap: usize) {
+        self.remove(doc);
+        for &key in &keys {
+            let posting = self
+                .postings
+                .entry(key)
+                .or_insert_with(|| Posting::Docs(Vec::new()));
+            if let Posting::Docs(docs) = posting {
+                if docs.contains(&doc) {
+                    continue;
+                }
+                if docs.len() + 1 >= cap {
+                    self.entries -= docs.len() as u64;
+                    *posting = Posting::Big;
+                    self.big.insert(key);
+                } else {
+                    docs.push(doc);
+                    self.entries += 1;
+                }
+            }
+        }
+        self.docs.insert(doc, keys.into_boxed_slice());
+    }
+
+    fn remove(&mut self, doc: DocId) -> bool {
+        let Some(keys) = self.docs.remove(&doc) else {
+            return false;
+        };
+        for key in keys.iter() {
+            if let Some(Posting::Docs(docs)) = self.postings.get_mut(key) {
+                if let Some(i) = docs.iter().position(|&d| d == doc) {
+                    docs.swap_remove(i);
+                    self.entries -= 1;
+                    if docs.is_empty() {
+                        self.postings.remove(key);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn heap_estimate(&self) -> u64 {
+        let key = std::mem::size_of::<IndexKey>() as u64;
+        let postings = self.postings.len() as u64 * (key + 48) + self.entries * 8;
+        let docs = self.docs.len() as u64 * 48
+            + self
+                .docs
+                .values()
+                .map(|k| k.len() as u64 * key)
+                .sum::<u64>();
+        postings + docs
+    }
+}
+
+impl EmbeddedIndex {
+    /// A volatile index (tests, one-shot runs).
+    pub fn in_memory(config: IndexConfig) -> Result<Self> {
+        check_config(&config)?;
+        Ok(EmbeddedIndex {
+            config,
+            state: RwLock::new(Default::default()),
+            db: None,
+        })
+    }
+
+    /// Open (or create) the index persisted at `path` (e.g. `<data_dir>/index.sqlite`)
+    /// and load it into memory.
+    pub fn open(path: impl AsRef<Path>, config: IndexConfig) -> Result<Self> {
+        check_config(&config)?;
+        let path = path.as_ref().to_path_buf();
+        let err = |source| IndexError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let conn = Connection::open(&path).map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS docs (
+                 ns INTEGER NOT NULL,
+                 doc INTEGER NOT NULL,
+                 keys BLOB NOT NULL,
+                 PRIMARY KEY (ns, doc)
+             ) WITHOUT ROWID;",
+        )
+        .map_err(err)?;
+        let mut spaces: [Space; 2] = Default::default();
+        {
+            let mut stmt = conn
+                .prepare("SELECT ns, doc, keys FROM docs ORDER BY ns, doc")
+                .map_err(err)?;
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                let ns: i64 = row.get(0).map_err(err)?;
+                let doc: i64 = row.get(1).map_err(err)?;
+                let blob: Vec<u8> = row.get(2).map_err(err)?;
+                let space = spaces
+                    .get_mut(usize::try_from(ns).unwrap_or(usize::MAX))
+                    .ok_or_else(|| {
+                        IndexError::Corrupt(format!("{}: unknown namespace {ns}", path.display()))
+                    })?;
+                let keys = unpack_keys(&blob).ok_or_else(|| {
+                    IndexError::Corrupt(format!("{}: bad key list of doc {doc}", path.display()))
+                })?;
+                space.insert(doc as u64, keys, config.big_bucket_cap);
+            }
+        }
+        Ok(EmbeddedIndex {
+            config,
+            state: RwLock::new(spaces),
+            db: Some(Db {
+                path,
+                conn: Mutex::new(conn),
+            }),
+        })
+    }
+
+    fn persist(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>,
+    ) -> Result<()> {
+        let Some(db) = &self.db else { return Ok(()) };
+        let mut conn = db.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let err = |source| IndexError::Sqlite {
+            path: db.path.clone(),
+            source,
+        };
+        let tx = conn.transaction().map_err(err)?;
+        f(&tx).map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, [Space; 2]> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, [Space; 2]> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn check_config(config: &IndexConfig) -> Result<()> {
+    if config.big_bucket_cap < 2 {
+        return Err(IndexError::Config(format!(
+            "big_bucket_cap must be at least 2, got {}",
+            config.big_bucket_cap
+        )));
+    }
+    Ok(())
+}
+
+/// Keys packed as `code (1 byte) + value (8 bytes, big-endian)`.
+pub(crate) fn pack_keys(keys: &[IndexKey]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(keys.len() * 9);
+    for key in keys {
+        out.push(key.family.code());
+        out.extend_from_slice(&key.value.to_be_bytes());
+    }
+    out
+}
+
+/// Inverse of [`pack_keys`]; `None` on malformed input.
+pub(crate) fn unpack_keys(blob: &[u8]) -> Option<Vec<IndexKey>> {
+    if blob.len() % 9 != 0 {
+        return None;
+    }
+    blob.chunks_exact(9).map(unpack_key).collect()
+}
+
+pub(crate) fn unpack_key(chunk: &[u8]) -> Option<IndexKey> {
+    let family = IndexFamily::from_code(*chunk.first()?)?;
+    let value = u64::from_be_bytes(chunk.get(1..9)?.try_into().ok()?);
+    Some(IndexKey { family, value })
+}
+
+#[async_trait]
+impl CandidateIndex for EmbeddedIndex {
+    fn backend(&self) -> &'static str {
+        "embedded"
+    }
+
+    async fn add_batch(&self, ns: Namespace, docs: &[(DocId, Vec<IndexKey>)]) -> Result<()> {
+        let docs = last_wins(docs);
+        // Disk first: when it fails, memory is untouched and the caller can retry.
+        self.persist(|tx| {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR REPLACE INTO docs (ns, doc, keys) VALUES (?1, ?2, ?3)",
+            )?;
+            for (doc, keys) in &docs {
+                stmt.execute(params![ns.index() as i64, *doc as i64, pack_keys(keys)])?;
+            }
+            Ok(())
+        })?;
+        let mut state = self.write();
+        let space = &mut state[ns.index()];
+        for (doc, keys) in docs {
+            space.insert(doc, keys, self.config.big_bucket_cap);
+        }
+        Ok(())
+    }
+
+    async fn remove(&self, ns: Namespace, doc: DocId) -> Result<bool> {
+        self.persist(|tx| {
+            tx.execute(
+                "DELETE FROM docs WHERE ns = ?1 AND doc = ?2",
+                params![ns.index() as i64, doc as i64],
+            )?;
+            Ok(())
+        })?;
+        Ok(self.write()[ns.index()].remove(doc))
+    }
+
+    async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
+        let keys = normalize_keys(keys);
+        let state = self.read();
+        let space = &state[ns.index()];
+        let mut acc = Accumulator::default();
+        for key in &keys {
+            match space.postings.get(key) {
+                Some(Posting::Docs(docs)) => docs.iter().for_each(|&d| acc.hit(d, key.family)),
+                Some(Posting::Big) => acc.big(*key),
+                None => {}
+            }
+        }
+        Ok(acc.finish(keys.len(), limit))
+    }
+
+    async fn stats(&self) -> Result<IndexStats> {
+        let state = self.read();
+        let namespaces = Namespace::ALL
+            .into_iter()
+            .map(|ns| {
+                let s = &state[ns.index()];
+                NamespaceStats {
+                    namespace: ns,
+                    documents: s.docs.len() as u64,
+                    postings: s.entries,
+                    big_buckets: s.big.len() as u64,
+                }
+            })
+            .collect();
+        let heap: u64 = state.iter().map(Space::heap_estimate).sum();
+        let file = self.db.as_ref().map_or(0, |db| {
+            let wal = PathBuf::from(format!("{}-wal", db.path.display()));
+            [db.path.as_path(), wal.as_path()]
+                .iter()
+                .filter_map(|p| std::fs::metadata(p).ok())
+                .map(|m| m.len())
+                .sum()
+        });
+        Ok(IndexStats {
+            backend: self.backend().into(),
+            namespaces,
+            bytes_used: heap + file,
+        })
+    }
+
+    async fn clear(&self, ns: Namespace) -> Result<()> {
+        self.persist(|tx| {
+            tx.execute("DELETE FROM docs WHERE ns = ?1", params![ns.index() as i64])?;
+            Ok(())
+        })?;
+        self.write()[ns.index()] = Space::default();
+        Ok(())
+    }
+
+    async fn ping(&self) -> Result<()> {
+        Ok(())
+    }
+}

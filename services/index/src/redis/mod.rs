@@ -1,0 +1,883 @@
+//! The production index on Redis (standalone or Redis Cluster).
+//!
+//! # Layout
+//!
+//! One `(family, value)` key of one namespace is a *field* of a bucket hash; the
+//! posting list is the field's value. Storing millions of tiny posting lists as their
+//! own Redis keys would cost ~70-90 bytes of key overhead each; packed as fields of
+//! bucket hashes (the classic "hash bucketing" trick) they cost ~20-30 bytes.
+//!
+//! | key (binary) | type | content |
+//! | --- | --- | --- |
+//! | `{prefix}:p:{ns}:{G}` + 2..3 bucket bytes | hash | field: family code (1 byte) + value (8 bytes BE); value: doc ids (8 bytes BE each) or `BIG` |
+//! | `{prefix}:d:{ns}:{dG}` | hash | field: doc id (8 bytes BE); value: the doc's keys, 9 bytes each |
+//! | `{prefix}:c:{ns}` | string | stored (key, doc) entries (statistics) |
+//! | `{prefix}:big:{ns}` | set | fields whose posting list became a big bucket |
+//! | `{prefix}:marker` | string | present while the index holds its data (loss detection) |
+//!
+//! A key is mixed to 64 bits; its top [`RedisConfig::bucket_bits`] bits choose the
+//! bucket and the top [`RedisConfig::group_bits`] of those the *slot group*, written
+//! as a hash tag `{G}` so that all buckets of a group share one cluster slot.
+//!
+//! # Redis Cluster
+//!
+//! A lookup needs postings of unrelated keys, which necessarily live in many slots;
+//! no key design can put them together without putting the whole index in one slot.
+//! So instead every *command* touches one slot only: writes are Lua scripts over the
+//! buckets of one group (one hash tag), reads are `HMGET` on one bucket, and the
+//! commands of one call are sent together: as pipelines on a standalone server, as
+//! concurrent requests on the multiplexed cluster connection (which routes each to its
+//! slot's node). A document's own key list lives in one hash-tagged doc group, so
+//! reading and replacing it is a single-slot operation. With the defaults there are
+//! 1,024 groups per namespace, spread evenly over the 16,384 slots.
+//!
+//! # Writes, faults and retries
+//!
+//! `add_batch` reads the documents' previous key lists, removes the stale entries,
+//! adds the new ones (scripts skip entries already present) and only then stores the
+//! new key lists: every step is idempotent, so repeating an interrupted call converges.
+//! Connection errors are returned as retryable [`IndexError::Redis`]; wrap the index
+//! in [`crate::RetryingIndex`] to retry them. The `marker` key is checked before and
+//! after each write: if the server lost its data (a restart without persistence, a
+//! flush), the call fails with [`IndexError::Lost`] instead of reporting success for
+//! writes into an index that is now partial. [`CandidateIndex::clear`] (which a
+//! rebuild starts with) re-arms the marker.
+//!
+//! # Big buckets
+//!
+//! When adding a document would make a posting list reach
+//! [`crate::IndexConfig::big_bucket_cap`] documents, the list is replaced by `BIG`,
+//! the field is added to the `big` set, and lookups report it instead of expanding it.
+
+mod scripts;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, Pipeline, RedisError, Script, Value};
+use zhiwen_core::IndexKey;
+
+use crate::embedded::{pack_keys, unpack_key, unpack_keys};
+use crate::lookup::Accumulator;
+use crate::{
+    last_wins, normalize_keys, CandidateIndex, DocId, IndexConfig, IndexError, IndexStats,
+    LookupResult, Namespace, NamespaceStats, Result,
+};
+
+/// Entries (triples) per script call: bounds the argument list and the time one
+/// script blocks the server.
+const SCRIPT_ENTRIES: usize = 2_000;
+
+/// The marker value.
+const MARKER: &str = "1";
+
+/// Settings of the Redis index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisConfig {
+    /// `redis://host:port/db` (standalone) or the URL of any cluster node.
+    pub url: String,
+    /// Prefix of every key (no `{` or `}`: they would change the hash tags).
+    pub prefix: String,
+    /// Connect as a Redis Cluster client.
+    pub cluster: bool,
+    /// Buckets per namespace = 2^bucket_bits. Size it so that buckets hold at most a
+    /// few hundred fields (Redis keeps small hashes compact: raise
+    /// `hash-max-listpack-entries` to 512 as `scripts/redis-dev.sh` does).
+    pub bucket_bits: u8,
+    /// Slot groups (hash tags) per namespace = 2^group_bits, at most `bucket_bits`.
+    pub group_bits: u8,
+    /// Commands per pipeline on a standalone server.
+    pub pipeline_commands: usize,
+    /// Pipelines (standalone) or commands (cluster) in flight at once.
+    pub concurrency: usize,
+    /// Connect and response timeout.
+    pub timeout: Duration,
+    /// Settings shared with the other implementations.
+    pub index: IndexConfig,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        RedisConfig {
+            url: "redis://127.0.0.1:6379/".into(),
+            prefix: "zw".into(),
+            cluster: false,
+            bucket_bits: 20,
+            group_bits: 10,
+            pipeline_commands: 512,
+            concurrency: 4,
+            timeout: Duration::from_secs(5),
+            index: IndexConfig::default(),
+        }
+    }
+}
+
+impl RedisConfig {
+    /// The defaults with `url`.
+    pub fn with_url(url: impl Into<String>) -> Self {
+        RedisConfig {
+            url: url.into(),
+            ..Default::default()
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(IndexError::Config(m));
+        if self.prefix.contains(['{', '}']) {
+            return bad(format!(
+                "key prefix {:?} must not contain '{{' or '}}'",
+                self.prefix
+            ));
+        }
+        if !(self.group_bits >= 1 && self.group_bits <= self.bucket_bits && self.bucket_bits <= 28)
+        {
+            return bad(format!(
+                "need 1 <= group_bits ({}) <= bucket_bits ({}) <= 28",
+                self.group_bits, self.bucket_bits
+            ));
+        }
+        if self.pipeline_commands == 0 || self.concurrency == 0 {
+            return bad("pipeline_commands and concurrency must be positive".into());
+        }
+        if self.index.big_bucket_cap < 2 {
+            return bad(format!(
+                "big_bucket_cap must be at least 2, got {}",
+                self.index.big_bucket_cap
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
+enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+/// The Redis implementation of [`CandidateIndex`].
+#[derive(Clone)]
+pub struct RedisIndex {
+    config: RedisConfig,
+    /// The URL without credentials, for messages.
+    shown_url: String,
+    conn: Conn,
+    add_script: LuaScript,
+    remove_script: LuaScript,
+}
+
+/// A script with its source (to load it again after a server restart).
+#[derive(Clone)]
+struct LuaScript {
+    script: Script,
+    source: &'static str,
+}
+
+impl LuaScript {
+    fn new(source: &'static str) -> Self {
+        LuaScript {
+            script: Script::new(source),
+            source,
+        }
+    }
+}
+
+impl std::fmt::Debug for RedisIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisIndex")
+            .field("url", &self.shown_url)
+            .field("prefix", &self.config.prefix)
+            .finish()
+    }
+}
+
+/// One script call: keys of one slot group and its argument list.
+struct ScriptCall {
+    keys: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
+}
+
+/// Where an index key lives.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Place {
+    group: u32,
+    bucket: u32,
+}
+
+fn mix(mut x: u64) -> u64 {
+    // splitmix64 finaliser: spreads structured values (16-bit simhash blocks) evenly.
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+fn field(key: &IndexKey) -> [u8; 9] {
+    let mut f = [0u8; 9];
+    f[0] = key.family.code();
+    f[1..].copy_from_slice(&key.value.to_be_bytes());
+    f
+}
+
+fn show_url(url: &str) -> String {
+    // Drop credentials: `redis://user:secret@host` -> `redis://host`.
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+impl RedisIndex {
+    /// Connect, check that the server answers, and arm the loss marker. Fails with
+    /// [`IndexError::Unavailable`] naming the URL when Redis cannot be reached.
+    pub async fn connect(config: RedisConfig) -> Result<Self> {
+        config.validate()?;
+        let shown_url = show_url(&config.url);
+        let unavailable = |source| IndexError::Unavailable {
+            url: shown_url.clone(),
+            source,
+        };
+        let conn = if config.cluster {
+            let client = redis::cluster::ClusterClient::builder(vec![config.url.as_str()])
+                .connection_timeout(config.timeout)
+                .response_timeout(config.timeout)
+                .retries(2)
+                .build()
+                .map_err(|e| IndexError::Config(format!("bad Redis URL {shown_url}: {e}")))?;
+            Conn::Cluster(client.get_async_connection().await.map_err(unavailable)?)
+        } else {
+            let client = redis::Client::open(config.url.as_str())
+                .map_err(|e| IndexError::Config(format!("bad Redis URL {shown_url}: {e}")))?;
+            let manager_config = ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(config.timeout))
+                .set_response_timeout(Some(config.timeout))
+                .set_number_of_retries(1)
+                .set_max_delay(Duration::from_millis(500));
+            let manager = tokio::time::timeout(
+                config.timeout * 2,
+                ConnectionManager::new_with_config(client, manager_config),
+            )
+            .await
+            .map_err(|_| {
+                unavailable(RedisError::from(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "connect timed out",
+                )))
+            })?
+            .map_err(unavailable)?;
+            Conn::Single(manager)
+        };
+        let index = RedisIndex {
+            shown_url: shown_url.clone(),
+            conn,
+            add_script: LuaScript::new(scripts::ADD),
+            remove_script: LuaScript::new(scripts::REMOVE),
+            config,
+        };
+        let pong: String = index
+            .query_one(redis::cmd("PING"))
+            .await
+            .map_err(unavailable)?;
+        if pong != "PONG" {
+            return Err(IndexError::Corrupt(format!(
+                "PING to {shown_url} answered {pong:?}"
+            )));
+        }
+        index.arm_marker(false).await?;
+        Ok(index)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RedisConfig {
+        &self.config
+    }
+
+    fn err(&self, op: &'static str) -> impl Fn(RedisError) -> IndexError + '_ {
+        move |source| IndexError::Redis {
+            url: self.shown_url.clone(),
+            op,
+            source,
+        }
+    }
+
+    fn key(&self, parts: &[&[u8]]) -> Vec<u8> {
+        let mut k = self.config.prefix.as_bytes().to_vec();
+        for p in parts {
+            k.push(b':');
+            k.extend_from_slice(p);
+        }
+        k
+    }
+
+    fn marker_key(&self) -> Vec<u8> {
+        self.key(&[b"marker"])
+    }
+
+    fn counter_key(&self, ns: Namespace) -> Vec<u8> {
+        self.key(&[b"c", ns.as_str().as_bytes()])
+    }
+
+    fn big_key(&self, ns: Namespace) -> Vec<u8> {
+        self.key(&[b"big", ns.as_str().as_bytes()])
+    }
+
+    fn place(&self, key: &IndexKey) -> Place {
+        let h = mix(key.value ^ (u64::from(key.family.code()) << 56).rotate_left(7));
+        let bucket = (h >> (64 - u32::from(self.config.bucket_bits))) as u32;
+        let group = bucket >> (self.config.bucket_bits - self.config.group_bits);
+        Place { group, bucket }
+    }
+
+    fn bucket_key(&self, ns: Namespace, place: Place) -> Vec<u8> {
+        let low_bits = self.config.bucket_bits - self.config.group_bits;
+        let low = place.bucket & ((1u32 << low_bits) - 1);
+        let low_bytes = low.to_be_bytes();
+        let width = usize::from(low_bits.div_ceil(8)).max(1);
+        let mut k = self.key(&[
+            b"p",
+            ns.as_str().as_bytes(),
+            format!("{{{:x}}}", place.group).as_bytes(),
+        ]);
+        k.extend_from_slice(&low_bytes[4 - width..]);
+        k
+    }
+
+    fn doc_group_key(&self, ns: Namespace, doc: DocId) -> Vec<u8> {
+        let group = mix(doc) >> (64 - u32::from(self.config.group_bits));
+        self.doc_group_key_of(ns, group as u32)
+    }
+
+    fn doc_group_key_of(&self, ns: Namespace, group: u32) -> Vec<u8> {
+        self.key(&[
+            b"d",
+            ns.as_str().as_bytes(),
+            format!("{{d{group:x}}}").as_bytes(),
+        ])
+    }
+
+    async fn query_one<T: redis::FromRedisValue>(
+        &self,
+        cmd: Cmd,
+    ) -> std::result::Result<T, RedisError> {
+        match &self.conn {
+            Conn::Single(c) => cmd.query_async(&mut c.clone()).await,
+            Conn::Cluster(c) => cmd.query_async(&mut c.clone()).await,
+        }
+    }
+
+    /// Run independent single-slot commands; results in order.
+    async fn run(&self, op: &'static str, cmds: Vec<Cmd>) -> Result<Vec<Value>> {
+        if cmds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let err = self.err(op);
+        match &self.conn {
+            Conn::Single(c) => {
+                let chunks: Vec<Vec<Cmd>> = cmds
+                    .chunks(self.config.pipeline_commands)
+                    .map(<[Cmd]>::to_vec)
+                    .collect();
+                let results: Vec<Vec<Value>> = futures::stream::iter(chunks)
+                    .map(|chunk| {
+                        let mut conn = c.clone();
+                        async move {
+                            let mut pipe = Pipeline::with_capacity(chunk.len());
+                            for cmd in chunk {
+                                pipe.add_command(cmd);
+                            }
+                            pipe.query_async::<Vec<Value>>(&mut conn).await
+                        }
+                    })
+                    .buffered(self.config.concurrency)
+                    .try_collect()
+                    .await
+                    .map_err(&err)?;
+                Ok(results.into_iter().flatten().collect())
+            }
+            Conn::Cluster(c) => futures::stream::iter(cmds)
+                .map(|cmd| {
+                    let mut conn = c.clone();
+                    async move { cmd.query_async::<Value>(&mut conn).await }
+                })
+                .buffered(self.config.concurrency * 16)
+                .try_collect()
+                .await
+                .map_err(&err),
+        }
+    }
+
+    /// Run script calls, loading the script again if the server lost it (a restart).
+    async fn run_scripts(
+        &self,
+        op: &'static str,
+        script: &LuaScript,
+        calls: &[ScriptCall],
+    ) -> Result<Vec<Value>> {
+        let build = |call: &ScriptCall| {
+            let mut cmd = redis::cmd("EVALSHA");
+            cmd.arg(script.script.get_hash()).arg(call.keys.len());
+            for k in &call.keys {
+                cmd.arg(k.as_slice());
+            }
+            for a in &call.args {
+                cmd.arg(a.as_slice());
+            }
+            cmd
+        };
+        match self.run(op, calls.iter().map(build).collect()).await {
+            Err(IndexError::Redis { source, .. })
+                if source.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+            {
+                self.load_script(op, script).await?;
+                self.run(op, calls.iter().map(build).collect()).await
+            }
+            other => other,
+        }
+    }
+
+    async fn load_script(&self, op: &'static str, script: &LuaScript) -> Result<()> {
+        let mut cmd = redis::cmd("SCRIPT");
+        cmd.arg("LOAD").arg(script.source);
+        match &self.conn {
+            Conn::Single(c) => {
+                let _: String = cmd
+                    .query_async(&mut c.clone())
+                    .await
+                    .map_err(self.err(op))?;
+            }
+            Conn::Cluster(c) => {
+                // Every primary needs it: route to all of them.
+                let routing = redis::cluster_routing::RoutingInfo::MultiNode((
+                    redis::cluster_routing::MultipleNodeRoutingInfo::AllMasters,
+                    None,
+                ));
+                c.clone()
+                    .route_command(cmd, routing)
+                    .await
+                    .map_err(self.err(op))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Set the marker (unconditionally after a clear; only if absent at connect).
+    async fn arm_marker(&self, force: bool) -> Result<()> {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.marker_key()).arg(MARKER);
+        if !force {
+            cmd.arg("NX");
+        }
+        let _: Value = self.query_one(cmd).await.map_err(self.err("arm marker"))?;
+        Ok(())
+    }
+
+    fn marker_cmd(&self) -> Cmd {
+        let mut cmd = redis::cmd("EXISTS");
+        cmd.arg(self.marker_key());
+        cmd
+    }
+
+    fn check_marker(&self, v: &Value) -> Result<()> {
+        match v {
+            Value::Int(1) => Ok(()),
+            Value::Int(_) => Err(IndexError::Lost {
+                url: self.shown_url.clone(),
+                prefix: self.config.prefix.clone(),
+            }),
+            other => Err(IndexError::Corrupt(format!("EXISTS answered {other:?}"))),
+        }
+    }
+
+    async fn ensure_marker(&self, op: &'static str) -> Result<()> {
+        let v: Value = self
+            .query_one(self.marker_cmd())
+            .await
+            .map_err(self.err(op))?;
+        self.check_marker(&v)
+    }
+
+    /// Group `(place, field, doc)` entries by slot group into script calls.
+    fn script_calls(
+        &self,
+        ns: Namespace,
+        entries: Vec<(Place, [u8; 9], DocId)>,
+        lead: Option<Vec<u8>>,
+    ) -> Vec<ScriptCall> {
+        let mut by_group: BTreeMap<u32, Vec<(Place, [u8; 9], DocId)>> = BTreeMap::new();
+        for e in entries {
+            by_group.entry(e.0.group).or_default().push(e);
+        }
+        let mut calls = Vec::new();
+        for (_, mut group) in by_group {
+            group.sort_unstable_by_key(|e| e.0.bucket);
+            for chunk in group.chunks(SCRIPT_ENTRIES) {
+                let mut keys: Vec<Vec<u8>> = Vec::new();
+                let mut index: HashMap<u32, usize> = HashMap::new();
+                let mut args = Vec::with_capacity(chunk.len() * 3 + 1);
+                if let Some(lead) = &lead {
+                    args.push(lead.clone());
+                }
+                for (place, field, doc) in chunk {
+                    let i = *index.entry(place.bucket).or_insert_with(|| {
+                        keys.push(self.bucket_key(ns, *place));
+                        keys.len()
+                    });
+                    args.push(i.to_string().into_bytes());
+                    args.push(field.to_vec());
+                    args.push(doc.to_be_bytes().to_vec());
+                }
+                calls.push(ScriptCall { keys, args });
+            }
+        }
+        calls
+    }
+
+    /// The stored key lists of `docs` (None when not indexed).
+    async fn old_keys(
+        &self,
+        ns: Namespace,
+        docs: &[DocId],
+    ) -> Result<HashMap<DocId, Vec<IndexKey>>> {
+        let mut by_group: BTreeMap<Vec<u8>, Vec<DocId>> = BTreeMap::new();
+        for &doc in docs {
+            by_group
+                .entry(self.doc_group_key(ns, doc))
+                .or_default()
+                .push(doc);
+        }
+        let mut cmds = Vec::with_capacity(by_group.len());
+        let mut order = Vec::with_capacity(by_group.len());
+        for (key, docs) in by_group {
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(key);
+            for d in &docs {
+                cmd.arg(&d.to_be_bytes()[..]);
+            }
+            cmds.push(cmd);
+            order.push(docs);
+        }
+        let values = self.run("read document keys", cmds).await?;
+        let mut out = HashMap::new();
+        for (docs, value) in order.into_iter().zip(values) {
+            let Value::Array(items) = value else {
+                return Err(IndexError::Corrupt(format!("HMGET answered {value:?}")));
+            };
+            for (doc, item) in docs.into_iter().zip(items) {
+                match item {
+                    Value::Nil => {}
+                    Value::BulkString(blob) => {
+                        let keys = unpack_keys(&blob).ok_or_else(|| {
+                            IndexError::Corrupt(format!("bad key list of document {doc}"))
+                        })?;
+                        out.insert(doc, keys);
+                    }
+                    other => return Err(IndexError::Corrupt(format!("document {doc}: {other:?}"))),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Record statistics and big buckets, and check the marker after a write.
+    async fn finish_write(&self, ns: Namespace, delta: i64, big: Vec<Vec<u8>>) -> Result<()> {
+        let mut cmds = vec![self.marker_cmd()];
+        if delta != 0 {
+            let mut cmd = redis::cmd("INCRBY");
+            cmd.arg(self.counter_key(ns)).arg(delta);
+            cmds.push(cmd);
+        }
+        if !big.is_empty() {
+            let mut cmd = redis::cmd("SADD");
+            cmd.arg(self.big_key(ns));
+            for f in big {
+                cmd.arg(f);
+            }
+            cmds.push(cmd);
+        }
+        let values = self.run("record statistics", cmds).await?;
+        self.check_marker(values.first().unwrap_or(&Value::Nil))
+    }
+}
+
+/// Sum of `used_memory` over every INFO text in `v`.
+fn used_memory(v: &Value) -> u64 {
+    match v {
+        Value::BulkString(b) => String::from_utf8_lossy(b)
+            .lines()
+            .find_map(|l| l.strip_prefix("used_memory:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0),
+        Value::VerbatimString { text, .. } => {
+            used_memory(&Value::BulkString(text.clone().into_bytes()))
+        }
+        Value::Array(items) | Value::Set(items) => items.iter().map(used_memory).sum(),
+        Value::Map(pairs) => pairs.iter().map(|(_, v)| used_memory(v)).sum(),
+        _ => 0,
+    }
+}
+
+fn int(v: &Value) -> Result<i64> {
+    match v {
+        Value::Int(n) => Ok(*n),
+        Value::Nil => Ok(0),
+        Value::BulkString(b) => std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| IndexError::Corrupt(format!("expected an integer, got {b:?}"))),
+        other => Err(IndexError::Corrupt(format!(
+            "expected an integer, got {other:?}"
+        ))),
+    }
+}
+
+#[async_trait]
+impl CandidateIndex for RedisIndex {
+    fn backend(&self) -> &'static str {
+        "redis"
+    }
+
+    async fn add_batch(&self, ns: Namespace, docs: &[(DocId, Vec<IndexKey>)]) -> Result<()> {
+        if docs.is_empty() {
+            return Ok(());
+        }
+        self.ensure_marker("add").await?;
+        let docs = last_wins(docs);
+        let ids: Vec<DocId> = docs.iter().map(|d| d.0).collect();
+        let old = self.old_keys(ns, &ids).await?;
+
+        let mut stale = Vec::new();
+        let mut fresh = Vec::new();
+        for (doc, keys) in &docs {
+            if let Some(old_keys) = old.get(doc) {
+                let new: HashSet<&IndexKey> = keys.iter().collect();
+                for k in old_keys.iter().filter(|k| !new.contains(k)) {
+                    stale.push((self.place(k), field(k), *doc));
+                }
+            }
+            for k in keys {
+                fresh.push((self.place(k), field(k), *doc));
+            }
+        }
+        let mut delta = 0i64;
+        if !stale.is_empty() {
+            let calls = self.script_calls(ns, stale, None);
+            for v in self
+                .run_scripts("remove stale keys", &self.remove_script, &calls)
+                .await?
+            {
+                delta -= int(&v)?;
+            }
+        }
+        let cap = self.config.index.big_bucket_cap.to_string().into_bytes();
+        let calls = self.script_calls(ns, fresh, Some(cap));
+        let mut big = Vec::new();
+        for v in self
+            .run_scripts("add keys", &self.add_script, &calls)
+            .await?
+        {
+            let Value::Array(items) = v else {
+                return Err(IndexError::Corrupt(format!("add script answered {v:?}")));
+            };
+            let mut items = items.into_iter();
+            delta += int(&items.next().unwrap_or(Value::Nil))?;
+            for item in items {
+                if let Value::BulkString(f) = item {
+                    big.push(f);
+                }
+            }
+        }
+
+        let mut by_group: BTreeMap<Vec<u8>, Vec<&(DocId, Vec<IndexKey>)>> = BTreeMap::new();
+        for d in &docs {
+            by_group
+                .entry(self.doc_group_key(ns, d.0))
+                .or_default()
+                .push(d);
+        }
+        let cmds = by_group
+            .into_iter()
+            .map(|(key, docs)| {
+                let mut cmd = redis::cmd("HSET");
+                cmd.arg(key);
+                for (doc, keys) in docs {
+                    cmd.arg(&doc.to_be_bytes()[..]).arg(pack_keys(keys));
+                }
+                cmd
+            })
+            .collect();
+        self.run("store document keys", cmds).await?;
+        self.finish_write(ns, delta, big).await
+    }
+
+    async fn remove(&self, ns: Namespace, doc: DocId) -> Result<bool> {
+        self.ensure_marker("remove").await?;
+        let old = self.old_keys(ns, &[doc]).await?;
+        let Some(keys) = old.get(&doc) else {
+            return Ok(false);
+        };
+        let entries = keys
+            .iter()
+            .map(|k| (self.place(k), field(k), doc))
+            .collect();
+        let calls = self.script_calls(ns, entries, None);
+        let mut delta = 0;
+        for v in self
+            .run_scripts("remove keys", &self.remove_script, &calls)
+            .await?
+        {
+            delta -= int(&v)?;
+        }
+        let mut cmd = redis::cmd("HDEL");
+        cmd.arg(self.doc_group_key(ns, doc))
+            .arg(&doc.to_be_bytes()[..]);
+        self.run("remove document", vec![cmd]).await?;
+        self.finish_write(ns, delta, Vec::new()).await?;
+        Ok(true)
+    }
+
+    async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
+        let keys = normalize_keys(keys);
+        let mut by_bucket: BTreeMap<Place, Vec<IndexKey>> = BTreeMap::new();
+        for k in &keys {
+            by_bucket.entry(self.place(k)).or_default().push(*k);
+        }
+        let mut cmds = Vec::with_capacity(by_bucket.len() + 1);
+        cmds.push(self.marker_cmd());
+        let mut order = Vec::with_capacity(by_bucket.len());
+        for (place, keys) in by_bucket {
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(self.bucket_key(ns, place));
+            for k in &keys {
+                cmd.arg(&field(k)[..]);
+            }
+            cmds.push(cmd);
+            order.push(keys);
+        }
+        let values = self.run("lookup", cmds).await?;
+        let mut values = values.into_iter();
+        self.check_marker(&values.next().unwrap_or(Value::Nil))?;
+        let mut acc = Accumulator::default();
+        for (keys, value) in order.into_iter().zip(values) {
+            let Value::Array(items) = value else {
+                return Err(IndexError::Corrupt(format!("HMGET answered {value:?}")));
+            };
+            for (key, item) in keys.into_iter().zip(items) {
+                match item {
+                    Value::Nil => {}
+                    Value::BulkString(b) if b == b"BIG" => acc.big(key),
+                    Value::BulkString(b) if b.len() % 8 == 0 => {
+                        for chunk in b.chunks_exact(8) {
+                            let mut id = [0u8; 8];
+                            id.copy_from_slice(chunk);
+                            acc.hit(u64::from_be_bytes(id), key.family);
+                        }
+                    }
+                    other => {
+                        return Err(IndexError::Corrupt(format!(
+                            "posting of {key:?}: {other:?}"
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(acc.finish(keys.len(), limit))
+    }
+
+    async fn stats(&self) -> Result<IndexStats> {
+        let groups = 1u32 << self.config.group_bits;
+        let mut cmds = Vec::new();
+        for ns in Namespace::ALL {
+            let mut get = redis::cmd("GET");
+            get.arg(self.counter_key(ns));
+            let mut scard = redis::cmd("SCARD");
+            scard.arg(self.big_key(ns));
+            cmds.push(get);
+            cmds.push(scard);
+            for g in 0..groups {
+                let mut hlen = redis::cmd("HLEN");
+                hlen.arg(self.doc_group_key_of(ns, g));
+                cmds.push(hlen);
+            }
+        }
+        let values = self.run("stats", cmds).await?;
+        let per_ns = values.len() / 2;
+        let mut namespaces = Vec::new();
+        for (i, ns) in Namespace::ALL.into_iter().enumerate() {
+            let v = &values[i * per_ns..(i + 1) * per_ns];
+            let documents = v[2..].iter().map(int).sum::<Result<i64>>()?;
+            namespaces.push(NamespaceStats {
+                namespace: ns,
+                documents: documents.max(0) as u64,
+                postings: int(&v[0])?.max(0) as u64,
+                big_buckets: int(&v[1])?.max(0) as u64,
+            });
+        }
+        let mut info = redis::cmd("INFO");
+        info.arg("memory");
+        // Standalone: one text; cluster: a map from node to its text (summed).
+        let info: Value = self.query_one(info).await.map_err(self.err("stats"))?;
+        let bytes_used = used_memory(&info);
+        Ok(IndexStats {
+            backend: self.backend().into(),
+            namespaces,
+            bytes_used,
+        })
+    }
+
+    async fn clear(&self, ns: Namespace) -> Result<()> {
+        let groups = 1u32 << self.config.group_bits;
+        let per_group = 1u32 << (self.config.bucket_bits - self.config.group_bits);
+        let mut cmds = Vec::new();
+        for group in 0..groups {
+            // All buckets of a group share its hash tag: one multi-key UNLINK per slot.
+            let mut cmd = redis::cmd("UNLINK");
+            for low in 0..per_group {
+                cmd.arg(self.bucket_key(
+                    ns,
+                    Place {
+                        group,
+                        bucket: (group * per_group) | low,
+                    },
+                ));
+            }
+            cmds.push(cmd);
+            let mut docs = redis::cmd("UNLINK");
+            docs.arg(self.doc_group_key_of(ns, group));
+            cmds.push(docs);
+        }
+        for key in [self.counter_key(ns), self.big_key(ns)] {
+            let mut cmd = redis::cmd("UNLINK");
+            cmd.arg(key);
+            cmds.push(cmd);
+        }
+        self.run("clear", cmds).await?;
+        self.arm_marker(true).await
+    }
+
+    async fn ping(&self) -> Result<()> {
+        let _: String = self
+            .query_one(redis::cmd("PING"))
+            .await
+            .map_err(self.err("ping"))?;
+        Ok(())
+    }
+}
+
+/// The big-bucket keys recorded for `ns` (for reports and tests).
+impl RedisIndex {
+    /// Keys of `ns` whose posting list became a big bucket.
+    pub async fn big_buckets(&self, ns: Namespace) -> Result<Vec<IndexKey>> {
+        let mut cmd = redis::cmd("SMEMBERS");
+        cmd.arg(self.big_key(ns));
+        let members: Vec<Vec<u8>> = self.query_one(cmd).await.map_err(self.err("big buckets"))?;
+        let mut keys: Vec<IndexKey> = members.iter().filter_map(|m| unpack_key(m)).collect();
+        keys.sort_unstable();
+        Ok(keys)
+    }
+}

@@ -1,0 +1,70 @@
+//! Lua scripts run inside Redis. Each call only touches the keys it is given, and the
+//! caller only ever gives keys of one slot group (one hash tag), so every script is
+//! valid under Redis Cluster.
+//!
+//! A posting value is the concatenation of 8-byte big-endian document ids, or the
+//! 3-byte marker `BIG` once the list reached the cap (a length that is not a multiple
+//! of 8, so the two can never be confused).
+
+/// Add `(key index, field, doc)` triples. ARGV[1] = cap. Returns
+/// `{net change in stored entries, fields that became big...}`.
+pub(crate) const ADD: &str = r#"
+local cap = tonumber(ARGV[1])
+local delta = 0
+local out = {0}
+local i = 2
+while i <= #ARGV do
+  local k = KEYS[tonumber(ARGV[i])]
+  local f = ARGV[i + 1]
+  local d = ARGV[i + 2]
+  i = i + 3
+  local v = redis.call('HGET', k, f)
+  if not v then
+    redis.call('HSET', k, f, d)
+    delta = delta + 1
+  elseif v ~= 'BIG' then
+    local found = false
+    for j = 1, #v, 8 do
+      if string.sub(v, j, j + 7) == d then found = true; break end
+    end
+    if not found then
+      local n = #v / 8
+      if n + 1 >= cap then
+        redis.call('HSET', k, f, 'BIG')
+        delta = delta - n
+        out[#out + 1] = f
+      else
+        redis.call('HSET', k, f, v .. d)
+        delta = delta + 1
+      end
+    end
+  end
+end
+out[1] = delta
+return out
+"#;
+
+/// Remove `(key index, field, doc)` triples. Returns the number of entries removed.
+/// Big buckets stay big (they are recomputed by a rebuild).
+pub(crate) const REMOVE: &str = r#"
+local removed = 0
+local i = 1
+while i <= #ARGV do
+  local k = KEYS[tonumber(ARGV[i])]
+  local f = ARGV[i + 1]
+  local d = ARGV[i + 2]
+  i = i + 3
+  local v = redis.call('HGET', k, f)
+  if v and v ~= 'BIG' then
+    for j = 1, #v, 8 do
+      if string.sub(v, j, j + 7) == d then
+        local rest = string.sub(v, 1, j - 1) .. string.sub(v, j + 8)
+        if #rest == 0 then redis.call('HDEL', k, f) else redis.call('HSET', k, f, rest) end
+        removed = removed + 1
+        break
+      end
+    end
+  end
+end
+return removed
+"#;

@@ -1,0 +1,261 @@
+//! The conformance suite, written once and run against every implementation (the
+//! pattern of Quickwit's `metastore_test_suite!`).
+
+use zhiwen_core::IndexFamily::{
+    Dna, LshBand, MegaShingle, SimhashBlock, WinnowChars, WinnowInitials,
+};
+use zhiwen_index::{CandidateIndex, IndexConfig, Namespace};
+
+use crate::common::{k, synthetic_keys};
+
+/// Cap used by the suite, small enough to create big buckets quickly.
+pub const CAP: usize = 5;
+
+pub fn config() -> IndexConfig {
+    IndexConfig {
+        big_bucket_cap: CAP,
+    }
+}
+
+/// Instantiate every case for one harness factory.
+macro_rules! conformance_suite {
+    ($name:ident, $factory:path) => {
+        mod $name {
+            conformance_suite!(@cases $factory;
+                lookup_counts_hits_per_family_and_ranks,
+                readding_replaces_old_keys,
+                duplicates_and_repeated_docs_in_a_batch,
+                remove_forgets_a_document,
+                namespaces_are_separate,
+                big_buckets_are_capped_and_reported,
+                clear_empties_one_namespace,
+                empty_inputs_and_ping,
+                a_document_finds_itself_among_many);
+        }
+    };
+    (@cases $factory:path; $($case:ident),*) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                let Some(h) = $factory($crate::conformance::config()).await else { return };
+                $crate::conformance::$case(&*h.index).await;
+            }
+        )*
+    };
+}
+
+conformance_suite!(embedded, crate::common::embedded);
+conformance_suite!(redis_standalone, crate::common::redis);
+conformance_suite!(redis_cluster, crate::common::redis_cluster);
+
+const S: Namespace = Namespace::Sections;
+const P: Namespace = Namespace::Pages;
+
+pub async fn lookup_counts_hits_per_family_and_ranks(index: &dyn CandidateIndex) {
+    index
+        .add(S, 1, &[k(WinnowChars, 1), k(WinnowChars, 2), k(Dna, 10)])
+        .await
+        .unwrap();
+    index
+        .add(S, 2, &[k(WinnowChars, 2), k(Dna, 10), k(Dna, 11)])
+        .await
+        .unwrap();
+    index.add(S, 3, &[k(MegaShingle, 99)]).await.unwrap();
+    let query = [
+        k(WinnowChars, 2),
+        k(Dna, 10),
+        k(Dna, 11),
+        k(WinnowChars, 1),
+        k(LshBand, 5),
+    ];
+    let r = index.lookup(S, &query, 10).await.unwrap();
+    assert_eq!(r.keys_queried, 5);
+    assert_eq!(r.candidates_total, 2);
+    let docs: Vec<_> = r.candidates.iter().map(|c| (c.doc, c.total)).collect();
+    assert_eq!(docs, vec![(1, 3), (2, 3)], "ties rank by id");
+    assert_eq!(r.candidates[0].hits.get(WinnowChars), 2);
+    assert_eq!(r.candidates[0].hits.get(Dna), 1);
+    assert_eq!(r.candidates[1].hits.get(Dna), 2);
+    assert_eq!(r.candidates[1].hits.get(WinnowChars), 1);
+    assert!(r.big_buckets.is_empty());
+
+    index.add(S, 4, &query).await.unwrap();
+    let r = index.lookup(S, &query, 1).await.unwrap();
+    assert_eq!(r.candidates.len(), 1);
+    assert_eq!((r.candidates[0].doc, r.candidates[0].total), (4, 5));
+    assert_eq!(r.candidates_total, 3);
+
+    let stats = index.stats().await.unwrap();
+    assert_eq!(stats.backend, index.backend());
+    let s = stats.namespace(S);
+    assert_eq!((s.documents, s.postings, s.big_buckets), (4, 12, 0));
+    assert!(stats.bytes_used > 0);
+}
+
+pub async fn readding_replaces_old_keys(index: &dyn CandidateIndex) {
+    let old = [k(SimhashBlock, 1), k(Dna, 2), k(WinnowInitials, 3)];
+    let new = [k(Dna, 2), k(WinnowInitials, 4)];
+    index.add(S, 7, &old).await.unwrap();
+    index.add(S, 7, &new).await.unwrap();
+    assert!(index
+        .lookup(S, &[k(SimhashBlock, 1), k(WinnowInitials, 3)], 10)
+        .await
+        .unwrap()
+        .candidates
+        .is_empty());
+    let r = index.lookup(S, &new, 10).await.unwrap();
+    assert_eq!(r.candidates.len(), 1);
+    assert_eq!(r.candidates[0].total, 2);
+    let s = index.stats().await.unwrap().namespace(S);
+    assert_eq!((s.documents, s.postings), (1, 2));
+}
+
+pub async fn duplicates_and_repeated_docs_in_a_batch(index: &dyn CandidateIndex) {
+    let batch = vec![
+        (1, vec![k(Dna, 1), k(Dna, 1), k(Dna, 2)]),
+        (2, vec![k(Dna, 9)]),
+        (2, vec![k(Dna, 1)]), // the last occurrence of doc 2 wins
+    ];
+    index.add_batch(S, &batch).await.unwrap();
+    let r = index
+        .lookup(S, &[k(Dna, 1), k(Dna, 1), k(Dna, 2), k(Dna, 9)], 10)
+        .await
+        .unwrap();
+    assert_eq!(r.keys_queried, 3);
+    let docs: Vec<_> = r.candidates.iter().map(|c| (c.doc, c.total)).collect();
+    assert_eq!(docs, vec![(1, 2), (2, 1)]);
+    let s = index.stats().await.unwrap().namespace(S);
+    assert_eq!((s.documents, s.postings), (2, 3));
+}
+
+pub async fn remove_forgets_a_document(index: &dyn CandidateIndex) {
+    let keys = [k(LshBand, 1), k(MegaShingle, 2)];
+    index.add(S, 1, &keys).await.unwrap();
+    index.add(S, 2, &keys[..1]).await.unwrap();
+    assert!(index.remove(S, 1).await.unwrap());
+    assert!(!index.remove(S, 1).await.unwrap());
+    assert!(!index.remove(S, 99).await.unwrap());
+    let r = index.lookup(S, &keys, 10).await.unwrap();
+    let docs: Vec<_> = r.candidates.iter().map(|c| c.doc).collect();
+    assert_eq!(docs, vec![2]);
+    let s = index.stats().await.unwrap().namespace(S);
+    assert_eq!((s.documents, s.postings), (1, 1));
+}
+
+pub async fn namespaces_are_separate(index: &dyn CandidateIndex) {
+    index.add(S, 1, &[k(Dna, 1)]).await.unwrap();
+    index.add(P, 1, &[k(Dna, 2)]).await.unwrap();
+    let r = index.lookup(P, &[k(Dna, 1)], 10).await.unwrap();
+    assert!(r.candidates.is_empty());
+    let r = index.lookup(P, &[k(Dna, 2)], 10).await.unwrap();
+    assert_eq!(r.candidates[0].doc, 1);
+    assert!(index.remove(P, 1).await.unwrap());
+    assert_eq!(
+        index
+            .lookup(S, &[k(Dna, 1)], 10)
+            .await
+            .unwrap()
+            .candidates
+            .len(),
+        1
+    );
+}
+
+pub async fn big_buckets_are_capped_and_reported(index: &dyn CandidateIndex) {
+    let boiler = k(WinnowChars, 0xB0B0);
+    let docs: Vec<_> = (1..=10u64).map(|d| (d, vec![boiler, k(Dna, d)])).collect();
+    // One at a time and in a batch must agree.
+    index.add_batch(S, &docs[..3]).await.unwrap();
+    for (d, keys) in &docs[3..] {
+        index.add(S, *d, keys).await.unwrap();
+    }
+    let r = index.lookup(S, &[boiler, k(Dna, 3)], 10).await.unwrap();
+    assert_eq!(r.big_buckets, vec![boiler]);
+    let docs_found: Vec<_> = r.candidates.iter().map(|c| (c.doc, c.total)).collect();
+    assert_eq!(docs_found, vec![(3, 1)], "a big bucket is not expanded");
+    let s = index.stats().await.unwrap().namespace(S);
+    assert_eq!(s.big_buckets, 1);
+    assert_eq!(s.documents, 10);
+    assert_eq!(s.postings, 10, "only the documents' own keys remain");
+    // A big bucket stays big when documents leave it.
+    assert!(index.remove(S, 1).await.unwrap());
+    assert_eq!(
+        index.lookup(S, &[boiler], 10).await.unwrap().big_buckets,
+        vec![boiler]
+    );
+    // Below the cap a posting list is expanded.
+    let shared = k(Dna, 0x5EED);
+    for d in 100..100 + CAP as u64 - 1 {
+        index.add(S, d, &[shared]).await.unwrap();
+    }
+    let r = index.lookup(S, &[shared], 100).await.unwrap();
+    assert_eq!(r.candidates.len(), CAP - 1);
+    assert!(r.big_buckets.is_empty());
+}
+
+pub async fn clear_empties_one_namespace(index: &dyn CandidateIndex) {
+    index
+        .add_batch(S, &[(1, vec![k(Dna, 1)]), (2, vec![k(Dna, 1)])])
+        .await
+        .unwrap();
+    index.add(P, 1, &[k(Dna, 1)]).await.unwrap();
+    index.clear(S).await.unwrap();
+    assert!(index
+        .lookup(S, &[k(Dna, 1)], 10)
+        .await
+        .unwrap()
+        .candidates
+        .is_empty());
+    assert_eq!(
+        index
+            .lookup(P, &[k(Dna, 1)], 10)
+            .await
+            .unwrap()
+            .candidates
+            .len(),
+        1
+    );
+    let stats = index.stats().await.unwrap();
+    assert_eq!(stats.namespace(S).documents, 0);
+    assert_eq!(stats.namespace(S).postings, 0);
+    assert_eq!(stats.namespace(P).documents, 1);
+    // Usable after a clear.
+    index.add(S, 3, &[k(Dna, 1)]).await.unwrap();
+    assert_eq!(
+        index.lookup(S, &[k(Dna, 1)], 10).await.unwrap().candidates[0].doc,
+        3
+    );
+}
+
+pub async fn empty_inputs_and_ping(index: &dyn CandidateIndex) {
+    index.ping().await.unwrap();
+    index.add_batch(S, &[]).await.unwrap();
+    index.add(S, 1, &[]).await.unwrap();
+    let r = index.lookup(S, &[], 10).await.unwrap();
+    assert!(r.candidates.is_empty());
+    assert_eq!(
+        index.stats().await.unwrap().namespace(S).documents,
+        1,
+        "a document without keys is still known"
+    );
+    let r = index.lookup(S, &[k(Dna, 1)], 0).await.unwrap();
+    assert!(r.candidates.is_empty());
+}
+
+pub async fn a_document_finds_itself_among_many(index: &dyn CandidateIndex) {
+    let docs: Vec<_> = (0..1_500u64)
+        .map(|d| (d * 7919, synthetic_keys(d, 60)))
+        .collect();
+    for chunk in docs.chunks(400) {
+        index.add_batch(S, chunk).await.unwrap();
+    }
+    for probe in [0usize, 777, 1_499] {
+        let (doc, keys) = &docs[probe];
+        let r = index.lookup(S, keys, 5).await.unwrap();
+        assert_eq!(r.candidates[0].doc, *doc);
+        assert_eq!(r.candidates[0].total, 60);
+        assert_eq!(r.candidates[0].hits.get(Dna), 10);
+    }
+    let s = index.stats().await.unwrap().namespace(S);
+    assert_eq!((s.documents, s.postings), (1_500, 90_000));
+}
