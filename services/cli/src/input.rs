@@ -13,9 +13,7 @@ use crate::cli::{FormatArg, PipelineArgs};
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     if path.as_os_str() == "-" {
         let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .context("cannot read standard input")?;
+        std::io::stdin().read_to_end(&mut buf).context("cannot read standard input")?;
         return Ok(buf);
     }
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
@@ -26,13 +24,10 @@ pub fn load_params(args: &PipelineArgs) -> Result<Params> {
     let Some(path) = &args.params else {
         return Ok(Params::default());
     };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read parameters {}", path.display()))?;
-    let params: Params = serde_json::from_str(&text)
-        .with_context(|| format!("invalid parameters in {}", path.display()))?;
-    params
-        .validate()
-        .with_context(|| format!("invalid parameters in {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read parameters {}", path.display()))?;
+    let params: Params =
+        serde_json::from_str(&text).with_context(|| format!("invalid parameters in {}", path.display()))?;
+    params.validate().with_context(|| format!("invalid parameters in {}", path.display()))?;
     Ok(params)
 }
 
@@ -49,6 +44,5 @@ pub fn analyze_file(fp: &Fingerprinter, path: &Path, args: &PipelineArgs) -> Res
         FormatArg::Html => InputFormat::Html,
         FormatArg::Text => InputFormat::Text,
     };
-    fp.analyze_bytes(&bytes, format, args.charset.as_deref())
-        .with_context(|| format!("{}", path.display()))
+    fp.analyze_bytes(&bytes, format, args.charset.as_deref()).with_context(|| format!("{}", path.display()))
 }

@@ -1,1 +1,99 @@
-fn main() {}
+//! Throughput of each pipeline stage and of the whole pipeline on real novel text.
+//!
+//! Reads chapters from the shared corpus (`ZHIWEN_CORPUS_DIR`, default
+//! `../shared/corpus` next to the repository); falls back to the bundled sample.
+//! Run: `cargo bench -p zhiwen-core --bench pipeline`. Results: docs/benchmarks.md.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use zhiwen_core::canon::{self, InputFormat};
+use zhiwen_core::initials::{initial_letters, InitialStream};
+use zhiwen_core::minhash::{self, MinHasher};
+use zhiwen_core::params::Params;
+use zhiwen_core::{dna, segment, shingle, simhash, winnow, Fingerprinter};
+
+/// About 1 MB of UTF-8 novel text (classic chapters joined by blank lines).
+fn novel_text() -> String {
+    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    let mut text = String::new();
+    if let Ok(jsonl) = std::fs::read_to_string(dir.join("novels_classics.jsonl")) {
+        for line in jsonl.lines() {
+            if let Some(t) =
+                serde_json::from_str::<serde_json::Value>(line).ok().and_then(|v| v["text"].as_str().map(str::to_owned))
+            {
+                text.push_str(&t);
+                text.push_str("\n\n");
+            }
+            if text.len() >= 1 << 20 {
+                break;
+            }
+        }
+    }
+    if text.is_empty() {
+        let sample =
+            std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt"))
+                .expect("bundled sample");
+        while text.len() < 1 << 20 {
+            text.push_str(&sample);
+        }
+    }
+    text
+}
+
+fn stages(c: &mut Criterion) {
+    let text = novel_text();
+    let bytes = text.as_bytes();
+    let params = Params::default();
+    segment::warm_up();
+    let fp = Fingerprinter::new(params.clone()).expect("default params");
+    let analysis = fp.analyze_text(&text, InputFormat::Text).expect("analysable");
+    let canonical = analysis.canonical.text().to_owned();
+    let tokens = analysis.tokens.clone();
+    let letters = analysis.initials.letters.clone();
+    let shingles = analysis.fingerprints.shingles.clone();
+    let units: Vec<u32> = letters.iter().map(|&l| l as u32).collect();
+    let hasher = MinHasher::new(params.minhash.functions);
+
+    let mut g = c.benchmark_group("pipeline");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("canonicalize", |b| {
+        b.iter(|| canon::canonicalize(black_box(bytes), InputFormat::Text, &params.canon))
+    });
+    g.bench_function("segment (jieba, once)", |b| b.iter(|| segment::segment(black_box(&canonical), &params.segment)));
+    g.bench_function("initial letters", |b| b.iter(|| initial_letters(black_box(&canonical))));
+    g.bench_function("initial stream with positions", |b| b.iter(|| InitialStream::of(black_box(&canonical))));
+    g.bench_function("dna", |b| {
+        b.iter(|| dna::dna_fingerprint(black_box(&letters), &params.dna, dna::ReferenceFrame::builtin()))
+    });
+    g.bench_function("simhash", |b| b.iter(|| simhash::simhash(black_box(&tokens))));
+    g.bench_function("shingles", |b| b.iter(|| shingle::shingles(black_box(&tokens), params.shingle.width)));
+    g.bench_function("minhash + super/mega + lsh", |b| {
+        b.iter(|| {
+            let sig = hasher.signature(black_box(&shingles));
+            let supers = minhash::super_shingles(&sig, params.minhash.super_shingles);
+            (minhash::mega_shingles(&supers), minhash::lsh_bands(&sig, params.minhash.bands, params.minhash.rows))
+        })
+    });
+    g.bench_function("winnow initials", |b| {
+        b.iter(|| winnow::winnow(black_box(&units), params.winnow.initials_k, params.winnow.initials_window))
+    });
+    g.bench_function("full pipeline", |b| b.iter(|| fp.analyze_bytes(black_box(bytes), InputFormat::Text, None)));
+    g.finish();
+
+    // Pages of typical size (5-10 KB) through the whole pipeline.
+    let page: String = text.chars().take(2500).collect();
+    let mut g = c.benchmark_group("page");
+    g.throughput(Throughput::Bytes(page.len() as u64));
+    g.bench_function("full pipeline, 7 KB page", |b| {
+        b.iter(|| fp.analyze_bytes(black_box(page.as_bytes()), InputFormat::Text, None))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, stages);
+criterion_main!(benches);

@@ -33,12 +33,7 @@ pub struct Thresholds {
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Thresholds {
-            containment: 0.5,
-            near_duplicate: 0.8,
-            min_copied_chars: 50,
-            min_excerpt_chars: 300,
-        }
+        Thresholds { containment: 0.5, near_duplicate: 0.8, min_copied_chars: 50, min_excerpt_chars: 300 }
     }
 }
 
@@ -164,38 +159,23 @@ pub fn compare(a: &Analysis, b: &Analysis, params: &Params, thresholds: &Thresho
     );
     let smallest_a = crate::shingle::sample_smallest(&fa.shingles, params.shingle.sample_smallest);
     let smallest_b = crate::shingle::sample_smallest(&fb.shingles, params.shingle.sample_smallest);
-    let sample_smallest = smallest_resemblance(
-        &fa.shingles,
-        &fb.shingles,
-        smallest_a.len().max(smallest_b.len()),
-    );
+    let sample_smallest = smallest_resemblance(&fa.shingles, &fb.shingles, smallest_a.len().max(smallest_b.len()));
     let simhash_distance = simhash::hamming(fa.simhash, fb.simhash);
     let dna_ab = dna::dna_containment(&fa.dna, &fb.dna);
     let dna_ba = dna::dna_containment(&fb.dna, &fa.dna);
     let super_matches = minhash::matching_super_shingles(&fa.super_shingles, &fb.super_shingles);
-    let lsh_candidate =
-        fa.lsh_bands.iter().zip(&fb.lsh_bands).any(|(x, y)| x == y) && !fa.shingles.is_empty();
+    let lsh_candidate = fa.lsh_bands.iter().zip(&fb.lsh_bands).any(|(x, y)| x == y) && !fa.shingles.is_empty();
 
     let passages = evidence_passages(a, b, params);
-    let covered_a = covered_units(
-        &a.chars.positions,
-        passages.iter().map(|p| (p.a_start, p.a_end)),
-    );
-    let covered_b = covered_units(
-        &b.chars.positions,
-        passages.iter().map(|p| (p.b_start, p.b_end)),
-    );
+    let covered_a = covered_units(&a.chars.positions, passages.iter().map(|p| (p.a_start, p.a_end)));
+    let covered_b = covered_units(&b.chars.positions, passages.iter().map(|p| (p.b_start, p.b_end)));
     let coverage_a = ratio(covered_a, a.chars.units.len());
     let coverage_b = ratio(covered_b, b.chars.units.len());
     let evidence = passages
         .iter()
         .map(|p| {
-            let (a_start, a_end) = a
-                .canonical
-                .original_span(p.a_start as usize, p.a_end as usize);
-            let (b_start, b_end) = b
-                .canonical
-                .original_span(p.b_start as usize, p.b_end as usize);
+            let (a_start, a_end) = a.canonical.original_span(p.a_start as usize, p.a_end as usize);
+            let (b_start, b_end) = b.canonical.original_span(p.b_start as usize, p.b_end as usize);
             Evidence {
                 a_start,
                 a_end,
@@ -233,19 +213,10 @@ pub fn compare(a: &Analysis, b: &Analysis, params: &Params, thresholds: &Thresho
         evidence_coverage_a: coverage_a,
         evidence_coverage_b: coverage_b,
         copied_chars: covered_a,
-        verdict: Verdict {
-            duplicate: false,
-            kind: VerdictKind::Unrelated,
-            score: 0.0,
-        },
+        verdict: Verdict { duplicate: false, kind: VerdictKind::Unrelated, score: 0.0 },
         evidence,
     };
-    comparison.verdict = decide(
-        &comparison,
-        fa.content_hash == fb.content_hash,
-        covered_a,
-        thresholds,
-    );
+    comparison.verdict = decide(&comparison, fa.content_hash == fb.content_hash, covered_a, thresholds);
     comparison
 }
 
@@ -258,10 +229,7 @@ fn smallest_resemblance(a: &[u64], b: &[u64], n: usize) -> f64 {
     union.sort_unstable();
     union.dedup();
     union.truncate(n.max(1));
-    let both = union
-        .iter()
-        .filter(|h| a.binary_search(h).is_ok() && b.binary_search(h).is_ok())
-        .count();
+    let both = union.iter().filter(|h| a.binary_search(h).is_ok() && b.binary_search(h).is_ok()).count();
     ratio(both, union.len())
 }
 
@@ -315,50 +283,28 @@ pub fn evidence_passages(a: &Analysis, b: &Analysis, params: &Params) -> Vec<Pas
         ),
     ];
     for (ua, fa, pa, ub, fb, pb, k) in streams {
-        let opts = PassageOptions {
-            k,
-            max_gap: w.max_gap,
-            max_occurrences: 16,
-        };
+        let opts = PassageOptions { k, max_gap: w.max_gap, max_occurrences: 16 };
         for p in winnow::find_passages(ua, fa, ub, fb, &opts) {
             // Unit ranges -> canonical character ranges (end: one past the last unit's char).
             let to_chars = |pos: &[u32], s: u32, e: u32| (pos[s as usize], pos[e as usize - 1] + 1);
             let (a_start, a_end) = to_chars(pa, p.a_start, p.a_end);
             let (b_start, b_end) = to_chars(pb, p.b_start, p.b_end);
-            out.push(Passage {
-                a_start,
-                a_end,
-                b_start,
-                b_end,
-                support: p.support,
-            });
+            out.push(Passage { a_start, a_end, b_start, b_end, support: p.support });
         }
     }
     winnow::merge_overlapping(&mut out);
-    out.retain(|p| {
-        (p.a_end - p.a_start) as usize >= w.min_passage_chars.min(a.canonical.char_len())
-    });
+    out.retain(|p| (p.a_end - p.a_start) as usize >= w.min_passage_chars.min(a.canonical.char_len()));
     out
 }
 
 fn decide(c: &Comparison, identical: bool, copied_chars: usize, t: &Thresholds) -> Verdict {
     if identical {
-        return Verdict {
-            duplicate: true,
-            kind: VerdictKind::Identical,
-            score: 1.0,
-        };
+        return Verdict { duplicate: true, kind: VerdictKind::Identical, score: 1.0 };
     }
     // Word shingles see exact copies; winnowing over initials sees through homophones and
     // script conversion; evidence coverage sees edited copies whose k-grams break often.
-    let ab = c
-        .containment_ab
-        .max(c.winnow_containment_ab)
-        .max(c.evidence_coverage_a);
-    let ba = c
-        .containment_ba
-        .max(c.winnow_containment_ba)
-        .max(c.evidence_coverage_b);
+    let ab = c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a);
+    let ba = c.containment_ba.max(c.winnow_containment_ba).max(c.evidence_coverage_b);
     let enough = copied_chars >= t.min_copied_chars;
     let (kind, score) = if enough && ab >= t.near_duplicate && ba >= t.near_duplicate {
         (VerdictKind::NearDuplicate, ab.min(ba))
@@ -378,9 +324,5 @@ fn decide(c: &Comparison, identical: bool, copied_chars: usize, t: &Thresholds) 
     } else {
         (VerdictKind::Unrelated, ab.max(ba))
     };
-    Verdict {
-        duplicate: kind != VerdictKind::Unrelated,
-        kind,
-        score,
-    }
+    Verdict { duplicate: kind != VerdictKind::Unrelated, kind, score }
 }

@@ -25,9 +25,9 @@ pub fn letter_index(letter: u8) -> Option<usize> {
 }
 
 const BLOCKS: [(u32, u32); 3] = [
-    (0x3400, 0x4DBF),   // CJK Unified Ideographs Extension A
-    (0x4E00, 0x9FFF),   // CJK Unified Ideographs
-    (0xF900, 0xFAFF),   // CJK Compatibility Ideographs (normally folded by NFKC)
+    (0x3400, 0x4DBF), // CJK Unified Ideographs Extension A
+    (0x4E00, 0x9FFF), // CJK Unified Ideographs
+    (0xF900, 0xFAFF), // CJK Compatibility Ideographs (normally folded by NFKC)
 ];
 
 struct InitialTable {

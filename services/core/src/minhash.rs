@@ -23,7 +23,11 @@ pub struct MinHasher {
 impl MinHasher {
     /// `functions` hash functions, derived deterministically (stored signatures stay comparable).
     pub fn new(functions: usize) -> Self {
-        MinHasher { salts: (0..functions as u64).map(|i| mix64(0x9e37_79b9_7f4a_7c15 ^ i.wrapping_mul(0x2545_f491_4f6c_dd1d))).collect() }
+        MinHasher {
+            salts: (0..functions as u64)
+                .map(|i| mix64(0x9e37_79b9_7f4a_7c15 ^ i.wrapping_mul(0x2545_f491_4f6c_dd1d)))
+                .collect(),
+        }
     }
 
     /// Number of hash functions.

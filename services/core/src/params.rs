@@ -190,7 +190,14 @@ pub struct WinnowParams {
 
 impl Default for WinnowParams {
     fn default() -> Self {
-        WinnowParams { initials_k: 12, initials_window: 8, chars_k: 8, chars_window: 8, max_gap: 40, min_passage_chars: 24 }
+        WinnowParams {
+            initials_k: 12,
+            initials_window: 8,
+            chars_k: 8,
+            chars_window: 8,
+            max_gap: 40,
+            min_passage_chars: 24,
+        }
     }
 }
 

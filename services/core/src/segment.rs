@@ -34,11 +34,7 @@ pub struct Token {
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
 static STOP_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
-    include_str!("../data/stopwords_zh_stopwords-iso.txt")
-        .lines()
-        .map(str::trim)
-        .filter(|w| !w.is_empty())
-        .collect()
+    include_str!("../data/stopwords_zh_stopwords-iso.txt").lines().map(str::trim).filter(|w| !w.is_empty()).collect()
 });
 
 struct IdfTable {
@@ -103,7 +99,12 @@ pub fn segment(text: &str, params: &SegmentParams) -> Vec<Token> {
         if !is_content(word) || (params.drop_stop_words && is_stop_word(word)) {
             continue;
         }
-        tokens.push(Token { start: t.start as u32, end: t.end as u32, hash: hash_bytes(word.as_bytes()), idf: idf(word) });
+        tokens.push(Token {
+            start: t.start as u32,
+            end: t.end as u32,
+            hash: hash_bytes(word.as_bytes()),
+            idf: idf(word),
+        });
     }
     tokens
 }
@@ -116,10 +117,8 @@ mod tests {
     fn segments_once_with_positions_and_drops_stop_words() {
         let text = "我们在北京的天安门广场看升旗";
         let tokens = segment(text, &SegmentParams::default());
-        let words: Vec<&str> = tokens
-            .iter()
-            .map(|t| crate::canon::slice_chars(text, t.start as usize, t.end as usize))
-            .collect();
+        let words: Vec<&str> =
+            tokens.iter().map(|t| crate::canon::slice_chars(text, t.start as usize, t.end as usize)).collect();
         assert!(words.contains(&"北京"), "{words:?}");
         assert!(!words.contains(&"的") && !words.contains(&"在"), "{words:?}");
     }

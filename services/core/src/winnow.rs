@@ -213,9 +213,12 @@ pub fn merge_overlapping(passages: &mut Vec<Passage>) {
     passages.sort_unstable_by_key(|p| (p.a_start, p.b_start));
     let mut merged: Vec<Passage> = Vec::with_capacity(passages.len());
     for p in passages.drain(..) {
-        if let Some(last) = merged.iter_mut().rev().take(4).find(|m| {
-            p.a_start <= m.a_end && m.a_start <= p.a_end && p.b_start <= m.b_end && m.b_start <= p.b_end
-        }) {
+        if let Some(last) = merged
+            .iter_mut()
+            .rev()
+            .take(4)
+            .find(|m| p.a_start <= m.a_end && m.a_start <= p.a_end && p.b_start <= m.b_end && m.b_start <= p.b_end)
+        {
             last.a_start = last.a_start.min(p.a_start);
             last.a_end = last.a_end.max(p.a_end);
             last.b_start = last.b_start.min(p.b_start);

@@ -19,9 +19,7 @@ fn chapter() -> String {
 fn unrelated() -> String {
     let fp = fingerprinter();
     let bytes = std::fs::read(samples().join("other-chapter-gbk.html")).expect("bundled sample");
-    let a = fp
-        .analyze_bytes(&bytes, InputFormat::Html, None)
-        .expect("sample decodes");
+    let a = fp.analyze_bytes(&bytes, InputFormat::Html, None).expect("sample decodes");
     a.canonical.text().to_owned()
 }
 
@@ -30,9 +28,7 @@ fn fingerprinter() -> Fingerprinter {
 }
 
 fn analyze(text: &str) -> Analysis {
-    fingerprinter()
-        .analyze_text(text, InputFormat::Text)
-        .expect("analysable")
+    fingerprinter().analyze_text(text, InputFormat::Text).expect("analysable")
 }
 
 fn cmp(a: &Analysis, b: &Analysis) -> Comparison {
@@ -43,14 +39,8 @@ fn cmp(a: &Analysis, b: &Analysis) -> Comparison {
 fn assert_evidence_quotes_originals(a: &Analysis, b: &Analysis, c: &Comparison) {
     for e in &c.evidence {
         assert!(e.a_start < e.a_end && e.b_start < e.b_end, "{e:?}");
-        assert_eq!(
-            slice_chars(a.canonical.original(), e.a_start, e.a_end),
-            e.a_text
-        );
-        assert_eq!(
-            slice_chars(b.canonical.original(), e.b_start, e.b_end),
-            e.b_text
-        );
+        assert_eq!(slice_chars(a.canonical.original(), e.a_start, e.a_end), e.a_text);
+        assert_eq!(slice_chars(b.canonical.original(), e.b_start, e.b_end), e.b_text);
     }
 }
 
@@ -109,30 +99,19 @@ fn an_excerpt_inside_an_unrelated_page_has_high_containment_and_low_resemblance(
     let (from, len) = (chars.len() * 2 / 5, chars.len() / 5);
     let excerpt: String = chars[from..from + len].iter().collect();
     let other = unrelated();
-    let mid = other
-        .char_indices()
-        .nth(other.chars().count() / 2)
-        .map(|(i, _)| i)
-        .unwrap_or(0);
+    let mid = other.char_indices().nth(other.chars().count() / 2).map(|(i, _)| i).unwrap_or(0);
     let page = format!("{}\n{}\n{}", &other[..mid], excerpt, &other[mid..]);
     let (e, p, ch) = (analyze(&excerpt), analyze(&page), analyze(&text));
     let c = cmp(&e, &p);
     assert!(c.containment_ab > 0.9, "containment {}", c.containment_ab);
     assert!(c.resemblance < 0.4, "resemblance {}", c.resemblance);
-    assert!(
-        c.verdict.duplicate && c.verdict.kind == VerdictKind::AWithinB,
-        "{:?}",
-        c.verdict
-    );
+    assert!(c.verdict.duplicate && c.verdict.kind == VerdictKind::AWithinB, "{:?}", c.verdict);
     // The chapter against the page: a copy of part of it, found, with evidence.
     let c = cmp(&ch, &p);
     assert!(c.verdict.duplicate, "{:?}", c.verdict);
     assert!(c.resemblance < 0.2, "resemblance {}", c.resemblance);
     let copied: usize = c.evidence.iter().map(|e| e.chars).sum();
-    assert!(
-        copied as f64 >= 0.9 * len as f64,
-        "evidence covers {copied} of {len} copied characters"
-    );
+    assert!(copied as f64 >= 0.9 * len as f64, "evidence covers {copied} of {len} copied characters");
     assert_evidence_quotes_originals(&ch, &p, &c);
 }
 
@@ -152,9 +131,7 @@ fn the_pirate_sample_page_is_found_with_quotes_from_the_big5_original() {
     let fp = fingerprinter();
     let a = analyze(&chapter());
     let bytes = std::fs::read(samples().join("pirate-copy-big5.html")).expect("bundled sample");
-    let b = fp
-        .analyze_bytes(&bytes, InputFormat::Auto, None)
-        .expect("Big5 page decodes");
+    let b = fp.analyze_bytes(&bytes, InputFormat::Auto, None).expect("Big5 page decodes");
     assert_eq!(b.canonical.charset(), "Big5");
     let c = cmp(&a, &b);
     assert!(c.verdict.duplicate, "{:?}", c.verdict);
@@ -163,10 +140,7 @@ fn the_pirate_sample_page_is_found_with_quotes_from_the_big5_original() {
     assert!(!c.evidence.is_empty());
     assert_evidence_quotes_originals(&a, &b, &c);
     // The quote on the page side is in traditional script, as the pirate published it.
-    assert!(c
-        .evidence
-        .iter()
-        .any(|e| e.b_text.contains('夢') || e.b_text.contains('說')));
+    assert!(c.evidence.iter().any(|e| e.b_text.contains('夢') || e.b_text.contains('說')));
 }
 
 fn edit(text: &str, seed: u64, rate: f64) -> String {

@@ -39,11 +39,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        let json = JsonOutput {
-            a: info(&args.a, &a),
-            b: info(&args.b, &b),
-            comparison: &c,
-        };
+        let json = JsonOutput { a: info(&args.a, &a), b: info(&args.b, &b), comparison: &c };
         serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
         return Ok(());
@@ -54,79 +50,30 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     writeln!(out)?;
     let v = &c.verdict;
     let meaning = match v.kind {
-        zhiwen_core::compare::VerdictKind::Identical => {
-            "the texts are identical after normalisation"
-        }
-        zhiwen_core::compare::VerdictKind::NearDuplicate => {
-            "most of each text appears in the other"
-        }
+        zhiwen_core::compare::VerdictKind::Identical => "the texts are identical after normalisation",
+        zhiwen_core::compare::VerdictKind::NearDuplicate => "most of each text appears in the other",
         zhiwen_core::compare::VerdictKind::AWithinB => "A (or most of it) appears inside B",
         zhiwen_core::compare::VerdictKind::BWithinA => "B (or most of it) appears inside A",
         zhiwen_core::compare::VerdictKind::Unrelated => "no copy found",
     };
-    writeln!(
-        out,
-        "verdict  {}  (score {:.2}): {meaning}",
-        v.kind.as_str(),
-        v.score
-    )?;
+    writeln!(out, "verdict  {}  (score {:.2}): {meaning}", v.kind.as_str(), v.score)?;
     writeln!(out)?;
     let rows: [(&str, String, &str); 12] = [
-        (
-            "resemblance",
-            pct(c.resemblance),
-            "word 4-shingles, Jaccard",
-        ),
-        (
-            "containment A in B",
-            pct(c.containment_ab),
-            "share of A's shingles found in B",
-        ),
-        (
-            "containment B in A",
-            pct(c.containment_ba),
-            "share of B's shingles found in A",
-        ),
+        ("resemblance", pct(c.resemblance), "word 4-shingles, Jaccard"),
+        ("containment A in B", pct(c.containment_ab), "share of A's shingles found in B"),
+        ("containment B in A", pct(c.containment_ba), "share of B's shingles found in A"),
         ("dice", pct(c.dice), "2|A∩B| / (|A|+|B|)"),
         (
             "simhash distance",
             format!("{} bits", c.simhash_distance),
-            if c.simhash_near {
-                "near-duplicate (≤ k)"
-            } else {
-                ""
-            },
+            if c.simhash_near { "near-duplicate (≤ k)" } else { "" },
         ),
-        (
-            "dna score",
-            pct(c.dna_score),
-            "pinyin-initial segments in common",
-        ),
-        (
-            "minhash similarity",
-            pct(c.minhash_similarity),
-            "estimated Jaccard from 84 minima",
-        ),
-        (
-            "super-shingles equal",
-            format!("{} of 6", c.super_shingle_matches),
-            "",
-        ),
-        (
-            "mega-shingle match",
-            yes_no(c.megashingle_match),
-            "≥ 2 super-shingles",
-        ),
-        (
-            "lsh candidate",
-            yes_no(c.lsh_candidate),
-            "one LSH band equal",
-        ),
-        (
-            "winnow A in B",
-            pct(c.winnow_containment_ab),
-            "pinyin-initial k-grams (homophone-proof)",
-        ),
+        ("dna score", pct(c.dna_score), "pinyin-initial segments in common"),
+        ("minhash similarity", pct(c.minhash_similarity), "estimated Jaccard from 84 minima"),
+        ("super-shingles equal", format!("{} of 6", c.super_shingle_matches), ""),
+        ("mega-shingle match", yes_no(c.megashingle_match), "≥ 2 super-shingles"),
+        ("lsh candidate", yes_no(c.lsh_candidate), "one LSH band equal"),
+        ("winnow A in B", pct(c.winnow_containment_ab), "pinyin-initial k-grams (homophone-proof)"),
         ("winnow B in A", pct(c.winnow_containment_ba), ""),
     ];
     for (name, value, note) in rows {
@@ -142,24 +89,12 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     )?;
     for (i, e) in c.evidence.iter().take(args.max_passages).enumerate() {
         writeln!(out)?;
-        writeln!(
-            out,
-            "  #{}  A[{}..{})  B[{}..{})",
-            i + 1,
-            e.a_start,
-            e.a_end,
-            e.b_start,
-            e.b_end
-        )?;
+        writeln!(out, "  #{}  A[{}..{})  B[{}..{})", i + 1, e.a_start, e.a_end, e.b_start, e.b_end)?;
         writeln!(out, "    A: {}", preview(&e.a_text))?;
         writeln!(out, "    B: {}", preview(&e.b_text))?;
     }
     if c.evidence.len() > args.max_passages {
-        writeln!(
-            out,
-            "\n  … {} more (use --max-passages or --json)",
-            c.evidence.len() - args.max_passages
-        )?;
+        writeln!(out, "\n  … {} more (use --max-passages or --json)", c.evidence.len() - args.max_passages)?;
     }
     Ok(())
 }

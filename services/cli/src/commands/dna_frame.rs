@@ -12,8 +12,7 @@ pub fn run(args: &DnaFrameArgs) -> Result<()> {
     let mut counts = [0u64; 23];
     let mut documents = 0usize;
     for path in &args.corpus {
-        let file =
-            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
         let mut add = |text: &str| {
             let c = ReferenceFrame::letter_counts_of_texts([text]);
@@ -35,29 +34,23 @@ pub fn run(args: &DnaFrameArgs) -> Result<()> {
                 }
             }
         } else {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("{} is not UTF-8 text", path.display()))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("{} is not UTF-8 text", path.display()))?;
             add(&text);
         }
     }
     let total: u64 = counts.iter().sum();
     anyhow::ensure!(total > 0, "the corpus has no Han characters");
     let frame = ReferenceFrame::from_counts(&counts);
-    let names: Vec<String> = args
-        .corpus
-        .iter()
-        .filter_map(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .collect();
+    let names: Vec<String> =
+        args.corpus.iter().filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
     let description = format!(
         "measured by `zhiwen dna-frame` over {documents} documents ({total} Han characters) of: {}",
         names.join(", ")
     );
     let data = frame.to_data_file(&description);
     match &args.out {
-        Some(out) => {
-            std::fs::write(out, &data).with_context(|| format!("cannot write {}", out.display()))?
-        }
+        Some(out) => std::fs::write(out, &data).with_context(|| format!("cannot write {}", out.display()))?,
         None => print!("{data}"),
     }
     Ok(())

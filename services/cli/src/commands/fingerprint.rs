@@ -51,11 +51,7 @@ fn print_human(w: &mut impl Write, o: &Output<'_>, radix: u8) -> Result<()> {
     let f = o.fingerprints;
     let hex = |v: &[u64], n: usize| {
         let shown: Vec<String> = v.iter().take(n).map(|x| format!("{x:016x}")).collect();
-        let more = if v.len() > n {
-            format!(" … (+{})", v.len() - n)
-        } else {
-            String::new()
-        };
+        let more = if v.len() > n { format!(" … (+{})", v.len() - n) } else { String::new() };
         format!("{}{more}", shown.join(" "))
     };
     writeln!(w, "file            {}", o.file)?;
@@ -64,18 +60,9 @@ fn print_human(w: &mut impl Write, o: &Output<'_>, radix: u8) -> Result<()> {
         writeln!(w, "title           {t}")?;
     }
     writeln!(w, "params          {}", o.params_tag)?;
-    writeln!(
-        w,
-        "characters      {} canonical, {} Han, {} content words",
-        f.char_count, f.han_count, f.token_count
-    )?;
+    writeln!(w, "characters      {} canonical, {} Han, {} content words", f.char_count, f.han_count, f.token_count)?;
     writeln!(w, "content hash    {:016x}", f.content_hash)?;
-    writeln!(
-        w,
-        "simhash         {}  blocks {}",
-        o.simhash_hex,
-        hex(&o.simhash_block_keys, 4)
-    )?;
+    writeln!(w, "simhash         {}  blocks {}", o.simhash_hex, hex(&o.simhash_block_keys, 4))?;
     let dna: Vec<String> = f
         .dna
         .iter()
@@ -85,42 +72,17 @@ fn print_human(w: &mut impl Write, o: &Output<'_>, radix: u8) -> Result<()> {
                 "[{}..{}) {}",
                 s.start,
                 s.end,
-                zhiwen_core::dna::render_code(s.code, radix)
-                    .unwrap_or_else(|| format!("{:x}", s.code))
+                zhiwen_core::dna::render_code(s.code, radix).unwrap_or_else(|| format!("{:x}", s.code))
             )
         })
         .collect();
     writeln!(w, "dna segments    {}  {}", f.dna.len(), dna.join("  "))?;
-    writeln!(
-        w,
-        "shingles        {}  {}",
-        f.shingles.len(),
-        hex(&f.shingles, 3)
-    )?;
-    writeln!(
-        w,
-        "minhash         {}  {}",
-        f.minhash.len(),
-        hex(&f.minhash, 3)
-    )?;
+    writeln!(w, "shingles        {}  {}", f.shingles.len(), hex(&f.shingles, 3))?;
+    writeln!(w, "minhash         {}  {}", f.minhash.len(), hex(&f.minhash, 3))?;
     writeln!(w, "super-shingles  {}", hex(&f.super_shingles, 6))?;
-    writeln!(
-        w,
-        "mega-shingles   {}  {}",
-        f.mega_shingles.len(),
-        hex(&f.mega_shingles, 3)
-    )?;
-    writeln!(
-        w,
-        "lsh bands       {}  {}",
-        f.lsh_bands.len(),
-        hex(&f.lsh_bands, 3)
-    )?;
-    writeln!(
-        w,
-        "winnow initials {} fingerprints",
-        f.winnow_initials.len()
-    )?;
+    writeln!(w, "mega-shingles   {}  {}", f.mega_shingles.len(), hex(&f.mega_shingles, 3))?;
+    writeln!(w, "lsh bands       {}  {}", f.lsh_bands.len(), hex(&f.lsh_bands, 3))?;
+    writeln!(w, "winnow initials {} fingerprints", f.winnow_initials.len())?;
     writeln!(w, "winnow chars    {} fingerprints", f.winnow_chars.len())?;
     writeln!(w, "(--json prints every value)")?;
     Ok(())
