@@ -1,0 +1,1 @@
+//! zhiwen-eval (being built).

@@ -1,0 +1,1 @@
+//! zhiwen-ingest (being built).
