@@ -1,10 +1,344 @@
-//! Charset detection and decoding (interim: UTF-8 only).
+//! Bytes -> text: BOM, strict UTF-8, the caller's or the page's declared charset, then
+//! detection (`chardetng`) among the legacy charsets, GB18030/GBK and Big5 first of all.
+//! Binary data (images, archives, NUL-heavy bytes) is refused rather than decoded into
+//! garbage that would be fingerprinted like text.
+
+use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
+use encoding_rs::{DecoderResult, Encoding, GB18030, GBK, UTF_16BE, UTF_16LE, UTF_8};
+use memchr::{memchr, memmem};
+
 use super::Decoded;
 use crate::CoreError;
 
-pub(super) fn decode(bytes: &[u8], _hint: Option<&str>) -> Result<Decoded, CoreError> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(Decoded { text: s.to_string(), charset: "UTF-8", replacements: 0 }),
-        Err(e) => Err(CoreError::Undecodable { reason: e.to_string() }),
+/// How many leading bytes are searched for `<meta charset>` (WHATWG prescan uses 1024;
+/// Chinese sites often put long comments or scripts first).
+const META_SCAN_BYTES: usize = 4096;
+/// How many bytes the detector reads; it decides long before this.
+const DETECT_BYTES: usize = 1 << 20;
+
+pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreError> {
+    if bytes.is_empty() {
+        return Err(CoreError::EmptyInput);
     }
+    if let Some(kind) = binary_signature(bytes) {
+        return Err(CoreError::Undecodable { reason: format!("the bytes are a {kind} file, not text") });
+    }
+    if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
+        let (text, replacements) = decode_counting(encoding, &bytes[bom_len..]);
+        check_decoded_text(&text, encoding)?;
+        return Ok(Decoded { text, charset: encoding.name(), replacements });
+    }
+
+    let controls = count_control_bytes(bytes);
+    if is_binary_ratio(controls, bytes.len()) {
+        // UTF-16 without a BOM looks like binary to a byte scan; try it before refusing.
+        if let Some(decoded) = utf16_without_bom(bytes) {
+            return Ok(decoded);
+        }
+        return Err(CoreError::Undecodable {
+            reason: format!(
+                "{controls} of {} bytes are NUL or other control bytes: binary data, not text",
+                bytes.len()
+            ),
+        });
+    }
+
+    match std::str::from_utf8(bytes) {
+        Ok(s) => return Ok(Decoded { text: s.to_owned(), charset: UTF_8.name(), replacements: 0 }),
+        Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
+            // Valid UTF-8 cut short inside the last character (a truncated download).
+            let (text, replacements) = decode_counting(UTF_8, bytes);
+            return Ok(Decoded { text, charset: UTF_8.name(), replacements });
+        }
+        Err(_) => {}
+    }
+    if mostly_utf8(bytes) {
+        let (text, replacements) = decode_counting(UTF_8, bytes);
+        return Ok(Decoded { text, charset: UTF_8.name(), replacements });
+    }
+
+    let declared = hint.and_then(label_to_encoding).into_iter().chain(sniff_meta_charset(bytes));
+    for encoding in declared {
+        let (text, replacements) = decode_counting(encoding, bytes);
+        if replacements == 0 {
+            return Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements });
+        }
+    }
+
+    // No scripts run here, so ISO-2022-JP is as safe to detect as any other charset.
+    let mut detector = EncodingDetector::new(Iso2022JpDetection::Allow);
+    let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
+    detector.feed(sample, sample.len() == bytes.len());
+    let encoding = detector.guess(None, Utf8Detection::Deny);
+    let (text, replacements) = decode_counting(encoding, bytes);
+    let chars = text.chars().count().max(1);
+    if replacements * 5 > chars {
+        return Err(CoreError::Undecodable {
+            reason: format!(
+                "{replacements} of {chars} characters are malformed even in the best guess ({}): not text",
+                encoding.name()
+            ),
+        });
+    }
+    Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements })
+}
+
+/// An encoding for a label, ignoring UTF-16 labels: without a BOM they are almost always
+/// wrong (WHATWG maps a `<meta>` UTF-16 to UTF-8), and UTF-16 never decodes with errors.
+fn label_to_encoding(label: &str) -> Option<&'static Encoding> {
+    let encoding = Encoding::for_label(label.trim().as_bytes())?;
+    if encoding == UTF_16LE || encoding == UTF_16BE || encoding == encoding_rs::REPLACEMENT {
+        return None;
+    }
+    Some(encoding)
+}
+
+/// encoding_rs decodes GB18030's four-byte sequences under the GBK label too; report
+/// `gb18030` when the bytes use them, since GBK proper cannot encode those characters.
+fn charset_name(encoding: &'static Encoding, bytes: &[u8]) -> &'static str {
+    if encoding == GBK && has_gb18030_four_byte(bytes) {
+        GB18030.name()
+    } else {
+        encoding.name()
+    }
+}
+
+fn has_gb18030_four_byte(bytes: &[u8]) -> bool {
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            i += 1;
+            continue;
+        }
+        match bytes.get(i + 1) {
+            Some(0x30..=0x39) if (0x81..=0xFE).contains(&b) => {
+                if matches!(bytes.get(i + 2), Some(0x81..=0xFE)) && matches!(bytes.get(i + 3), Some(0x30..=0x39)) {
+                    return true;
+                }
+                i += 1;
+            }
+            _ => i += 2,
+        }
+    }
+    false
+}
+
+/// Decode without BOM handling, counting the malformed sequences replaced by U+FFFD.
+fn decode_counting(encoding: &'static Encoding, bytes: &[u8]) -> (String, usize) {
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut out = String::with_capacity(
+        decoder.max_utf8_buffer_length_without_replacement(bytes.len()).unwrap_or(bytes.len().saturating_mul(3)),
+    );
+    let mut replacements = 0;
+    let mut src = bytes;
+    loop {
+        let (result, read) = decoder.decode_to_string_without_replacement(src, &mut out, true);
+        src = &src[read..];
+        match result {
+            DecoderResult::InputEmpty => break,
+            DecoderResult::Malformed(_, _) => {
+                replacements += 1;
+                out.push('\u{FFFD}');
+            }
+            DecoderResult::OutputFull => {
+                out.reserve(src.len().saturating_mul(3).max(16));
+            }
+        }
+    }
+    (out, replacements)
+}
+
+/// Magic numbers of common binary formats that crawlers meet instead of pages.
+fn binary_signature(b: &[u8]) -> Option<&'static str> {
+    let starts = |sig: &[u8]| b.starts_with(sig);
+    let kind = if starts(b"\x89PNG\r\n\x1a\n") {
+        "PNG image"
+    } else if starts(b"GIF87a") || starts(b"GIF89a") {
+        "GIF image"
+    } else if starts(b"\xFF\xD8\xFF") {
+        "JPEG image"
+    } else if starts(b"%PDF-") {
+        "PDF"
+    } else if starts(b"PK\x03\x04") || starts(b"PK\x05\x06") || starts(b"PK\x07\x08") {
+        "ZIP (or Office/EPUB/JAR)"
+    } else if starts(b"\x1F\x8B") {
+        "gzip"
+    } else if starts(b"BZh") && b.get(4..10) == Some(b"1AY&SY") {
+        "bzip2"
+    } else if starts(b"\xFD7zXZ\x00") {
+        "xz"
+    } else if starts(b"\x28\xB5\x2F\xFD") {
+        "zstd"
+    } else if starts(b"7z\xBC\xAF\x27\x1C") {
+        "7-Zip"
+    } else if starts(b"Rar!\x1A\x07") {
+        "RAR"
+    } else if starts(b"\x7FELF") {
+        "ELF executable"
+    } else if starts(b"\0asm") {
+        "WebAssembly"
+    } else if starts(b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1") {
+        "OLE (old Office)"
+    } else if starts(b"SQLite format 3\0") {
+        "SQLite database"
+    } else if starts(b"wOFF") || starts(b"wOF2") {
+        "WOFF font"
+    } else if starts(b"RIFF") && b.len() >= 12 {
+        "RIFF (WebP/WAV/AVI)"
+    } else if starts(b"OggS") {
+        "Ogg"
+    } else if starts(b"fLaC") {
+        "FLAC"
+    } else if starts(b"ID3") && b.get(3).is_some_and(|&v| (2..=4).contains(&v)) {
+        "MP3"
+    } else if b.get(4..8) == Some(b"ftyp") {
+        "MP4/ISO media"
+    } else if starts(b"\x1A\x45\xDF\xA3") {
+        "Matroska/WebM"
+    } else if starts(b"\xCA\xFE\xBA\xBE") {
+        "Java class or Mach-O"
+    } else if starts(b"II*\0") || starts(b"MM\0*") {
+        "TIFF image"
+    } else if starts(b"8BPS") {
+        "Photoshop image"
+    } else if starts(b"FLV\x01") {
+        "Flash video"
+    } else {
+        return None;
+    };
+    Some(kind)
+}
+
+/// Bytes that never occur in text: C0 controls other than tab, line feed, vertical tab,
+/// form feed, carriage return and escape (ISO-2022 uses it), and DEL.
+fn count_control_bytes(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| matches!(b, 0x00..=0x08 | 0x0E..=0x1A | 0x1C..=0x1F | 0x7F)).count()
+}
+
+/// More than 2% control bytes: binary.
+fn is_binary_ratio(controls: usize, len: usize) -> bool {
+    controls.saturating_mul(50) > len
+}
+
+/// Refuse decoded text that is mostly control characters (a UTF-16 BOM on binary data).
+fn check_decoded_text(text: &str, encoding: &'static Encoding) -> Result<(), CoreError> {
+    let mut chars = 0usize;
+    let mut controls = 0usize;
+    for c in text.chars() {
+        chars += 1;
+        if c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{1B}') {
+            controls += 1;
+        }
+    }
+    if is_binary_ratio(controls, chars) {
+        return Err(CoreError::Undecodable {
+            reason: format!(
+                "{controls} of {chars} characters decoded as {} are control characters: binary data, not text",
+                encoding.name()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// UTF-16 without a BOM: accepted only if it decodes without error into characters that
+/// text is made of (ASCII, CJK, Latin, kana, Hangul, punctuation). Random binary decoded
+/// as UTF-16 spreads over the whole range and fails this.
+fn utf16_without_bom(bytes: &[u8]) -> Option<Decoded> {
+    if bytes.len() < 4 || !bytes.len().is_multiple_of(2) {
+        return None;
+    }
+    let mut best: Option<(usize, &'static Encoding)> = None;
+    for encoding in [UTF_16LE, UTF_16BE] {
+        let (text, replacements) = decode_counting(encoding, bytes);
+        if replacements > 0 {
+            continue;
+        }
+        let mut chars = 0usize;
+        let mut texty = 0usize;
+        for c in text.chars() {
+            chars += 1;
+            let u = c as u32;
+            let plausible = matches!(c, '\t' | '\n' | '\r')
+                || matches!(u, 0x20..=0x7E | 0xA0..=0x24F | 0x2000..=0x206F | 0x3000..=0x30FF
+                    | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xFF00..=0xFFEF);
+            if plausible {
+                texty += 1;
+            }
+        }
+        if chars > 0 && texty * 100 >= chars * 95 && best.is_none_or(|(t, _)| texty > t) {
+            best = Some((texty, encoding));
+        }
+    }
+    let (_, encoding) = best?;
+    let (text, replacements) = decode_counting(encoding, bytes);
+    Some(Decoded { text, charset: encoding.name(), replacements })
+}
+
+/// UTF-8 with a few corrupt bytes (at most one malformed sequence per 50 well-formed
+/// non-ASCII characters). Legacy CJK text fails this by far: most of its byte pairs are
+/// not UTF-8.
+fn mostly_utf8(bytes: &[u8]) -> bool {
+    let mut invalid = 0usize;
+    let mut multibyte = 0usize;
+    for chunk in bytes.utf8_chunks() {
+        multibyte += chunk.valid().bytes().filter(|&b| b >= 0xC0).count();
+        if !chunk.invalid().is_empty() {
+            invalid += 1;
+        }
+    }
+    invalid > 0 && invalid.saturating_mul(50) <= multibyte
+}
+
+/// The charset declared by `<meta charset=...>`, `<meta http-equiv=... content="...;
+/// charset=...">` or an XML declaration near the start of the bytes.
+pub(super) fn sniff_meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
+    let head = &bytes[..bytes.len().min(META_SCAN_BYTES)];
+    let mut i = 0;
+    while let Some(o) = memchr(b'<', &head[i..]) {
+        let p = i + o;
+        let rest = &head[p..];
+        let is_meta = rest.len() > 5 && rest[1..5].eq_ignore_ascii_case(b"meta");
+        let is_xml = rest.starts_with(b"<?xml");
+        if is_meta || is_xml {
+            let end = memchr(b'>', rest).unwrap_or(rest.len());
+            let tag = &rest[..end];
+            let key: &[u8] = if is_meta { b"charset" } else { b"encoding" };
+            if let Some(label) = attribute_label(tag, key) {
+                if let Some(encoding) = std::str::from_utf8(label).ok().and_then(label_to_encoding) {
+                    return Some(encoding);
+                }
+            }
+        }
+        i = p + 1;
+    }
+    None
+}
+
+/// `key` then optional spaces, `=`, optional spaces and quotes, then the label.
+fn attribute_label<'t>(tag: &'t [u8], key: &[u8]) -> Option<&'t [u8]> {
+    let lower: Vec<u8> = tag.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(o) = memmem::find(&lower[from..], key) {
+        let mut j = from + o + key.len();
+        while j < tag.len() && tag[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if tag.get(j) == Some(&b'=') {
+            j += 1;
+            while j < tag.len() && (tag[j].is_ascii_whitespace() || tag[j] == b'"' || tag[j] == b'\'') {
+                j += 1;
+            }
+            let start = j;
+            while j < tag.len() && (tag[j].is_ascii_alphanumeric() || matches!(tag[j], b'-' | b'_' | b':' | b'.')) {
+                j += 1;
+            }
+            if j > start {
+                return Some(&tag[start..j]);
+            }
+        }
+        from += o + key.len();
+    }
+    None
 }

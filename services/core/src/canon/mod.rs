@@ -94,9 +94,19 @@ impl CanonicalText {
     pub fn char_len(&self) -> usize {
         self.source.len()
     }
-    /// Span in the original of canonical character `i`.
+    /// Span in the original of canonical character `i` (empty at the end for `i` past the end).
     pub fn source_of(&self, i: usize) -> SourceSpan {
-        self.source[i]
+        match self.source.get(i) {
+            Some(span) => *span,
+            None => {
+                let end = self.source.last().map_or(0, |s| s.end);
+                SourceSpan { start: end, end }
+            }
+        }
+    }
+    /// The spans of all canonical characters, one per character of [`CanonicalText::text`].
+    pub fn source_spans(&self) -> &[SourceSpan] {
+        &self.source
     }
     /// Character span in the original covered by canonical characters `start..end`.
     ///
@@ -172,5 +182,21 @@ pub fn canonicalize_decoded(
     normalize::canonicalize_decoded(original, charset, format, params)
 }
 
+/// Decide whether decoded text is HTML or plain text, as [`InputFormat::Auto`] does:
+/// a leading tag, a doctype, `<html>`, `<head>` or `<body>`, or at least two common
+/// tags (`<p>`, `<div`, `<br>` ...) in the first 4 KiB.
+pub fn sniff_format(text: &str) -> InputFormat {
+    normalize::sniff(text)
+}
+
+/// Convert traditional Chinese (including Taiwan and Hong Kong variant forms) to
+/// simplified with the same merged OpenCC tables as the canonicaliser, without any other
+/// normalisation.
+pub fn to_simplified(text: &str) -> String {
+    t2s::T2S.convert(text)
+}
+
 mod charset;
+mod html;
 mod normalize;
+mod t2s;

@@ -1,39 +1,415 @@
-//! Normalisation with offsets (interim: NFKC + lower-case + whitespace, no HTML).
-use unicode_normalization::UnicodeNormalization;
+//! Normalisation with offsets: NFKC, traditional -> simplified, lower case, white space,
+//! each canonical character carrying the span of the original it came from.
+//!
+//! Two stages per paragraph. Stage A reads the original character by character: a
+//! 64 KiB class table sends ASCII and every BMP character that NFKC leaves alone (and
+//! that is not white space, upper case or invisible) straight through; the rest goes
+//! through NFKC in small chunks (a stable character plus the characters that may combine
+//! with it). Stage B runs traditional -> simplified over the paragraph (phrases need
+//! look-ahead) and decides which white space survives.
 
+use std::sync::LazyLock;
+
+use unicode_normalization::char::canonical_combining_class;
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+use super::html::{self, RunKind};
+use super::t2s::{Step, T2s, T2S};
 use super::{CanonicalText, InputFormat, SourceSpan};
 use crate::params::CanonParams;
 use crate::CoreError;
 
-pub(super) fn canonicalize_decoded(
-    original: String,
-    charset: &'static str,
-    _format: InputFormat,
-    _params: &CanonParams,
-) -> Result<CanonicalText, CoreError> {
-    let mut text = String::with_capacity(original.len());
-    let mut source = Vec::with_capacity(original.len() / 3);
-    let mut pending_space = false;
-    for (i, c) in original.chars().enumerate() {
-        let span = SourceSpan { start: i as u32, end: i as u32 + 1 };
-        for n in std::iter::once(c).nfkc() {
-            if n.is_whitespace() {
-                pending_space = !text.is_empty();
-                continue;
+/// Unchanged by NFKC, not white space, not upper case, visible.
+const PASS: u8 = 0;
+/// Unchanged by NFKC but upper case.
+const LOWER: u8 = 1;
+const SPACE: u8 = 2;
+const NEWLINE: u8 = 3;
+/// Control and format characters (zero-width space, BOM, bidi marks, soft hyphen ...).
+const DROP: u8 = 4;
+/// Changed by NFKC, or may combine with its neighbours.
+const SLOW: u8 = 5;
+
+static BMP_CLASS: LazyLock<Box<[u8]>> =
+    LazyLock::new(|| (0..0x1_0000u32).map(|u| char::from_u32(u).map_or(DROP, classify)).collect());
+
+fn classify(c: char) -> u8 {
+    if matches!(c, '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+        return NEWLINE;
+    }
+    if c.is_whitespace() {
+        return SPACE;
+    }
+    if is_invisible(c) {
+        return DROP;
+    }
+    if canonical_combining_class(c) != 0 || is_nfkc_quick(std::iter::once(c)) != IsNormalized::Yes {
+        return SLOW;
+    }
+    if c.to_lowercase().eq(std::iter::once(c)) {
+        PASS
+    } else {
+        LOWER
+    }
+}
+
+/// Characters that render as nothing: pirate sites sprinkle them between the
+/// characters of a sentence to defeat matching.
+fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c as u32,
+            0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
+            | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
+            | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF)
+}
+
+/// Characters of scripts written without spaces between words: white space next to
+/// them carries no meaning (hard-wrapped HTML, "spaced out" pirate copies), so it is
+/// dropped rather than kept as a separator.
+pub(super) fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x2E80..=0x2FDF | 0x3000..=0x303F | 0x3040..=0x30FF | 0x3100..=0x312F | 0x31A0..=0x31FF
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFFEF
+        | 0x20000..=0x3FFFF)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Unit {
+    c: char,
+    start: u32,
+    end: u32,
+}
+
+/// A synthetic space: collapsed white space, kept or dropped in stage B.
+const GAP: char = ' ';
+
+/// Builds the canonical text from pieces of the original, in order.
+pub(super) struct Normalizer<'a> {
+    original: &'a str,
+    class: &'static [u8],
+    t2s: Option<&'static T2s>,
+    byte_pos: usize,
+    char_pos: u32,
+    para: Vec<Unit>,
+    chunk: Vec<Unit>,
+    scratch: String,
+    pending_space: bool,
+    /// The last unit of `para` came from one stable character and may start a chunk.
+    last_simple: bool,
+    text: String,
+    source: Vec<SourceSpan>,
+}
+
+fn count_chars(bytes: &[u8]) -> u32 {
+    // Count the bytes that start a character (all but UTF-8 continuation bytes).
+    let n = bytes.iter().filter(|&&b| (b as i8) >= -0x40).count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl<'a> Normalizer<'a> {
+    pub(super) fn new(original: &'a str, t2s: Option<&'static T2s>) -> Self {
+        Normalizer {
+            original,
+            class: &BMP_CLASS,
+            t2s,
+            byte_pos: 0,
+            char_pos: 0,
+            para: Vec::with_capacity(256),
+            chunk: Vec::new(),
+            scratch: String::new(),
+            pending_space: false,
+            last_simple: false,
+            text: String::with_capacity(original.len()),
+            source: Vec::with_capacity(original.len() / 2),
+        }
+    }
+
+    /// Move the character counter to byte `byte` of the original.
+    fn seek(&mut self, byte: usize) {
+        let bytes = self.original.as_bytes();
+        let byte = byte.min(bytes.len());
+        if byte >= self.byte_pos {
+            self.char_pos = self.char_pos.saturating_add(count_chars(&bytes[self.byte_pos..byte]));
+        } else {
+            self.char_pos = count_chars(&bytes[..byte]);
+        }
+        self.byte_pos = byte;
+    }
+
+    /// Feed bytes `start..end` of the original; `newline_breaks`: a line break ends the
+    /// paragraph (plain text, `<pre>`), else it is white space (HTML).
+    pub(super) fn text_run(&mut self, start: usize, end: usize, newline_breaks: bool) {
+        let Some(s) = self.original.get(start..end) else {
+            return;
+        };
+        self.seek(start);
+        let mut pos = self.char_pos;
+        for c in s.chars() {
+            self.feed(c, pos, pos.saturating_add(1), newline_breaks);
+            pos = pos.saturating_add(1);
+        }
+        self.byte_pos = end;
+        self.char_pos = pos;
+    }
+
+    /// Feed characters that stand for bytes `start..end` of the original (a character reference).
+    pub(super) fn chars_run(&mut self, start: usize, end: usize, chars: &[char]) {
+        self.seek(start);
+        let from = self.char_pos;
+        self.seek(end);
+        let to = self.char_pos;
+        for &c in chars {
+            self.feed(c, from, to, false);
+        }
+    }
+
+    #[inline]
+    fn feed(&mut self, c: char, start: u32, end: u32, newline_breaks: bool) {
+        let u = c as u32;
+        let class = if u < 0x1_0000 { self.class[u as usize] } else { classify(c) };
+        if class != SLOW && !self.chunk.is_empty() {
+            self.flush_chunk();
+        }
+        match class {
+            PASS => {
+                self.push(Unit { c, start, end });
+                self.last_simple = true;
             }
-            if pending_space {
-                text.push(' ');
-                source.push(SourceSpan { start: span.start, end: span.start });
-                pending_space = false;
+            LOWER => {
+                if c.is_ascii() {
+                    self.push(Unit { c: c.to_ascii_lowercase(), start, end });
+                    self.last_simple = true;
+                } else {
+                    let mut count = 0;
+                    for l in c.to_lowercase() {
+                        self.push(Unit { c: l, start, end });
+                        count += 1;
+                    }
+                    self.last_simple = count == 1;
+                }
             }
-            for l in n.to_lowercase() {
-                text.push(l);
-                source.push(span);
+            SPACE => self.space(),
+            NEWLINE => {
+                if newline_breaks {
+                    self.end_paragraph();
+                } else {
+                    self.space();
+                }
+            }
+            DROP => {}
+            _ => {
+                if self.chunk.is_empty() && self.last_simple {
+                    // The previous character may compose with this one (e + U+0301).
+                    if let Some(prev) = self.para.pop() {
+                        self.chunk.push(prev);
+                    }
+                }
+                self.chunk.push(Unit { c, start, end });
+                self.last_simple = false;
             }
         }
     }
-    if !text.chars().any(|c| c.is_alphanumeric()) {
+
+    #[inline]
+    fn space(&mut self) {
+        self.pending_space = true;
+        self.last_simple = false;
+    }
+
+    #[inline]
+    fn push(&mut self, u: Unit) {
+        if self.pending_space {
+            self.pending_space = false;
+            if !self.para.is_empty() {
+                self.para.push(Unit { c: GAP, start: u.start, end: u.start });
+            }
+        }
+        self.para.push(u);
+    }
+
+    /// NFKC over a chunk. When the chunk's characters normalise one by one to the same
+    /// result, each keeps its own span; otherwise (composition) every output character
+    /// gets the span of the whole chunk.
+    fn flush_chunk(&mut self) {
+        let chunk = std::mem::take(&mut self.chunk);
+        let mut whole = std::mem::take(&mut self.scratch);
+        whole.clear();
+        whole.extend(chunk.iter().map(|u| u.c).nfkc());
+        let mut outputs = whole.chars();
+        let precise = chunk.iter().all(|u| std::iter::once(u.c).nfkc().all(|d| outputs.next() == Some(d)))
+            && outputs.next().is_none();
+        if precise {
+            for u in &chunk {
+                for d in std::iter::once(u.c).nfkc() {
+                    self.emit_normalized(d, u.start, u.end);
+                }
+            }
+        } else if let (Some(first), Some(last)) = (chunk.first(), chunk.last()) {
+            let (start, end) = (first.start, last.end);
+            for d in whole.chars() {
+                self.emit_normalized(d, start, end);
+            }
+        }
+        self.scratch = whole;
+        let mut chunk = chunk;
+        chunk.clear();
+        self.chunk = chunk;
+        self.last_simple = false;
+    }
+
+    /// A character that NFKC produced: only case, white space and invisibles remain to do.
+    fn emit_normalized(&mut self, d: char, start: u32, end: u32) {
+        match classify(d) {
+            SPACE | NEWLINE => self.space(),
+            DROP => {}
+            LOWER => {
+                for l in d.to_lowercase() {
+                    self.push(Unit { c: l, start, end });
+                }
+            }
+            _ => self.push(Unit { c: d, start, end }),
+        }
+    }
+
+    /// End the current paragraph: stage B.
+    pub(super) fn end_paragraph(&mut self) {
+        if !self.chunk.is_empty() {
+            self.flush_chunk();
+        }
+        self.pending_space = false;
+        self.last_simple = false;
+        let para = std::mem::take(&mut self.para);
+        self.stage_b(&para);
+        let mut para = para;
+        para.clear();
+        self.para = para;
+    }
+
+    fn stage_b(&mut self, para: &[Unit]) {
+        let Some(first) = para.iter().position(|u| u.c != GAP) else {
+            return;
+        };
+        let last = para.iter().rposition(|u| u.c != GAP).unwrap_or(first);
+        let para = &para[first..=last];
+        if !self.text.is_empty() {
+            self.out('\n', para[0].start, para[0].start);
+        }
+        let mut prev: char = '\n';
+        let mut i = 0;
+        while i < para.len() {
+            let u = para[i];
+            if u.c == GAP {
+                let next = para.get(i + 1).map_or(GAP, |n| n.c);
+                if next != GAP && prev != GAP && !is_cjk(prev) && !is_cjk(next) {
+                    self.out(GAP, u.start, u.start);
+                    prev = GAP;
+                }
+                i += 1;
+                continue;
+            }
+            if let Some(t2s) = self.t2s {
+                match t2s.lookup_at(u.c, |k| para.get(i + k).map(|x| x.c)) {
+                    Step::Phrase { len, value } => {
+                        let len = len.min(para.len() - i);
+                        if value.len() == len {
+                            for (k, &v) in value.iter().enumerate() {
+                                let src = para[i + k];
+                                self.out(v, src.start, src.end);
+                            }
+                        } else {
+                            let (start, end) = (u.start, para[i + len - 1].end);
+                            for &v in value {
+                                self.out(v, start, end);
+                            }
+                        }
+                        prev = value.last().copied().unwrap_or(prev);
+                        i += len.max(1);
+                        continue;
+                    }
+                    Step::Char(c) => {
+                        self.out(c, u.start, u.end);
+                        prev = c;
+                        i += 1;
+                        continue;
+                    }
+                    Step::Keep => {}
+                }
+            }
+            self.out(u.c, u.start, u.end);
+            prev = u.c;
+            i += 1;
+        }
+    }
+
+    #[inline]
+    fn out(&mut self, c: char, start: u32, end: u32) {
+        self.text.push(c);
+        self.source.push(SourceSpan { start, end });
+    }
+
+    pub(super) fn finish(mut self) -> (String, Vec<SourceSpan>) {
+        self.end_paragraph();
+        (self.text, self.source)
+    }
+}
+
+/// Decide the format of `Auto` input from its content.
+pub(super) fn sniff(text: &str) -> InputFormat {
+    if html::looks_like_html(text) {
+        InputFormat::Html
+    } else {
+        InputFormat::Text
+    }
+}
+
+pub(super) fn canonicalize_decoded(
+    original: String,
+    charset: &'static str,
+    format: InputFormat,
+    params: &CanonParams,
+) -> Result<CanonicalText, CoreError> {
+    if original.is_empty() {
+        return Err(CoreError::EmptyInput);
+    }
+    // Offsets are u32 characters; the byte limit also bounds the work.
+    let limit = params.max_input_bytes.min(u32::MAX as usize);
+    if original.len() > limit {
+        return Err(CoreError::TooLarge { size: original.len(), limit });
+    }
+    let format = match format {
+        InputFormat::Auto => sniff(&original),
+        f => f,
+    };
+    let t2s: Option<&'static T2s> = if params.traditional_to_simplified { Some(&T2S) } else { None };
+    let mut norm = Normalizer::new(&original, t2s);
+    let title = match format {
+        InputFormat::Html => {
+            let doc = html::parse(&original, params.extract_main_content);
+            for (para, _) in doc.paras.iter().zip(&doc.keep).filter(|(_, &keep)| keep) {
+                let runs = doc.runs.get(para.runs.start as usize..para.runs.end as usize).unwrap_or(&[]);
+                for run in runs {
+                    let (start, end) = (run.start as usize, run.end as usize);
+                    match run.kind {
+                        RunKind::Text => norm.text_run(start, end, false),
+                        RunKind::Pre => norm.text_run(start, end, true),
+                        RunKind::Chars(a, None) => norm.chars_run(start, end, &[a]),
+                        RunKind::Chars(a, Some(b)) => norm.chars_run(start, end, &[a, b]),
+                        RunKind::Deleted => {}
+                    }
+                }
+                norm.end_paragraph();
+            }
+            doc.title
+        }
+        _ => {
+            norm.text_run(0, original.len(), true);
+            None
+        }
+    };
+    let (text, source) = norm.finish();
+    if !text.chars().any(char::is_alphanumeric) {
         return Err(CoreError::NoText);
     }
-    Ok(CanonicalText::from_parts(original, charset, InputFormat::Text, text, source, None))
+    Ok(CanonicalText::from_parts(original, charset, format, text, source, title))
 }
