@@ -15,8 +15,8 @@ use zhiwen_core::{IndexFamily, IndexKey};
 
 use crate::lookup::Accumulator;
 use crate::{
-    last_wins, normalize_keys, CandidateIndex, DocId, IndexConfig, IndexError, IndexStats,
-    LookupResult, Namespace, NamespaceStats, Result,
+    last_wins, normalize_keys, CandidateIndex, DocId, IndexConfig, IndexError, IndexStats, LookupResult, Namespace,
+    NamespaceStats, Result,
 };
 
 /// The default, server-less implementation of [`CandidateIndex`].
@@ -51,10 +51,7 @@ impl Space {
     fn insert(&mut self, doc: DocId, keys: Vec<IndexKey>, cap: usize) {
         self.remove(doc);
         for &key in &keys {
-            let posting = self
-                .postings
-                .entry(key)
-                .or_insert_with(|| Posting::Docs(Vec::new()));
+            let posting = self.postings.entry(key).or_insert_with(|| Posting::Docs(Vec::new()));
             if let Posting::Docs(docs) = posting {
                 if docs.contains(&doc) {
                     continue;
@@ -93,12 +90,7 @@ impl Space {
     fn heap_estimate(&self) -> u64 {
         let key = std::mem::size_of::<IndexKey>() as u64;
         let postings = self.postings.len() as u64 * (key + 48) + self.entries * 8;
-        let docs = self.docs.len() as u64 * 48
-            + self
-                .docs
-                .values()
-                .map(|k| k.len() as u64 * key)
-                .sum::<u64>();
+        let docs = self.docs.len() as u64 * 48 + self.docs.values().map(|k| k.len() as u64 * key).sum::<u64>();
         postings + docs
     }
 }
@@ -107,11 +99,7 @@ impl EmbeddedIndex {
     /// A volatile index (tests, one-shot runs).
     pub fn in_memory(config: IndexConfig) -> Result<Self> {
         check_config(&config)?;
-        Ok(EmbeddedIndex {
-            config,
-            state: RwLock::new(Default::default()),
-            db: None,
-        })
+        Ok(EmbeddedIndex { config, state: RwLock::new(Default::default()), db: None })
     }
 
     /// Open (or create) the index persisted at `path` (e.g. `<data_dir>/index.sqlite`)
@@ -119,15 +107,10 @@ impl EmbeddedIndex {
     pub fn open(path: impl AsRef<Path>, config: IndexConfig) -> Result<Self> {
         check_config(&config)?;
         let path = path.as_ref().to_path_buf();
-        let err = |source| IndexError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let err = |source| IndexError::Sqlite { path: path.clone(), source };
         let conn = Connection::open(&path).map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS docs (
                  ns INTEGER NOT NULL,
@@ -139,9 +122,7 @@ impl EmbeddedIndex {
         .map_err(err)?;
         let mut spaces: [Space; 2] = Default::default();
         {
-            let mut stmt = conn
-                .prepare("SELECT ns, doc, keys FROM docs ORDER BY ns, doc")
-                .map_err(err)?;
+            let mut stmt = conn.prepare("SELECT ns, doc, keys FROM docs ORDER BY ns, doc").map_err(err)?;
             let mut rows = stmt.query([]).map_err(err)?;
             while let Some(row) = rows.next().map_err(err)? {
                 let ns: i64 = row.get(0).map_err(err)?;
@@ -149,35 +130,19 @@ impl EmbeddedIndex {
                 let blob: Vec<u8> = row.get(2).map_err(err)?;
                 let space = spaces
                     .get_mut(usize::try_from(ns).unwrap_or(usize::MAX))
-                    .ok_or_else(|| {
-                        IndexError::Corrupt(format!("{}: unknown namespace {ns}", path.display()))
-                    })?;
-                let keys = unpack_keys(&blob).ok_or_else(|| {
-                    IndexError::Corrupt(format!("{}: bad key list of doc {doc}", path.display()))
-                })?;
+                    .ok_or_else(|| IndexError::Corrupt(format!("{}: unknown namespace {ns}", path.display())))?;
+                let keys = unpack_keys(&blob)
+                    .ok_or_else(|| IndexError::Corrupt(format!("{}: bad key list of doc {doc}", path.display())))?;
                 space.insert(doc as u64, keys, config.big_bucket_cap);
             }
         }
-        Ok(EmbeddedIndex {
-            config,
-            state: RwLock::new(spaces),
-            db: Some(Db {
-                path,
-                conn: Mutex::new(conn),
-            }),
-        })
+        Ok(EmbeddedIndex { config, state: RwLock::new(spaces), db: Some(Db { path, conn: Mutex::new(conn) }) })
     }
 
-    fn persist(
-        &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>,
-    ) -> Result<()> {
+    fn persist(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>) -> Result<()> {
         let Some(db) = &self.db else { return Ok(()) };
         let mut conn = db.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let err = |source| IndexError::Sqlite {
-            path: db.path.clone(),
-            source,
-        };
+        let err = |source| IndexError::Sqlite { path: db.path.clone(), source };
         let tx = conn.transaction().map_err(err)?;
         f(&tx).map_err(err)?;
         tx.commit().map_err(err)
@@ -194,10 +159,7 @@ impl EmbeddedIndex {
 
 fn check_config(config: &IndexConfig) -> Result<()> {
     if config.big_bucket_cap < 2 {
-        return Err(IndexError::Config(format!(
-            "big_bucket_cap must be at least 2, got {}",
-            config.big_bucket_cap
-        )));
+        return Err(IndexError::Config(format!("big_bucket_cap must be at least 2, got {}", config.big_bucket_cap)));
     }
     Ok(())
 }
@@ -236,9 +198,7 @@ impl CandidateIndex for EmbeddedIndex {
         let docs = last_wins(docs);
         // Disk first: when it fails, memory is untouched and the caller can retry.
         self.persist(|tx| {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO docs (ns, doc, keys) VALUES (?1, ?2, ?3)",
-            )?;
+            let mut stmt = tx.prepare_cached("INSERT OR REPLACE INTO docs (ns, doc, keys) VALUES (?1, ?2, ?3)")?;
             for (doc, keys) in &docs {
                 stmt.execute(params![ns.index() as i64, *doc as i64, pack_keys(keys)])?;
             }
@@ -254,10 +214,7 @@ impl CandidateIndex for EmbeddedIndex {
 
     async fn remove(&self, ns: Namespace, doc: DocId) -> Result<bool> {
         self.persist(|tx| {
-            tx.execute(
-                "DELETE FROM docs WHERE ns = ?1 AND doc = ?2",
-                params![ns.index() as i64, doc as i64],
-            )?;
+            tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params![ns.index() as i64, doc as i64])?;
             Ok(())
         })?;
         Ok(self.write()[ns.index()].remove(doc))
@@ -295,17 +252,9 @@ impl CandidateIndex for EmbeddedIndex {
         let heap: u64 = state.iter().map(Space::heap_estimate).sum();
         let file = self.db.as_ref().map_or(0, |db| {
             let wal = PathBuf::from(format!("{}-wal", db.path.display()));
-            [db.path.as_path(), wal.as_path()]
-                .iter()
-                .filter_map(|p| std::fs::metadata(p).ok())
-                .map(|m| m.len())
-                .sum()
+            [db.path.as_path(), wal.as_path()].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
         });
-        Ok(IndexStats {
-            backend: self.backend().into(),
-            namespaces,
-            bytes_used: heap + file,
-        })
+        Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used: heap + file })
     }
 
     async fn clear(&self, ns: Namespace) -> Result<()> {

@@ -78,10 +78,7 @@ impl IndexError {
                 source.sqlite_error_code(),
                 Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked)
             ),
-            IndexError::Config(_)
-            | IndexError::Lost { .. }
-            | IndexError::Corrupt(_)
-            | IndexError::Source(_) => false,
+            IndexError::Config(_) | IndexError::Lost { .. } | IndexError::Corrupt(_) | IndexError::Source(_) => false,
         }
     }
 }

@@ -79,9 +79,7 @@ pub struct IndexConfig {
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig {
-            big_bucket_cap: 2_000,
-        }
+        IndexConfig { big_bucket_cap: 2_000 }
     }
 }
 
@@ -113,16 +111,12 @@ pub struct NamespaceStats {
 impl IndexStats {
     /// The statistics of `ns` (zeros when absent).
     pub fn namespace(&self, ns: Namespace) -> NamespaceStats {
-        self.namespaces
-            .iter()
-            .find(|s| s.namespace == ns)
-            .cloned()
-            .unwrap_or(NamespaceStats {
-                namespace: ns,
-                documents: 0,
-                postings: 0,
-                big_buckets: 0,
-            })
+        self.namespaces.iter().find(|s| s.namespace == ns).cloned().unwrap_or(NamespaceStats {
+            namespace: ns,
+            documents: 0,
+            postings: 0,
+            big_buckets: 0,
+        })
     }
 }
 

@@ -29,10 +29,7 @@ impl FamilyHits {
 
     /// `(family, hits)` for the families with at least one hit.
     pub fn iter(&self) -> impl Iterator<Item = (IndexFamily, u32)> + '_ {
-        IndexFamily::ALL
-            .into_iter()
-            .map(|f| (f, self.get(f)))
-            .filter(|&(_, n)| n > 0)
+        IndexFamily::ALL.into_iter().map(|f| (f, self.get(f))).filter(|&(_, n)| n > 0)
     }
 }
 
@@ -83,15 +80,8 @@ impl Accumulator {
 
     pub(crate) fn finish(mut self, keys_queried: usize, limit: usize) -> LookupResult {
         let candidates_total = self.hits.len();
-        let mut candidates: Vec<Candidate> = self
-            .hits
-            .into_iter()
-            .map(|(doc, hits)| Candidate {
-                doc,
-                total: hits.total(),
-                hits,
-            })
-            .collect();
+        let mut candidates: Vec<Candidate> =
+            self.hits.into_iter().map(|(doc, hits)| Candidate { doc, total: hits.total(), hits }).collect();
         let order = |a: &Candidate, b: &Candidate| b.total.cmp(&a.total).then(a.doc.cmp(&b.doc));
         if candidates.len() > limit {
             if limit > 0 {
@@ -102,11 +92,6 @@ impl Accumulator {
         candidates.sort_unstable_by(order);
         self.big.sort_unstable();
         self.big.dedup();
-        LookupResult {
-            candidates,
-            big_buckets: self.big,
-            keys_queried,
-            candidates_total,
-        }
+        LookupResult { candidates, big_buckets: self.big, keys_queried, candidates_total }
     }
 }

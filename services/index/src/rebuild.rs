@@ -30,11 +30,7 @@ where
 /// fingerprint store) in batches. The first source error stops the rebuild and is
 /// returned as [`IndexError::Source`]; the index is then partial and the rebuild must
 /// be run again.
-pub async fn rebuild_stream<S, E>(
-    index: &dyn CandidateIndex,
-    ns: Namespace,
-    docs: S,
-) -> Result<RebuildReport>
+pub async fn rebuild_stream<S, E>(index: &dyn CandidateIndex, ns: Namespace, docs: S) -> Result<RebuildReport>
 where
     S: Stream<Item = std::result::Result<(DocId, Vec<IndexKey>), E>>,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -56,11 +52,6 @@ where
     if !batch.is_empty() {
         index.add_batch(ns, &batch).await?;
     }
-    tracing::info!(
-        namespace = ns.as_str(),
-        documents = report.documents,
-        keys = report.keys,
-        "index rebuilt"
-    );
+    tracing::info!(namespace = ns.as_str(), documents = report.documents, keys = report.keys, "index rebuilt");
     Ok(report)
 }

@@ -28,11 +28,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     /// 8 attempts over about 10 seconds: long enough for a Redis restart.
     fn default() -> Self {
-        RetryPolicy {
-            max_attempts: 8,
-            base_delay: Duration::from_millis(50),
-            max_delay: Duration::from_secs(3),
-        }
+        RetryPolicy { max_attempts: 8, base_delay: Duration::from_millis(50), max_delay: Duration::from_secs(3) }
     }
 }
 
@@ -89,8 +85,7 @@ impl CandidateIndex for RetryingIndex {
     }
 
     async fn add_batch(&self, ns: Namespace, docs: &[(DocId, Vec<IndexKey>)]) -> Result<()> {
-        self.retry("add_batch", || self.inner.add_batch(ns, docs))
-            .await
+        self.retry("add_batch", || self.inner.add_batch(ns, docs)).await
     }
 
     async fn remove(&self, ns: Namespace, doc: DocId) -> Result<bool> {
@@ -98,8 +93,7 @@ impl CandidateIndex for RetryingIndex {
     }
 
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
-        self.retry("lookup", || self.inner.lookup(ns, keys, limit))
-            .await
+        self.retry("lookup", || self.inner.lookup(ns, keys, limit)).await
     }
 
     async fn stats(&self) -> Result<IndexStats> {

@@ -60,15 +60,8 @@ impl RedisServer {
         // A port can be taken between `free_port` and the bind: retry a few times.
         for _ in 0..3 {
             let port = free_port();
-            let dir =
-                std::env::temp_dir().join(format!("zhiwen-redis-{}-{port}", std::process::id()));
-            let mut server = RedisServer {
-                child: None,
-                bin: bin.clone(),
-                port,
-                dir,
-                options,
-            };
+            let dir = std::env::temp_dir().join(format!("zhiwen-redis-{}-{port}", std::process::id()));
+            let mut server = RedisServer { child: None, bin: bin.clone(), port, dir, options };
             match server.spawn() {
                 Ok(()) => return Some(server),
                 Err(why) => last_error = why,
@@ -108,10 +101,7 @@ impl RedisServer {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        panic!(
-            "redis-server did not restart on port {}: {last_error}",
-            self.port
-        );
+        panic!("redis-server did not restart on port {}: {last_error}", self.port);
     }
 
     /// Stop, then start again on the same port.
@@ -126,29 +116,24 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) -> Result<(), String> {
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
         let port = self.port.to_string();
         let mut cmd = Command::new(&self.bin);
-        cmd.args(["--port", &port, "--bind", "127.0.0.1", "--save", ""])
-            .arg("--dir")
-            .arg(&self.dir)
-            .args([
-                "--daemonize",
-                "no",
-                "--loglevel",
-                "warning",
-                "--protected-mode",
-                "yes",
-            ]);
+        cmd.args(["--port", &port, "--bind", "127.0.0.1", "--save", ""]).arg("--dir").arg(&self.dir).args([
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+            "--protected-mode",
+            "yes",
+        ]);
         if self.options.persistent {
             cmd.args(["--appendonly", "yes", "--appendfsync", "always"]);
         } else {
             cmd.args(["--appendonly", "no"]);
         }
         if self.options.cluster {
-            cmd.args(["--cluster-enabled", "yes", "--cluster-config-file"])
-                .arg(self.dir.join("nodes.conf"));
+            cmd.args(["--cluster-enabled", "yes", "--cluster-config-file"]).arg(self.dir.join("nodes.conf"));
         }
         let mut child = cmd
             .stdin(Stdio::null())
@@ -159,9 +144,7 @@ impl RedisServer {
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
             if let Ok(Some(status)) = child.try_wait() {
-                return Err(format!(
-                    "redis-server exited at start-up with {status} (port {port})"
-                ));
+                return Err(format!("redis-server exited at start-up with {status} (port {port})"));
             }
             if send_command(self.port, &["PING"]).is_ok_and(|r| r == "PONG") {
                 break;
@@ -169,9 +152,7 @@ impl RedisServer {
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "redis-server did not answer on port {port} within {START_TIMEOUT:?}"
-                ));
+                return Err(format!("redis-server did not answer on port {port} within {START_TIMEOUT:?}"));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -228,44 +209,32 @@ fn find_binary() -> Option<PathBuf> {
 /// A minimal RESP client: one command, one reply, bounded by timeouts.
 fn send_command(port: u16, args: &[&str]) -> Result<String, String> {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500))
-        .map_err(|e| format!("connect {addr}: {e}"))?;
+    let mut stream =
+        TcpStream::connect_timeout(&addr, Duration::from_millis(500)).map_err(|e| format!("connect {addr}: {e}"))?;
     let timeout = Some(Duration::from_secs(10));
-    stream
-        .set_read_timeout(timeout)
-        .map_err(|e| e.to_string())?;
-    stream
-        .set_write_timeout(timeout)
-        .map_err(|e| e.to_string())?;
+    stream.set_read_timeout(timeout).map_err(|e| e.to_string())?;
+    stream.set_write_timeout(timeout).map_err(|e| e.to_string())?;
     let mut request = format!("*{}\r\n", args.len()).into_bytes();
     for arg in args {
         request.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
         request.extend_from_slice(arg.as_bytes());
         request.extend_from_slice(b"\r\n");
     }
-    stream
-        .write_all(&request)
-        .map_err(|e| format!("write to {addr}: {e}"))?;
+    stream.write_all(&request).map_err(|e| format!("write to {addr}: {e}"))?;
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
-    reader
-        .read_line(&mut line)
-        .map_err(|e| format!("read from {addr}: {e}"))?;
+    reader.read_line(&mut line).map_err(|e| format!("read from {addr}: {e}"))?;
     let line = line.trim_end();
     match line.as_bytes().first() {
         Some(b'+') | Some(b':') => Ok(line[1..].to_string()),
         Some(b'-') => Err(line[1..].to_string()),
         Some(b'$') => {
-            let len: i64 = line[1..]
-                .parse()
-                .map_err(|_| format!("bad reply {line:?}"))?;
+            let len: i64 = line[1..].parse().map_err(|_| format!("bad reply {line:?}"))?;
             if len < 0 {
                 return Ok(String::new());
             }
             let mut body = vec![0u8; len as usize + 2];
-            reader
-                .read_exact(&mut body)
-                .map_err(|e| format!("read from {addr}: {e}"))?;
+            reader.read_exact(&mut body).map_err(|e| format!("read from {addr}: {e}"))?;
             body.truncate(len as usize);
             Ok(String::from_utf8_lossy(&body).into_owned())
         }

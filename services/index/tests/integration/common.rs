@@ -3,9 +3,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use zhiwen_index::{
-    CandidateIndex, EmbeddedIndex, IndexConfig, IndexFamily, IndexKey, RedisConfig, RedisIndex,
-};
+use zhiwen_index::{CandidateIndex, EmbeddedIndex, IndexConfig, IndexFamily, IndexKey, RedisConfig, RedisIndex};
 use zhiwen_testkit::redis::{RedisOptions, RedisServer};
 
 pub struct Harness {
@@ -16,25 +14,14 @@ pub struct Harness {
 
 pub async fn embedded(config: IndexConfig) -> Option<Harness> {
     let dir = tempfile::tempdir().expect("temp dir");
-    let index =
-        EmbeddedIndex::open(dir.path().join("index.sqlite"), config).expect("open embedded index");
-    Some(Harness {
-        index: Arc::new(index),
-        server: None,
-        _guard: Some(Box::new(dir)),
-    })
+    let index = EmbeddedIndex::open(dir.path().join("index.sqlite"), config).expect("open embedded index");
+    Some(Harness { index: Arc::new(index), server: None, _guard: Some(Box::new(dir)) })
 }
 
 pub async fn redis_with(config: IndexConfig, options: RedisOptions) -> Option<Harness> {
     let server = RedisServer::start_with(options)?;
-    let index = RedisIndex::connect(redis_config(&server, config, options.cluster))
-        .await
-        .expect("connect to redis");
-    Some(Harness {
-        index: Arc::new(index),
-        server: Some(server),
-        _guard: None,
-    })
+    let index = RedisIndex::connect(redis_config(&server, config, options.cluster)).await.expect("connect to redis");
+    Some(Harness { index: Arc::new(index), server: Some(server), _guard: None })
 }
 
 pub fn redis_config(server: &RedisServer, config: IndexConfig, cluster: bool) -> RedisConfig {
@@ -55,14 +42,7 @@ pub async fn redis(config: IndexConfig) -> Option<Harness> {
 }
 
 pub async fn redis_cluster(config: IndexConfig) -> Option<Harness> {
-    redis_with(
-        config,
-        RedisOptions {
-            cluster: true,
-            persistent: false,
-        },
-    )
-    .await
+    redis_with(config, RedisOptions { cluster: true, persistent: false }).await
 }
 
 pub fn k(family: IndexFamily, value: u64) -> IndexKey {

@@ -1,9 +1,7 @@
 //! The conformance suite, written once and run against every implementation (the
 //! pattern of Quickwit's `metastore_test_suite!`).
 
-use zhiwen_core::IndexFamily::{
-    Dna, LshBand, MegaShingle, SimhashBlock, WinnowChars, WinnowInitials,
-};
+use zhiwen_core::IndexFamily::{Dna, LshBand, MegaShingle, SimhashBlock, WinnowChars, WinnowInitials};
 use zhiwen_index::{CandidateIndex, IndexConfig, Namespace};
 
 use crate::common::{k, synthetic_keys};
@@ -12,9 +10,7 @@ use crate::common::{k, synthetic_keys};
 pub const CAP: usize = 5;
 
 pub fn config() -> IndexConfig {
-    IndexConfig {
-        big_bucket_cap: CAP,
-    }
+    IndexConfig { big_bucket_cap: CAP }
 }
 
 /// Instantiate every case for one harness factory.
@@ -52,22 +48,10 @@ const S: Namespace = Namespace::Sections;
 const P: Namespace = Namespace::Pages;
 
 pub async fn lookup_counts_hits_per_family_and_ranks(index: &dyn CandidateIndex) {
-    index
-        .add(S, 1, &[k(WinnowChars, 1), k(WinnowChars, 2), k(Dna, 10)])
-        .await
-        .unwrap();
-    index
-        .add(S, 2, &[k(WinnowChars, 2), k(Dna, 10), k(Dna, 11)])
-        .await
-        .unwrap();
+    index.add(S, 1, &[k(WinnowChars, 1), k(WinnowChars, 2), k(Dna, 10)]).await.unwrap();
+    index.add(S, 2, &[k(WinnowChars, 2), k(Dna, 10), k(Dna, 11)]).await.unwrap();
     index.add(S, 3, &[k(MegaShingle, 99)]).await.unwrap();
-    let query = [
-        k(WinnowChars, 2),
-        k(Dna, 10),
-        k(Dna, 11),
-        k(WinnowChars, 1),
-        k(LshBand, 5),
-    ];
+    let query = [k(WinnowChars, 2), k(Dna, 10), k(Dna, 11), k(WinnowChars, 1), k(LshBand, 5)];
     let r = index.lookup(S, &query, 10).await.unwrap();
     assert_eq!(r.keys_queried, 5);
     assert_eq!(r.candidates_total, 2);
@@ -97,12 +81,7 @@ pub async fn readding_replaces_old_keys(index: &dyn CandidateIndex) {
     let new = [k(Dna, 2), k(WinnowInitials, 4)];
     index.add(S, 7, &old).await.unwrap();
     index.add(S, 7, &new).await.unwrap();
-    assert!(index
-        .lookup(S, &[k(SimhashBlock, 1), k(WinnowInitials, 3)], 10)
-        .await
-        .unwrap()
-        .candidates
-        .is_empty());
+    assert!(index.lookup(S, &[k(SimhashBlock, 1), k(WinnowInitials, 3)], 10).await.unwrap().candidates.is_empty());
     let r = index.lookup(S, &new, 10).await.unwrap();
     assert_eq!(r.candidates.len(), 1);
     assert_eq!(r.candidates[0].total, 2);
@@ -117,10 +96,7 @@ pub async fn duplicates_and_repeated_docs_in_a_batch(index: &dyn CandidateIndex)
         (2, vec![k(Dna, 1)]), // the last occurrence of doc 2 wins
     ];
     index.add_batch(S, &batch).await.unwrap();
-    let r = index
-        .lookup(S, &[k(Dna, 1), k(Dna, 1), k(Dna, 2), k(Dna, 9)], 10)
-        .await
-        .unwrap();
+    let r = index.lookup(S, &[k(Dna, 1), k(Dna, 1), k(Dna, 2), k(Dna, 9)], 10).await.unwrap();
     assert_eq!(r.keys_queried, 3);
     let docs: Vec<_> = r.candidates.iter().map(|c| (c.doc, c.total)).collect();
     assert_eq!(docs, vec![(1, 2), (2, 1)]);
@@ -150,15 +126,7 @@ pub async fn namespaces_are_separate(index: &dyn CandidateIndex) {
     let r = index.lookup(P, &[k(Dna, 2)], 10).await.unwrap();
     assert_eq!(r.candidates[0].doc, 1);
     assert!(index.remove(P, 1).await.unwrap());
-    assert_eq!(
-        index
-            .lookup(S, &[k(Dna, 1)], 10)
-            .await
-            .unwrap()
-            .candidates
-            .len(),
-        1
-    );
+    assert_eq!(index.lookup(S, &[k(Dna, 1)], 10).await.unwrap().candidates.len(), 1);
 }
 
 pub async fn big_buckets_are_capped_and_reported(index: &dyn CandidateIndex) {
@@ -179,10 +147,7 @@ pub async fn big_buckets_are_capped_and_reported(index: &dyn CandidateIndex) {
     assert_eq!(s.postings, 10, "only the documents' own keys remain");
     // A big bucket stays big when documents leave it.
     assert!(index.remove(S, 1).await.unwrap());
-    assert_eq!(
-        index.lookup(S, &[boiler], 10).await.unwrap().big_buckets,
-        vec![boiler]
-    );
+    assert_eq!(index.lookup(S, &[boiler], 10).await.unwrap().big_buckets, vec![boiler]);
     // Below the cap a posting list is expanded.
     let shared = k(Dna, 0x5EED);
     for d in 100..100 + CAP as u64 - 1 {
@@ -194,37 +159,18 @@ pub async fn big_buckets_are_capped_and_reported(index: &dyn CandidateIndex) {
 }
 
 pub async fn clear_empties_one_namespace(index: &dyn CandidateIndex) {
-    index
-        .add_batch(S, &[(1, vec![k(Dna, 1)]), (2, vec![k(Dna, 1)])])
-        .await
-        .unwrap();
+    index.add_batch(S, &[(1, vec![k(Dna, 1)]), (2, vec![k(Dna, 1)])]).await.unwrap();
     index.add(P, 1, &[k(Dna, 1)]).await.unwrap();
     index.clear(S).await.unwrap();
-    assert!(index
-        .lookup(S, &[k(Dna, 1)], 10)
-        .await
-        .unwrap()
-        .candidates
-        .is_empty());
-    assert_eq!(
-        index
-            .lookup(P, &[k(Dna, 1)], 10)
-            .await
-            .unwrap()
-            .candidates
-            .len(),
-        1
-    );
+    assert!(index.lookup(S, &[k(Dna, 1)], 10).await.unwrap().candidates.is_empty());
+    assert_eq!(index.lookup(P, &[k(Dna, 1)], 10).await.unwrap().candidates.len(), 1);
     let stats = index.stats().await.unwrap();
     assert_eq!(stats.namespace(S).documents, 0);
     assert_eq!(stats.namespace(S).postings, 0);
     assert_eq!(stats.namespace(P).documents, 1);
     // Usable after a clear.
     index.add(S, 3, &[k(Dna, 1)]).await.unwrap();
-    assert_eq!(
-        index.lookup(S, &[k(Dna, 1)], 10).await.unwrap().candidates[0].doc,
-        3
-    );
+    assert_eq!(index.lookup(S, &[k(Dna, 1)], 10).await.unwrap().candidates[0].doc, 3);
 }
 
 pub async fn empty_inputs_and_ping(index: &dyn CandidateIndex) {
@@ -233,19 +179,13 @@ pub async fn empty_inputs_and_ping(index: &dyn CandidateIndex) {
     index.add(S, 1, &[]).await.unwrap();
     let r = index.lookup(S, &[], 10).await.unwrap();
     assert!(r.candidates.is_empty());
-    assert_eq!(
-        index.stats().await.unwrap().namespace(S).documents,
-        1,
-        "a document without keys is still known"
-    );
+    assert_eq!(index.stats().await.unwrap().namespace(S).documents, 1, "a document without keys is still known");
     let r = index.lookup(S, &[k(Dna, 1)], 0).await.unwrap();
     assert!(r.candidates.is_empty());
 }
 
 pub async fn a_document_finds_itself_among_many(index: &dyn CandidateIndex) {
-    let docs: Vec<_> = (0..1_500u64)
-        .map(|d| (d * 7919, synthetic_keys(d, 60)))
-        .collect();
+    let docs: Vec<_> = (0..1_500u64).map(|d| (d * 7919, synthetic_keys(d, 60))).collect();
     for chunk in docs.chunks(400) {
         index.add_batch(S, chunk).await.unwrap();
     }

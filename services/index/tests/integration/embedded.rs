@@ -13,66 +13,28 @@ async fn reopening_keeps_the_index() {
     let before;
     {
         let index = EmbeddedIndex::open(&path, config).unwrap();
-        let docs: Vec<_> = (1..=5u64)
-            .map(|d| (d, vec![k(WinnowChars, 1), k(Dna, d)]))
-            .collect();
+        let docs: Vec<_> = (1..=5u64).map(|d| (d, vec![k(WinnowChars, 1), k(Dna, d)])).collect();
         index.add_batch(Namespace::Sections, &docs).await.unwrap();
         index.add(Namespace::Pages, 9, &[k(Dna, 2)]).await.unwrap();
-        index
-            .add(Namespace::Sections, 5, &[k(Dna, 50)])
-            .await
-            .unwrap();
+        index.add(Namespace::Sections, 5, &[k(Dna, 50)]).await.unwrap();
         assert!(index.remove(Namespace::Sections, 4).await.unwrap());
-        before = index
-            .lookup(
-                Namespace::Sections,
-                &[k(Dna, 2), k(Dna, 50), k(WinnowChars, 1)],
-                10,
-            )
-            .await
-            .unwrap();
+        before = index.lookup(Namespace::Sections, &[k(Dna, 2), k(Dna, 50), k(WinnowChars, 1)], 10).await.unwrap();
         assert_eq!(before.big_buckets, vec![k(WinnowChars, 1)]);
     }
     let index = EmbeddedIndex::open(&path, config).unwrap();
-    let after = index
-        .lookup(
-            Namespace::Sections,
-            &[k(Dna, 2), k(Dna, 50), k(WinnowChars, 1)],
-            10,
-        )
-        .await
-        .unwrap();
+    let after = index.lookup(Namespace::Sections, &[k(Dna, 2), k(Dna, 50), k(WinnowChars, 1)], 10).await.unwrap();
     assert_eq!(after.candidates, before.candidates);
     let stats = index.stats().await.unwrap();
     assert_eq!(stats.namespace(Namespace::Sections).documents, 4);
     assert_eq!(stats.namespace(Namespace::Pages).documents, 1);
-    assert_eq!(
-        index
-            .lookup(Namespace::Pages, &[k(Dna, 2)], 10)
-            .await
-            .unwrap()
-            .candidates[0]
-            .doc,
-        9
-    );
+    assert_eq!(index.lookup(Namespace::Pages, &[k(Dna, 2)], 10).await.unwrap().candidates[0].doc, 9);
 }
 
 #[tokio::test]
 async fn in_memory_index_and_bad_config() {
     let index = EmbeddedIndex::in_memory(IndexConfig::default()).unwrap();
-    index
-        .add(Namespace::Sections, 1, &[k(Dna, 1)])
-        .await
-        .unwrap();
-    assert_eq!(
-        index
-            .lookup(Namespace::Sections, &[k(Dna, 1)], 1)
-            .await
-            .unwrap()
-            .candidates
-            .len(),
-        1
-    );
+    index.add(Namespace::Sections, 1, &[k(Dna, 1)]).await.unwrap();
+    assert_eq!(index.lookup(Namespace::Sections, &[k(Dna, 1)], 1).await.unwrap().candidates.len(), 1);
     let err = EmbeddedIndex::in_memory(IndexConfig { big_bucket_cap: 1 }).unwrap_err();
     assert!(matches!(err, IndexError::Config(_)), "{err}");
     assert!(!err.is_retryable());

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use zhiwen_core::canon::InputFormat;
 use zhiwen_core::{Fingerprinter, IndexKey, Params};
-use zhiwen_index::{
-    rebuild, rebuild_stream, CandidateIndex, IndexConfig, IndexError, LookupResult, Namespace,
-};
+use zhiwen_index::{rebuild, rebuild_stream, CandidateIndex, IndexConfig, IndexError, LookupResult, Namespace};
 
 use crate::common;
 
@@ -16,17 +14,12 @@ const CHARS: usize = 5_000;
 
 /// Texts: chapters of the classics from the shared corpus, else generated text.
 fn texts() -> Vec<String> {
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus/novels_classics.jsonl");
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/novels_classics.jsonl");
     if let Ok(data) = std::fs::read_to_string(&corpus) {
         let texts: Vec<String> = data
             .lines()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter_map(|v| {
-                v.get("text")
-                    .and_then(|t| t.as_str())
-                    .map(|t| t.chars().take(CHARS).collect())
-            })
+            .filter_map(|v| v.get("text").and_then(|t| t.as_str()).map(|t| t.chars().take(CHARS).collect()))
             .filter(|t: &String| t.chars().count() > 2_000)
             .take(CHAPTERS)
             .collect();
@@ -34,14 +27,9 @@ fn texts() -> Vec<String> {
             return texts;
         }
     }
-    eprintln!(
-        "corpus not found at {}; using generated texts",
-        corpus.display()
-    );
+    eprintln!("corpus not found at {}; using generated texts", corpus.display());
     let alphabet: Vec<char> =
-        "天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏闰余成岁律吕调阳云腾致雨露结为霜"
-            .chars()
-            .collect();
+        "天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏闰余成岁律吕调阳云腾致雨露结为霜".chars().collect();
     (0..CHAPTERS as u64)
         .map(|seed| {
             let mut x = seed * 2_654_435_761 + 1;
@@ -70,25 +58,14 @@ fn documents() -> (Documents, Vec<Vec<IndexKey>>) {
     let docs = texts
         .iter()
         .enumerate()
-        .map(|(i, t)| {
-            (
-                1_000 + i as u64,
-                fp.analyze_text(t, InputFormat::Text)
-                    .unwrap()
-                    .fingerprints
-                    .index_keys(),
-            )
-        })
+        .map(|(i, t)| (1_000 + i as u64, fp.analyze_text(t, InputFormat::Text).unwrap().fingerprints.index_keys()))
         .collect();
     // Queries: an excerpt of each chapter, as a pirate page would carry it.
     let queries = texts
         .iter()
         .map(|t| {
             let excerpt: String = t.chars().skip(1_000).take(1_500).collect();
-            fp.analyze_text(&excerpt, InputFormat::Text)
-                .unwrap()
-                .fingerprints
-                .index_keys()
+            fp.analyze_text(&excerpt, InputFormat::Text).unwrap().fingerprints.index_keys()
         })
         .collect();
     (docs, queries)
@@ -105,17 +82,11 @@ async fn lookups(index: &dyn CandidateIndex, queries: &[Vec<IndexKey>]) -> Vec<L
 async fn wipe_and_rebuild_gives_the_same_candidates(h: common::Harness) {
     let (docs, queries) = documents();
     let index = &*h.index;
-    let report = rebuild(index, Namespace::Sections, docs.clone())
-        .await
-        .unwrap();
+    let report = rebuild(index, Namespace::Sections, docs.clone()).await.unwrap();
     assert_eq!(report.documents, CHAPTERS as u64);
     let before = lookups(index, &queries).await;
     for (i, r) in before.iter().enumerate() {
-        assert_eq!(
-            r.candidates[0].doc,
-            1_000 + i as u64,
-            "an excerpt finds its chapter first"
-        );
+        assert_eq!(r.candidates[0].doc, 1_000 + i as u64, "an excerpt finds its chapter first");
     }
     let stats_before = index.stats().await.unwrap().namespace(Namespace::Sections);
 
@@ -125,10 +96,7 @@ async fn wipe_and_rebuild_gives_the_same_candidates(h: common::Harness) {
     }
     rebuild(index, Namespace::Sections, docs).await.unwrap();
     assert_eq!(lookups(index, &queries).await, before);
-    assert_eq!(
-        index.stats().await.unwrap().namespace(Namespace::Sections),
-        stats_before
-    );
+    assert_eq!(index.stats().await.unwrap().namespace(Namespace::Sections), stats_before);
 }
 
 #[tokio::test]
@@ -154,9 +122,7 @@ async fn a_failing_source_stops_the_rebuild_with_its_error() {
     };
     let items: Vec<Result<(u64, Vec<IndexKey>), std::io::Error>> =
         vec![Ok((1, vec![])), Err(std::io::Error::other("cursor died"))];
-    let err = rebuild_stream(&*h.index, Namespace::Pages, futures::stream::iter(items))
-        .await
-        .unwrap_err();
+    let err = rebuild_stream(&*h.index, Namespace::Pages, futures::stream::iter(items)).await.unwrap_err();
     assert!(matches!(err, IndexError::Source(_)), "{err:?}");
     assert!(err.to_string().contains("cursor died"));
 }

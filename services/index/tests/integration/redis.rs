@@ -12,9 +12,7 @@ use crate::common::{k, redis_config, synthetic_keys};
 async fn unreachable_redis_is_a_clear_error_naming_the_url() {
     // A port nobody listens on (bound and released).
     let url = format!("redis://127.0.0.1:{}/", free_port());
-    let err = RedisIndex::connect(RedisConfig::with_url(url.clone()))
-        .await
-        .unwrap_err();
+    let err = RedisIndex::connect(RedisConfig::with_url(url.clone())).await.unwrap_err();
     assert!(matches!(err, IndexError::Unavailable { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(msg.contains(&url), "{msg}");
@@ -24,27 +22,16 @@ async fn unreachable_redis_is_a_clear_error_naming_the_url() {
 #[tokio::test]
 async fn credentials_are_not_shown_in_errors() {
     let url = format!("redis://user:s3cret@127.0.0.1:{}/", free_port());
-    let err = RedisIndex::connect(RedisConfig::with_url(url))
-        .await
-        .unwrap_err();
+    let err = RedisIndex::connect(RedisConfig::with_url(url)).await.unwrap_err();
     assert!(!err.to_string().contains("s3cret"), "{err}");
 }
 
 #[tokio::test]
 async fn bad_configuration_is_refused() {
     for config in [
-        RedisConfig {
-            prefix: "a{b}".into(),
-            ..RedisConfig::default()
-        },
-        RedisConfig {
-            group_bits: 21,
-            ..RedisConfig::default()
-        },
-        RedisConfig {
-            index: IndexConfig { big_bucket_cap: 0 },
-            ..RedisConfig::default()
-        },
+        RedisConfig { prefix: "a{b}".into(), ..RedisConfig::default() },
+        RedisConfig { group_bits: 21, ..RedisConfig::default() },
+        RedisConfig { index: IndexConfig { big_bucket_cap: 0 }, ..RedisConfig::default() },
         RedisConfig::with_url("not a url"),
     ] {
         let err = RedisIndex::connect(config).await.unwrap_err();
@@ -58,32 +45,18 @@ async fn a_flushed_server_is_reported_not_silently_refilled() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let index = RedisIndex::connect(redis_config(&server, IndexConfig::default(), false))
-        .await
-        .unwrap();
-    index
-        .add(Namespace::Sections, 1, &[k(Dna, 1)])
-        .await
-        .unwrap();
+    let index = RedisIndex::connect(redis_config(&server, IndexConfig::default(), false)).await.unwrap();
+    index.add(Namespace::Sections, 1, &[k(Dna, 1)]).await.unwrap();
     server.command(&["FLUSHALL"]).unwrap();
-    let err = index
-        .add(Namespace::Sections, 2, &[k(Dna, 2)])
-        .await
-        .unwrap_err();
+    let err = index.add(Namespace::Sections, 2, &[k(Dna, 2)]).await.unwrap_err();
     assert!(matches!(err, IndexError::Lost { .. }), "{err:?}");
     assert!(err.to_string().contains("zhiwen reindex"));
     assert!(!err.is_retryable());
-    let err = index
-        .lookup(Namespace::Sections, &[k(Dna, 1)], 10)
-        .await
-        .unwrap_err();
+    let err = index.lookup(Namespace::Sections, &[k(Dna, 1)], 10).await.unwrap_err();
     assert!(matches!(err, IndexError::Lost { .. }), "{err:?}");
     // A clear (the start of a rebuild) re-arms the index.
     index.clear(Namespace::Sections).await.unwrap();
-    index
-        .add(Namespace::Sections, 2, &[k(Dna, 2)])
-        .await
-        .unwrap();
+    index.add(Namespace::Sections, 2, &[k(Dna, 2)]).await.unwrap();
 }
 
 #[tokio::test]
@@ -92,30 +65,15 @@ async fn prefixes_isolate_indexes_and_big_buckets_are_listed() {
         return;
     };
     let config = IndexConfig { big_bucket_cap: 3 };
-    let a = RedisIndex::connect(redis_config(&server, config, false))
+    let a = RedisIndex::connect(redis_config(&server, config, false)).await.unwrap();
+    let b = RedisIndex::connect(RedisConfig { prefix: "other".into(), ..redis_config(&server, config, false) })
         .await
         .unwrap();
-    let b = RedisIndex::connect(RedisConfig {
-        prefix: "other".into(),
-        ..redis_config(&server, config, false)
-    })
-    .await
-    .unwrap();
     for d in 0..4 {
-        a.add(Namespace::Sections, d, &[k(WinnowChars, 42)])
-            .await
-            .unwrap();
+        a.add(Namespace::Sections, d, &[k(WinnowChars, 42)]).await.unwrap();
     }
-    assert!(b
-        .lookup(Namespace::Sections, &[k(WinnowChars, 42)], 10)
-        .await
-        .unwrap()
-        .big_buckets
-        .is_empty());
-    assert_eq!(
-        a.big_buckets(Namespace::Sections).await.unwrap(),
-        vec![k(WinnowChars, 42)]
-    );
+    assert!(b.lookup(Namespace::Sections, &[k(WinnowChars, 42)], 10).await.unwrap().big_buckets.is_empty());
+    assert_eq!(a.big_buckets(Namespace::Sections).await.unwrap(), vec![k(WinnowChars, 42)]);
 }
 
 #[tokio::test]
@@ -123,13 +81,9 @@ async fn layout_is_compact() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let index = RedisIndex::connect(redis_config(&server, IndexConfig::default(), false))
-        .await
-        .unwrap();
+    let index = RedisIndex::connect(redis_config(&server, IndexConfig::default(), false)).await.unwrap();
     let base: u64 = index.stats().await.unwrap().bytes_used;
-    let docs: Vec<_> = (0..2_000u64)
-        .map(|d| (d, synthetic_keys(d + 1, 100)))
-        .collect();
+    let docs: Vec<_> = (0..2_000u64).map(|d| (d, synthetic_keys(d + 1, 100))).collect();
     for chunk in docs.chunks(500) {
         index.add_batch(Namespace::Sections, chunk).await.unwrap();
     }

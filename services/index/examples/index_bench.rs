@@ -1,0 +1,350 @@
+//! Benchmark of the candidate index: insert rate, lookup latency for a 10 KB page, and
+//! memory per indexed section, at growing index sizes.
+//!
+//! ```text
+//! cargo run --release -p zhiwen-index --example index_bench -- \
+//!     [--backend redis|embedded] [--real 10000] [--sizes 10000,100000,1000000] \
+//!     [--keys 100] [--queries 500] [--corpus ../shared/corpus]
+//! ```
+//!
+//! Two parts:
+//! 1. *Real sections*: the corpus texts (`--corpus`, default `../shared/corpus` from the
+//!    workspace root) cut into sections of 1,500 characters and fingerprinted with the
+//!    default parameters; queries are 10 KB pages (3,400 Han characters) cut from the
+//!    same texts at other offsets, fingerprinted the same way.
+//! 2. *The curve*: synthetic sections with `--keys` keys each in the family mix of a
+//!    real section (4 simhash blocks with real 16-bit block values, 15 mega-shingles,
+//!    21 LSH bands, DNA and winnowed hashes for the rest), inserted up to each size;
+//!    queries have the key count of a real 10 KB page and contain the keys of 5 indexed
+//!    sections, so every lookup has real candidates.
+//!
+//! For Redis the benchmark starts its own `redis-server` (as the tests do) on a free
+//! loopback port, with `hash-max-listpack-entries 512` and `hash-max-listpack-value 256`
+//! (see `scripts/redis-dev.sh`), and reads memory from `INFO memory`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use zhiwen_core::canon::InputFormat;
+use zhiwen_core::{Fingerprinter, IndexFamily, IndexKey, Params};
+use zhiwen_index::{CandidateIndex, EmbeddedIndex, IndexConfig, Namespace, RedisConfig, RedisIndex};
+use zhiwen_testkit::redis::RedisServer;
+
+const SECTION_CHARS: usize = 1_500;
+const PAGE_CHARS: usize = 3_400;
+const BATCH: usize = 1_000;
+
+struct Args {
+    backend: String,
+    real: usize,
+    sizes: Vec<usize>,
+    keys: usize,
+    queries: usize,
+    corpus: PathBuf,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        backend: "redis".into(),
+        real: 10_000,
+        sizes: vec![10_000, 100_000, 1_000_000],
+        keys: 100,
+        queries: 500,
+        corpus: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+    };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    for pair in argv.chunks(2) {
+        let value = pair.get(1).cloned().unwrap_or_default();
+        let num = |v: &str| v.replace('_', "").parse::<usize>().expect("a number");
+        match pair[0].as_str() {
+            "--backend" => a.backend = value,
+            "--real" => a.real = num(&value),
+            "--sizes" => a.sizes = value.split(',').filter(|s| !s.is_empty()).map(num).collect(),
+            "--keys" => a.keys = num(&value),
+            "--queries" => a.queries = num(&value),
+            "--corpus" => a.corpus = PathBuf::from(value),
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    a
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Texts of the corpus files (one JSON object per line with a "text").
+fn corpus_texts(dir: &std::path::Path) -> Vec<String> {
+    let mut texts = Vec::new();
+    for name in ["novels_classics.jsonl", "novels_modern_pd.jsonl", "news_xwlb_cctv.jsonl", "news_inews_ccf2019.jsonl"]
+    {
+        let path = dir.join(name);
+        let Ok(data) = std::fs::read_to_string(&path) else {
+            eprintln!("missing {}", path.display());
+            continue;
+        };
+        for line in data.lines() {
+            if let Some(t) = serde_json::from_str::<serde_json::Value>(line)
+                .ok()
+                .and_then(|v| v.get("text").and_then(|t| t.as_str()).map(str::to_owned))
+            {
+                texts.push(t);
+            }
+        }
+    }
+    texts
+}
+
+/// Fingerprint texts on every core; `None` for texts the core rejects.
+fn fingerprint_all(texts: &[String]) -> Vec<Option<Vec<IndexKey>>> {
+    let fp = Fingerprinter::new(Params::default()).expect("default params");
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunk = texts.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = texts
+            .chunks(chunk)
+            .map(|part| {
+                let fp = fp.clone();
+                s.spawn(move || {
+                    part.iter()
+                        .map(|t| fp.analyze_text(t, InputFormat::Text).ok().map(|a| a.fingerprints.index_keys()))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("fingerprint thread")).collect()
+    })
+}
+
+fn cut(text: &str, size: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(size).filter(|c| c.len() == size).map(|c| c.iter().collect()).collect()
+}
+
+/// A synthetic section: the family mix of a real one, `n` keys.
+fn synthetic_section(doc: u64, n: usize) -> Vec<IndexKey> {
+    let mut rng = Rng(doc.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut keys = Vec::with_capacity(n);
+    let simhash = rng.next();
+    for i in 0..4u64 {
+        keys.push(IndexKey { family: IndexFamily::SimhashBlock, value: (i << 16) | (simhash >> (16 * i) & 0xffff) });
+    }
+    for _ in 0..15 {
+        keys.push(IndexKey { family: IndexFamily::MegaShingle, value: rng.next() });
+    }
+    for _ in 0..21 {
+        keys.push(IndexKey { family: IndexFamily::LshBand, value: rng.next() });
+    }
+    let rest = n.saturating_sub(keys.len());
+    for i in 0..rest {
+        let family = match i % 10 {
+            0 => IndexFamily::Dna,
+            1..=5 => IndexFamily::WinnowChars,
+            _ => IndexFamily::WinnowInitials,
+        };
+        keys.push(IndexKey { family, value: rng.next() });
+    }
+    keys
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+struct Backend {
+    index: Arc<dyn CandidateIndex>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>) -> Backend {
+    match (backend, server) {
+        ("redis", Some(server)) => {
+            let config = RedisConfig { prefix: prefix.into(), ..RedisConfig::with_url(server.url()) };
+            let index = RedisIndex::connect(config).await.expect("connect");
+            Backend { index: Arc::new(index), _dir: None }
+        }
+        ("embedded", _) => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let index = EmbeddedIndex::open(dir.path().join("index.sqlite"), IndexConfig::default()).expect("open");
+            Backend { index: Arc::new(index), _dir: Some(dir) }
+        }
+        (other, _) => panic!("unknown backend {other}"),
+    }
+}
+
+async fn bytes_used(index: &dyn CandidateIndex) -> u64 {
+    index.stats().await.expect("stats").bytes_used
+}
+
+async fn time_lookups(index: &dyn CandidateIndex, queries: &[Vec<IndexKey>]) -> (Duration, Duration, f64) {
+    let mut times = Vec::with_capacity(queries.len());
+    let mut candidates = 0usize;
+    for q in queries {
+        let t = Instant::now();
+        let r = index.lookup(Namespace::Sections, q, 50).await.expect("lookup");
+        times.push(t.elapsed());
+        candidates += r.candidates_total;
+    }
+    times.sort_unstable();
+    (percentile(&times, 0.5), percentile(&times, 0.99), candidates as f64 / queries.len().max(1) as f64)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args = args();
+    // One server for both parts (memory is measured as deltas).
+    let server = if args.backend == "redis" {
+        let s = RedisServer::start().expect("redis-server (run scripts/setup-redis.sh)");
+        s.command(&["CONFIG", "SET", "hash-max-listpack-entries", "512"]).expect("config");
+        s.command(&["CONFIG", "SET", "hash-max-listpack-value", "256"]).expect("config");
+        let version = s.command(&["INFO", "server"]).unwrap_or_default();
+        let version = version.lines().find_map(|l| l.strip_prefix("redis_version:")).unwrap_or("?").to_string();
+        println!("redis-server {version} on 127.0.0.1:{}", s.port());
+        Some(s)
+    } else {
+        None
+    };
+
+    // Part 1: real sections.
+    if args.real > 0 {
+        let t = Instant::now();
+        let texts = corpus_texts(&args.corpus);
+        let mut sections: Vec<String> = texts.iter().flat_map(|t| cut(t, SECTION_CHARS)).take(args.real).collect();
+        sections.truncate(args.real);
+        let mut rng = Rng(42);
+        let long: Vec<&String> = texts.iter().filter(|t| t.chars().count() > PAGE_CHARS + 500).collect();
+        let pages: Vec<String> = (0..args.queries.min(200))
+            .map(|_| {
+                let t = long[(rng.next() % long.len() as u64) as usize];
+                let n = t.chars().count();
+                let start = (rng.next() % (n - PAGE_CHARS) as u64) as usize;
+                t.chars().skip(start).take(PAGE_CHARS).collect()
+            })
+            .collect();
+        let section_keys: Vec<(u64, Vec<IndexKey>)> =
+            fingerprint_all(&sections).into_iter().enumerate().filter_map(|(i, k)| k.map(|k| (i as u64, k))).collect();
+        let page_keys: Vec<Vec<IndexKey>> = fingerprint_all(&pages).into_iter().flatten().collect();
+        let entries: usize = section_keys.iter().map(|d| d.1.len()).sum();
+        let page_bytes: usize = pages.iter().map(String::len).sum::<usize>() / pages.len().max(1);
+        let page_entries: usize = page_keys.iter().map(Vec::len).sum::<usize>() / page_keys.len().max(1);
+        println!(
+            "\n## Real sections ({} sections of {SECTION_CHARS} chars, {:.0} keys each; fingerprinted in {:.1}s)",
+            section_keys.len(),
+            entries as f64 / section_keys.len().max(1) as f64,
+            t.elapsed().as_secs_f64()
+        );
+        println!("query pages: {} of {page_bytes} bytes UTF-8, {page_entries} keys each", page_keys.len());
+        let b = open(&args.backend, "real", server.as_ref()).await;
+        let base = bytes_used(&*b.index).await;
+        let t = Instant::now();
+        for chunk in section_keys.chunks(BATCH) {
+            b.index.add_batch(Namespace::Sections, chunk).await.expect("insert");
+        }
+        let secs = t.elapsed().as_secs_f64();
+        let mem = bytes_used(&*b.index).await.saturating_sub(base);
+        let (p50, p99, cands) = time_lookups(&*b.index, &page_keys).await;
+        let stats = b.index.stats().await.expect("stats").namespace(Namespace::Sections);
+        println!("| sections | entries | insert entries/s | sections/s | lookup p50 ms | p99 ms | candidates/page | big buckets | bytes/section | bytes/entry |");
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+        println!(
+            "| {} | {} | {:.0} | {:.0} | {} | {} | {:.0} | {} | {:.0} | {:.1} |",
+            section_keys.len(),
+            stats.postings,
+            entries as f64 / secs,
+            section_keys.len() as f64 / secs,
+            ms(p50),
+            ms(p99),
+            cands,
+            stats.big_buckets,
+            mem as f64 / section_keys.len().max(1) as f64,
+            mem as f64 / entries.max(1) as f64
+        );
+        b.index.clear(Namespace::Sections).await.expect("clear");
+        drop(b);
+    }
+
+    // Part 2: the curve.
+    if !args.sizes.is_empty() {
+        println!("\n## Synthetic sections, {} keys each; queries of 1,500 keys (a 10 KB page)", args.keys);
+        let b = open(&args.backend, "syn", server.as_ref()).await;
+        let base = bytes_used(&*b.index).await;
+        println!("| sections | entries | insert entries/s (this step) | lookup p50 ms | p99 ms | candidates/page | bytes/section | bytes/entry |");
+        println!("|---|---|---|---|---|---|---|---|");
+        let mut done = 0usize;
+        let mut rng = Rng(7);
+        for &size in &args.sizes {
+            let t = Instant::now();
+            let mut entries = 0usize;
+            let mut last_report = Instant::now();
+            while done < size {
+                let end = (done + BATCH).min(size);
+                let batch: Vec<(u64, Vec<IndexKey>)> =
+                    (done..end).map(|d| (d as u64, synthetic_section(d as u64, args.keys))).collect();
+                entries += batch.iter().map(|d| d.1.len()).sum::<usize>();
+                b.index.add_batch(Namespace::Sections, &batch).await.expect("insert");
+                done = end;
+                if last_report.elapsed() > Duration::from_secs(30) {
+                    eprintln!("  {done} sections, {:.0} entries/s", entries as f64 / t.elapsed().as_secs_f64());
+                    last_report = Instant::now();
+                }
+            }
+            let rate = entries as f64 / t.elapsed().as_secs_f64();
+            let mem = bytes_used(&*b.index).await.saturating_sub(base);
+            let queries: Vec<Vec<IndexKey>> = (0..args.queries)
+                .map(|_| {
+                    let mut q = Vec::with_capacity(1_500);
+                    for _ in 0..5 {
+                        q.extend(synthetic_section(rng.next() % done as u64, args.keys));
+                    }
+                    let fill = 1_500usize.saturating_sub(q.len());
+                    q.extend(synthetic_section(u64::MAX - rng.next() % 1_000_000_000, fill.max(40)));
+                    q
+                })
+                .collect();
+            if let Some(s) = &server {
+                let _ = s.command(&["CONFIG", "RESETSTAT"]);
+            }
+            let (p50, p99, cands) = time_lookups(&*b.index, &queries).await;
+            if let Some(s) = &server {
+                let stats = s.command(&["INFO", "commandstats"]).unwrap_or_default();
+                let usec: u64 = stats
+                    .lines()
+                    .filter_map(|l| l.split("usec=").nth(1))
+                    .filter_map(|v| v.split(',').next()?.parse::<u64>().ok())
+                    .sum();
+                eprintln!("  server time per lookup: {:.2} ms", usec as f64 / 1e3 / queries.len() as f64);
+            }
+            let total = done * args.keys;
+            println!(
+                "| {done} | {total} | {rate:.0} | {} | {} | {cands:.0} | {:.0} | {:.1} |",
+                ms(p50),
+                ms(p99),
+                mem as f64 / done as f64,
+                mem as f64 / total as f64
+            );
+        }
+        let stats = b.index.stats().await.expect("stats");
+        let mut summary = HashMap::new();
+        summary.insert("documents", stats.namespace(Namespace::Sections).documents);
+        summary.insert("postings", stats.namespace(Namespace::Sections).postings);
+        summary.insert("big_buckets", stats.namespace(Namespace::Sections).big_buckets);
+        println!("final stats: {summary:?}, bytes_used {}", stats.bytes_used);
+    }
+}
