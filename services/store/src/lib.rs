@@ -1,1 +1,101 @@
-//! zhiwen-store (being built).
+//! The persistent stores of zhiwen: protected works and their sections (the "mother
+//! library"), fetched pages and their sites, fingerprints of both, matches with their
+//! review trail, and persisted tasks. Each store is one small async trait
+//! ([`WorkStore`], [`PageStore`], [`FingerprintStore`], [`MatchStore`], [`TaskStore`])
+//! with two backends: MongoDB through the official driver (production, MongoDB 6+) and
+//! an embedded SQLite database (bundled, WAL) that needs no server and is the default.
+//! One conformance suite (`tests/integration.rs`) runs against both.
+//!
+//! It owns the schemas and their versioned migrations (`migrations/` at the repository
+//! root, embedded here), idempotent writes keyed by natural keys, and the compact
+//! integer ids of sections and pages that the index stores. It must not touch the
+//! algorithms (it stores [`zhiwen_core::Fingerprints`] and comparisons as the core made
+//! them), chapter splitting (the ingest crate's), the Redis index, HTTP or the command
+//! line: callers build a [`StoreConfig`] and call [`open`] or [`migrate`].
+
+mod codec;
+mod config;
+mod error;
+mod migrations;
+mod model;
+mod mongo;
+mod sqlite;
+mod traits;
+
+use std::sync::Arc;
+
+pub use codec::{normalize_url, utf8_field, MAX_BODY_BYTES, MAX_FIELD_BYTES, MAX_SECTIONS, MAX_TEXT_BYTES};
+pub use config::{StoreConfig, DEFAULT_DATA_DIR, DEFAULT_MONGO_DATABASE};
+pub use error::StoreError;
+pub use migrations::{MigrationReport, LATEST as SCHEMA_VERSION};
+pub use model::*;
+pub use traits::*;
+
+/// Every store of one backend, ready to share across tasks.
+#[derive(Clone)]
+pub struct Stores {
+    /// Works and sections.
+    pub works: Arc<dyn WorkStore>,
+    /// Pages and sites.
+    pub pages: Arc<dyn PageStore>,
+    /// Fingerprints.
+    pub fingerprints: Arc<dyn FingerprintStore>,
+    /// Matches.
+    pub matches: Arc<dyn MatchStore>,
+    /// Tasks.
+    pub tasks: Arc<dyn TaskStore>,
+    /// Backend name (`embedded` or `mongodb`).
+    pub backend: &'static str,
+}
+
+impl std::fmt::Debug for Stores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stores").field("backend", &self.backend).finish_non_exhaustive()
+    }
+}
+
+impl Stores {
+    fn from_backend<B>(backend: B, name: &'static str) -> Self
+    where
+        B: WorkStore + PageStore + FingerprintStore + MatchStore + TaskStore + 'static,
+    {
+        let b = Arc::new(backend);
+        Stores {
+            works: b.clone(),
+            pages: b.clone(),
+            fingerprints: b.clone(),
+            matches: b.clone(),
+            tasks: b,
+            backend: name,
+        }
+    }
+}
+
+/// Open the configured backend.
+///
+/// The embedded store migrates itself on open (a new user runs one command); MongoDB
+/// must have been migrated with [`migrate`] (`zhiwen migrate`), else
+/// [`StoreError::SchemaOutdated`]. Both refuse a database newer than this binary
+/// ([`StoreError::SchemaTooNew`]).
+pub async fn open(config: &StoreConfig) -> Result<Stores, StoreError> {
+    match config {
+        StoreConfig::Embedded { data_dir } => {
+            let store = sqlite::SqliteStore::open(data_dir).await?;
+            store.migrate().await?;
+            Ok(Stores::from_backend(store, "embedded"))
+        }
+        StoreConfig::Mongo { uri, database } => {
+            let store = mongo::MongoStore::connect(uri, database).await?;
+            store.check_schema().await?;
+            Ok(Stores::from_backend(store, "mongodb"))
+        }
+    }
+}
+
+/// Apply the missing migrations of the configured backend (safe to run twice).
+pub async fn migrate(config: &StoreConfig) -> Result<MigrationReport, StoreError> {
+    match config {
+        StoreConfig::Embedded { data_dir } => sqlite::SqliteStore::open(data_dir).await?.migrate().await,
+        StoreConfig::Mongo { uri, database } => mongo::MongoStore::connect(uri, database).await?.migrate().await,
+    }
+}

@@ -1,0 +1,316 @@
+//! What both backends share: validation, URL normalisation, compression, hashes and
+//! the compact binary form of fingerprints.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+
+use flate2::read::DeflateDecoder;
+use flate2::write::DeflateEncoder;
+use flate2::Compression;
+use zhiwen_core::hash::hash_bytes;
+use zhiwen_core::Fingerprints;
+
+use crate::model::*;
+use crate::StoreError;
+
+/// Largest text (work, section or page text) the stores accept, in bytes.
+pub const MAX_TEXT_BYTES: usize = 256 * 1024 * 1024;
+/// Largest raw page body accepted, in bytes.
+pub const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+/// Largest metadata field (owner, title, URL, ...) accepted, in bytes.
+pub const MAX_FIELD_BYTES: usize = 8 * 1024;
+/// Most sections one work may have.
+pub const MAX_SECTIONS: usize = 100_000;
+
+pub(crate) fn compress(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = DeflateEncoder::new(Vec::with_capacity(bytes.len() / 3 + 16), Compression::fast());
+    // Writing into a Vec cannot fail.
+    let _ = enc.write_all(bytes);
+    enc.finish().unwrap_or_default()
+}
+
+pub(crate) fn decompress(bytes: &[u8], what: &str) -> Result<Vec<u8>, StoreError> {
+    let mut out = Vec::with_capacity(bytes.len() * 3);
+    DeflateDecoder::new(bytes).read_to_end(&mut out).map_err(|e| StoreError::corrupt(what, e))?;
+    Ok(out)
+}
+
+pub(crate) fn decompress_text(bytes: &[u8], what: &str) -> Result<String, StoreError> {
+    String::from_utf8(decompress(bytes, what)?).map_err(|e| StoreError::corrupt(what, e))
+}
+
+/// Fingerprints as compressed JSON: compact enough (integers compress well), and
+/// readable with any tool after inflating.
+pub(crate) fn encode_fingerprints(fp: &Fingerprints) -> Result<Vec<u8>, StoreError> {
+    let json = serde_json::to_vec(fp).map_err(|e| StoreError::invalid("fingerprints", e.to_string()))?;
+    Ok(compress(&json))
+}
+
+pub(crate) fn decode_fingerprints(bytes: &[u8], subject: Subject) -> Result<Fingerprints, StoreError> {
+    let json = decompress(bytes, &format!("fingerprints of {subject}"))?;
+    serde_json::from_slice(&json).map_err(|e| StoreError::corrupt(format!("fingerprints of {subject}"), e))
+}
+
+/// Store a u64 hash in a signed 64-bit column/field without loss.
+pub(crate) fn h2i(h: u64) -> i64 {
+    h as i64
+}
+
+pub(crate) fn i2h(i: i64) -> u64 {
+    i as u64
+}
+
+/// Normalise a URL to its natural key: scheme and host lower-cased, default port and
+/// fragment dropped, empty path made `/`. Only `http` and `https` are accepted.
+pub fn normalize_url(url: &str) -> Result<(String, String), StoreError> {
+    let bad = |reason: &str| StoreError::invalid("url", format!("{reason}: {url:?}"));
+    let trimmed = url.trim();
+    if trimmed.len() > MAX_FIELD_BYTES {
+        return Err(bad("longer than 8 KiB"));
+    }
+    if trimmed.chars().any(|c| c.is_control() || c == ' ') {
+        return Err(bad("contains spaces or control characters"));
+    }
+    let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| bad("no scheme"))?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(bad("scheme is not http or https"));
+    }
+    let rest = rest.split('#').next().unwrap_or("");
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let authority = authority.rsplit('@').next().unwrap_or("");
+    let mut host = authority.to_lowercase();
+    let default_port = if scheme == "http" { ":80" } else { ":443" };
+    if let Some(h) = host.strip_suffix(default_port) {
+        host = h.to_owned();
+    }
+    if let Some(h) = host.strip_suffix('.') {
+        host = h.to_owned();
+    }
+    if host.is_empty() {
+        return Err(bad("no host"));
+    }
+    let path = if path.is_empty() || path.starts_with('?') { format!("/{path}") } else { path.to_owned() };
+    let site = host.split(':').next().unwrap_or(&host).to_owned();
+    Ok((format!("{scheme}://{host}{path}"), site))
+}
+
+fn check_field(what: &str, value: &str, required: bool) -> Result<(), StoreError> {
+    if required && value.trim().is_empty() {
+        return Err(StoreError::invalid(what, "empty"));
+    }
+    if value.len() > MAX_FIELD_BYTES {
+        return Err(StoreError::invalid(what, format!("{} bytes, more than {MAX_FIELD_BYTES}", value.len())));
+    }
+    if value.contains('\0') {
+        return Err(StoreError::invalid(what, "contains a NUL character"));
+    }
+    Ok(())
+}
+
+fn check_text(what: &str, text: &str) -> Result<(), StoreError> {
+    if text.trim().is_empty() {
+        return Err(StoreError::invalid(what, "empty text"));
+    }
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(StoreError::invalid(what, format!("{} bytes, more than {MAX_TEXT_BYTES}", text.len())));
+    }
+    Ok(())
+}
+
+/// Metadata arrives as bytes from files and HTTP headers: decode it strictly.
+pub fn utf8_field(what: &str, bytes: &[u8]) -> Result<String, StoreError> {
+    String::from_utf8(bytes.to_vec()).map_err(|e| StoreError::invalid(what, format!("invalid UTF-8: {e}")))
+}
+
+pub(crate) fn validate_work(w: &NewWork) -> Result<(), StoreError> {
+    check_field("work owner", &w.owner, true)?;
+    check_field("work external_id", &w.external_id, true)?;
+    check_field("work title", &w.title, false)?;
+    check_field("work author", &w.author, false)?;
+    if let Some(f) = &w.source_file {
+        check_field("work source_file", f, false)?;
+    }
+    if let Some(c) = &w.charset {
+        check_field("work charset", c, false)?;
+    }
+    let key = format!("{}/{}", w.owner, w.external_id);
+    check_text(&format!("text of work {key}"), &w.text)?;
+    if w.sections.is_empty() {
+        return Err(StoreError::invalid(format!("work {key}"), "no sections (a work without divisions has one)"));
+    }
+    if w.sections.len() > MAX_SECTIONS {
+        return Err(StoreError::invalid(format!("work {key}"), format!("more than {MAX_SECTIONS} sections")));
+    }
+    let chars = w.text.chars().count() as u64;
+    let mut ordinals = HashSet::with_capacity(w.sections.len());
+    let mut total = 0usize;
+    for s in &w.sections {
+        let what = format!("section {} of work {key}", s.ordinal);
+        if !ordinals.insert(s.ordinal) {
+            return Err(StoreError::Duplicate { what: "section ordinal", key: what });
+        }
+        check_field(&format!("title of {what}"), &s.title, false)?;
+        check_text(&what, &s.text)?;
+        if s.char_start > s.char_end || s.char_end > chars {
+            return Err(StoreError::invalid(
+                what,
+                format!("character range {}..{} outside the work's {chars} characters", s.char_start, s.char_end),
+            ));
+        }
+        total += s.text.len();
+    }
+    if total > MAX_TEXT_BYTES {
+        return Err(StoreError::invalid(format!("work {key}"), "sections larger than the size limit"));
+    }
+    Ok(())
+}
+
+pub(crate) fn validate_works(ws: &[NewWork]) -> Result<(), StoreError> {
+    let mut keys = HashSet::with_capacity(ws.len());
+    for w in ws {
+        validate_work(w)?;
+        if !keys.insert((w.owner.as_str(), w.external_id.as_str())) {
+            return Err(StoreError::Duplicate {
+                what: "work external id",
+                key: format!("{}/{}", w.owner, w.external_id),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Hash of everything stored for a work: equal hashes mean an `Unchanged` re-import.
+pub(crate) fn work_hash(w: &NewWork) -> u64 {
+    let json = serde_json::to_vec(w).unwrap_or_default();
+    hash_bytes(&json)
+}
+
+/// A validated page with its natural key and derived fields.
+pub(crate) struct PreparedPage {
+    pub url: String,
+    pub site: String,
+    pub content_hash: u64,
+    pub body_z: Vec<u8>,
+    pub text_z: Vec<u8>,
+    pub source_json: String,
+}
+
+pub(crate) fn prepare_page(p: &NewPage) -> Result<PreparedPage, StoreError> {
+    let (url, site) = normalize_url(&p.url)?;
+    if p.text.len() > MAX_TEXT_BYTES {
+        return Err(StoreError::invalid(
+            format!("text of page {url}"),
+            format!("{} bytes, more than {MAX_TEXT_BYTES}", p.text.len()),
+        ));
+    }
+    if p.body.len() > MAX_BODY_BYTES {
+        return Err(StoreError::invalid(
+            format!("body of page {url}"),
+            format!("{} bytes, more than {MAX_BODY_BYTES}", p.body.len()),
+        ));
+    }
+    if p.text.trim().is_empty() && p.body.is_empty() {
+        return Err(StoreError::invalid(format!("page {url}"), "neither body nor text"));
+    }
+    if let Some(c) = &p.charset {
+        check_field("page charset", c, false)?;
+    }
+    match &p.source {
+        PageSource::Import(f) | PageSource::Api(f) => check_field("page source", f, false)?,
+        PageSource::Crawl => {}
+    }
+    let content_hash = hash_bytes(p.text.as_bytes());
+    let source_json =
+        serde_json::to_string(&p.source).map_err(|e| StoreError::invalid("page source", e.to_string()))?;
+    Ok(PreparedPage {
+        url,
+        site,
+        content_hash,
+        body_z: compress(&p.body),
+        text_z: compress(p.text.as_bytes()),
+        source_json,
+    })
+}
+
+pub(crate) fn prepare_pages(ps: &[NewPage]) -> Result<Vec<PreparedPage>, StoreError> {
+    let prepared = ps.iter().map(prepare_page).collect::<Result<Vec<_>, _>>()?;
+    let mut seen = HashSet::with_capacity(prepared.len());
+    for p in &prepared {
+        if !seen.insert(p.url.as_str()) {
+            return Err(StoreError::Duplicate { what: "page url in batch", key: p.url.clone() });
+        }
+    }
+    Ok(prepared)
+}
+
+pub(crate) fn validate_fingerprints(items: &[(Subject, Fingerprints)]) -> Result<(), StoreError> {
+    let mut seen = HashSet::with_capacity(items.len());
+    for (s, fp) in items {
+        if s.id <= 0 {
+            return Err(StoreError::invalid("fingerprint subject", format!("id {} is not positive", s.id)));
+        }
+        check_field(&format!("params_tag of {s}"), &fp.params_tag, true)?;
+        if !seen.insert(*s) {
+            return Err(StoreError::Duplicate { what: "fingerprint subject in batch", key: s.to_string() });
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn validate_match(m: &NewMatch) -> Result<(String, u64), StoreError> {
+    let json = serde_json::to_vec(&m.comparison).map_err(|e| StoreError::invalid("comparison", e.to_string()))?;
+    if !m.comparison.verdict.score.is_finite() {
+        return Err(StoreError::invalid("comparison", "score is not finite"));
+    }
+    Ok((String::from_utf8_lossy(&json).into_owned(), hash_bytes(&json)))
+}
+
+pub(crate) fn validate_task(t: &NewTask) -> Result<String, StoreError> {
+    check_field("task key", &t.key, true)?;
+    check_field("task kind", &t.kind, true)?;
+    serde_json::to_string(&t.params).map_err(|e| StoreError::invalid("task params", e.to_string()))
+}
+
+pub(crate) fn check_limit(limit: u32) -> Result<i64, StoreError> {
+    if limit == 0 || limit > 10_000 {
+        return Err(StoreError::invalid("limit", format!("{limit} is not in 1..=10000")));
+    }
+    Ok(limit as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_normalise_to_one_key() {
+        let (a, site) = normalize_url("HTTP://Example.COM:80/a/b?x=1#frag").unwrap();
+        assert_eq!(a, "http://example.com/a/b?x=1");
+        assert_eq!(site, "example.com");
+        assert_eq!(normalize_url("https://example.com").unwrap().0, "https://example.com/");
+        assert_eq!(normalize_url("https://example.com:8443/x").unwrap().1, "example.com");
+        assert!(normalize_url("ftp://example.com/").is_err());
+        assert!(normalize_url("example.com/x").is_err());
+        assert!(normalize_url("http:///x").is_err());
+    }
+
+    #[test]
+    fn compression_round_trips() {
+        let text = "第一章 天下大势，分久必合，合久必分。".repeat(100);
+        let z = compress(text.as_bytes());
+        assert!(z.len() < text.len());
+        assert_eq!(decompress_text(&z, "t").unwrap(), text);
+        assert!(decompress(b"not deflate \xff\xff", "t").is_err());
+    }
+
+    #[test]
+    fn invalid_utf8_metadata_is_a_clear_error() {
+        let e = utf8_field("title", b"\xff\xfe abc").unwrap_err();
+        assert!(e.is_user_error());
+        assert!(e.to_string().contains("invalid UTF-8"));
+    }
+}

@@ -1,0 +1,55 @@
+//! The versioned migrations of both backends, embedded in the binary so `zhiwen
+//! migrate` needs no files at run time. Each backend records applied versions in the
+//! database (`schema_migrations` table / `_migrations` collection), applies the missing
+//! ones in order, and refuses a database whose version is newer than [`LATEST`].
+
+use serde::{Deserialize, Serialize};
+
+/// One migration of the embedded (SQLite) schema.
+pub(crate) struct SqlMigration {
+    pub version: u32,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+/// The embedded schema's migrations, in order.
+pub(crate) const EMBEDDED: &[SqlMigration] =
+    &[SqlMigration { version: 1, name: "initial", sql: include_str!("../../../migrations/embedded/0001_initial.sql") }];
+
+/// The MongoDB migrations (JSON lists of database commands), in order.
+pub(crate) const MONGODB: &[(u32, &str)] = &[(1, include_str!("../../../migrations/mongodb/0001_initial.json"))];
+
+/// Latest schema version this binary knows (both backends move in step).
+pub const LATEST: u32 = 1;
+
+/// What `migrate` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigrationReport {
+    /// Backend name (`embedded` or `mongodb`).
+    pub backend: String,
+    /// Version before.
+    pub from_version: u32,
+    /// Version after.
+    pub to_version: u32,
+    /// Names of the migrations applied now, as `NNNN_name`.
+    pub applied: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_ordered_and_end_at_latest() {
+        for (i, m) in EMBEDDED.iter().enumerate() {
+            assert_eq!(m.version as usize, i + 1, "{}", m.name);
+        }
+        for (i, (v, json)) in MONGODB.iter().enumerate() {
+            assert_eq!(*v as usize, i + 1);
+            let doc: mongodb::bson::Document = serde_json::from_str(json).unwrap();
+            assert_eq!(doc.get_i32("version").map(|v| v as u32).ok(), Some(*v));
+        }
+        assert_eq!(EMBEDDED.last().map(|m| m.version), Some(LATEST));
+        assert_eq!(MONGODB.last().map(|m| m.0), Some(LATEST));
+    }
+}

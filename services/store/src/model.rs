@@ -1,0 +1,589 @@
+//! The records the stores keep, as plain data shared by both backends.
+
+use serde::{Deserialize, Serialize};
+use zhiwen_core::compare::Comparison;
+use zhiwen_core::Fingerprints;
+
+use crate::StoreError;
+
+/// Unix time in milliseconds: both backends store exactly this precision, so what is
+/// written reads back equal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// Now, truncated to milliseconds.
+    pub fn now() -> Self {
+        Self::from_offset(time::OffsetDateTime::now_utc())
+    }
+
+    /// From a `time` value (truncated to milliseconds).
+    pub fn from_offset(t: time::OffsetDateTime) -> Self {
+        Timestamp((t.unix_timestamp_nanos() / 1_000_000) as i64)
+    }
+
+    /// As a `time` value (UTC).
+    pub fn to_offset(self) -> time::OffsetDateTime {
+        time::OffsetDateTime::from_unix_timestamp_nanos(self.0 as i128 * 1_000_000)
+            .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+    }
+
+    /// The UTC day, `YYYY-MM-DD` (the unit of the per-day statistics).
+    pub fn day(self) -> String {
+        let d = self.to_offset().date();
+        format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+    }
+}
+
+/// What an idempotent write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A new record was created.
+    Inserted,
+    /// An existing record's content changed.
+    Updated,
+    /// The record existed with the same content (only "last seen" times may have moved).
+    Unchanged,
+}
+
+/// The id a write landed on and what it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Upserted {
+    /// The record's integer id (stable across re-imports).
+    pub id: i64,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// Counts of a batch write, for importers' reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchCounts {
+    /// Newly created.
+    pub inserted: u64,
+    /// Changed.
+    pub updated: u64,
+    /// Already up to date.
+    pub unchanged: u64,
+}
+
+impl BatchCounts {
+    pub(crate) fn add(&mut self, o: Outcome) {
+        match o {
+            Outcome::Inserted => self.inserted += 1,
+            Outcome::Updated => self.updated += 1,
+            Outcome::Unchanged => self.unchanged += 1,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Works and sections
+
+/// One chapter/section of a work, as the ingest crate split it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewSection {
+    /// Position in the work, from 0; unique within the work.
+    pub ordinal: u32,
+    /// Heading (e.g. `第三章 ...`), empty when the work has no divisions.
+    pub title: String,
+    /// The section's text.
+    pub text: String,
+    /// Character range `[start, end)` of the section in the work's text.
+    pub char_start: u64,
+    /// End of the range (exclusive).
+    pub char_end: u64,
+}
+
+/// A protected text to store (upserted by `(owner, external_id)`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewWork {
+    /// The rights holder; every work belongs to exactly one.
+    pub owner: String,
+    /// The owner's id for the work; unique per owner.
+    pub external_id: String,
+    /// Title.
+    pub title: String,
+    /// Author.
+    pub author: String,
+    /// File the text was imported from, if any.
+    pub source_file: Option<String>,
+    /// Detected charset of the source (e.g. `GB18030`).
+    pub charset: Option<String>,
+    /// The whole text.
+    pub text: String,
+    /// Its sections; at least one (a work without divisions has one section).
+    pub sections: Vec<NewSection>,
+}
+
+/// A stored work (its text included; use [`WorkSummary`] lists to avoid loading texts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Work {
+    /// Integer id.
+    pub id: i64,
+    /// Owner.
+    pub owner: String,
+    /// Owner's id.
+    pub external_id: String,
+    /// Title.
+    pub title: String,
+    /// Author.
+    pub author: String,
+    /// Source file name.
+    pub source_file: Option<String>,
+    /// Detected charset.
+    pub charset: Option<String>,
+    /// Text.
+    pub text: String,
+    /// Number of sections.
+    pub section_count: u32,
+    /// Hash of everything stored for the work (decides `Unchanged`).
+    pub content_hash: u64,
+    /// First stored.
+    pub created_at: Timestamp,
+    /// Last changed.
+    pub updated_at: Timestamp,
+}
+
+/// A work without its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkSummary {
+    /// Integer id.
+    pub id: i64,
+    /// Owner.
+    pub owner: String,
+    /// Owner's id.
+    pub external_id: String,
+    /// Title.
+    pub title: String,
+    /// Author.
+    pub author: String,
+    /// Number of sections.
+    pub section_count: u32,
+}
+
+/// A stored section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Section {
+    /// Integer id (stable for the same `(work, ordinal)`).
+    pub id: i64,
+    /// The work.
+    pub work_id: i64,
+    /// Position in the work.
+    pub ordinal: u32,
+    /// Heading.
+    pub title: String,
+    /// Text.
+    pub text: String,
+    /// Character range start in the work's text.
+    pub char_start: u64,
+    /// Character range end (exclusive).
+    pub char_end: u64,
+}
+
+/// Result of storing a work: its id, what happened, and its section ids by ordinal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkUpserted {
+    /// Work id.
+    pub id: i64,
+    /// What happened to the work as a whole.
+    pub outcome: Outcome,
+    /// `(ordinal, section id)` in ordinal order.
+    pub sections: Vec<(u32, i64)>,
+}
+
+// ---------------------------------------------------------------------------------
+// Pages and sites
+
+/// Where a page came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+pub enum PageSource {
+    /// Fetched by the crawler.
+    Crawl,
+    /// Imported from a file (its name).
+    Import(String),
+    /// Submitted through the API (by whom).
+    Api(String),
+}
+
+/// A fetched page to store (upserted by normalised URL).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewPage {
+    /// URL; normalised by [`crate::normalize_url`] before use.
+    pub url: String,
+    /// Fetch time.
+    pub fetched_at: Timestamp,
+    /// HTTP status, when fetched over HTTP.
+    pub http_status: Option<u16>,
+    /// Detected charset.
+    pub charset: Option<String>,
+    /// Raw body as fetched (stored compressed). May be empty for imports of text.
+    pub body: Vec<u8>,
+    /// Extracted text.
+    pub text: String,
+    /// Provenance.
+    pub source: PageSource,
+}
+
+/// A stored page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    /// Integer id.
+    pub id: i64,
+    /// Normalised URL.
+    pub url: String,
+    /// Host.
+    pub site: String,
+    /// First fetch.
+    pub first_fetched_at: Timestamp,
+    /// Latest fetch.
+    pub last_fetched_at: Timestamp,
+    /// HTTP status of the latest fetch.
+    pub http_status: Option<u16>,
+    /// Detected charset.
+    pub charset: Option<String>,
+    /// Raw body (decompressed).
+    pub body: Vec<u8>,
+    /// Extracted text.
+    pub text: String,
+    /// Hash of the extracted text.
+    pub content_hash: u64,
+    /// Provenance of the latest content.
+    pub source: PageSource,
+}
+
+/// A page without body and text (for listings).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageRef {
+    /// Integer id.
+    pub id: i64,
+    /// Normalised URL.
+    pub url: String,
+    /// Host.
+    pub site: String,
+    /// Hash of the extracted text.
+    pub content_hash: u64,
+    /// Latest fetch.
+    pub last_fetched_at: Timestamp,
+}
+
+/// A host and what is known about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Site {
+    /// Host name (lower case).
+    pub host: String,
+    /// Pages stored for it.
+    pub page_count: u64,
+    /// First page fetched.
+    pub first_seen: Timestamp,
+    /// Latest page fetched.
+    pub last_seen: Timestamp,
+    /// Free notes (e.g. "known pirate site").
+    pub notes: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------
+// Fingerprints
+
+/// What a fingerprint record belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubjectKind {
+    /// A work section.
+    Section,
+    /// A page.
+    Page,
+}
+
+impl SubjectKind {
+    /// Stable name used in both databases.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubjectKind::Section => "section",
+            SubjectKind::Page => "page",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<Self, StoreError> {
+        match s {
+            "section" => Ok(SubjectKind::Section),
+            "page" => Ok(SubjectKind::Page),
+            other => Err(StoreError::corrupt("subject kind", other)),
+        }
+    }
+}
+
+/// A section or page, by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Subject {
+    /// Section or page.
+    pub kind: SubjectKind,
+    /// Its id.
+    pub id: i64,
+}
+
+impl Subject {
+    /// A section.
+    pub fn section(id: i64) -> Self {
+        Subject { kind: SubjectKind::Section, id }
+    }
+    /// A page.
+    pub fn page(id: i64) -> Self {
+        Subject { kind: SubjectKind::Page, id }
+    }
+}
+
+impl std::fmt::Display for Subject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.kind.as_str(), self.id)
+    }
+}
+
+/// Stored fingerprints of one subject.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FingerprintRecord {
+    /// Whose.
+    pub subject: Subject,
+    /// The parameter tag that produced them (equals `fingerprints.params_tag`).
+    pub params_tag: String,
+    /// The fingerprints.
+    pub fingerprints: Fingerprints,
+    /// Last written.
+    pub updated_at: Timestamp,
+}
+
+// ---------------------------------------------------------------------------------
+// Matches
+
+/// Review state of a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewStatus {
+    /// Not reviewed yet.
+    New,
+    /// A reviewer confirmed the copy.
+    Confirmed,
+    /// A reviewer dismissed it.
+    Dismissed,
+    /// A takedown notice was sent.
+    TakedownSent,
+}
+
+impl ReviewStatus {
+    /// Every status.
+    pub const ALL: [ReviewStatus; 4] =
+        [ReviewStatus::New, ReviewStatus::Confirmed, ReviewStatus::Dismissed, ReviewStatus::TakedownSent];
+
+    /// Stable name used in both databases.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewStatus::New => "new",
+            ReviewStatus::Confirmed => "confirmed",
+            ReviewStatus::Dismissed => "dismissed",
+            ReviewStatus::TakedownSent => "takedown_sent",
+        }
+    }
+
+    /// Parse [`ReviewStatus::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        ReviewStatus::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// A comparison result to record (upserted by `(section_id, page_id)`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewMatch {
+    /// The work section.
+    pub section_id: i64,
+    /// The page.
+    pub page_id: i64,
+    /// Every score, the verdict and the evidence passages (offsets + quotes).
+    pub comparison: Comparison,
+    /// When this comparison was made.
+    pub seen_at: Timestamp,
+}
+
+/// One change of review status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewEvent {
+    /// Who.
+    pub by: String,
+    /// When.
+    pub at: Timestamp,
+    /// Previous status.
+    pub from: ReviewStatus,
+    /// New status.
+    pub to: ReviewStatus,
+    /// Optional note.
+    pub note: Option<String>,
+}
+
+/// A stored match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Match {
+    /// Integer id (cursor for pagination).
+    pub id: i64,
+    /// Section.
+    pub section_id: i64,
+    /// Work of the section.
+    pub work_id: i64,
+    /// Page.
+    pub page_id: i64,
+    /// Host of the page.
+    pub site: String,
+    /// Verdict kind (`VerdictKind::as_str`).
+    pub kind: String,
+    /// Verdict score.
+    pub score: f64,
+    /// Is it a copy by the verdict?
+    pub duplicate: bool,
+    /// Every score and the evidence.
+    pub comparison: Comparison,
+    /// First recorded.
+    pub first_seen: Timestamp,
+    /// Last recorded.
+    pub last_seen: Timestamp,
+    /// Review status.
+    pub status: ReviewStatus,
+    /// Every status change, oldest first.
+    pub review_log: Vec<ReviewEvent>,
+}
+
+/// Filters for listing matches; `None` means "any". All given filters must hold.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MatchFilter {
+    /// Of this work.
+    pub work_id: Option<i64>,
+    /// Of this section.
+    pub section_id: Option<i64>,
+    /// On this host.
+    pub site: Option<String>,
+    /// With this verdict kind.
+    pub kind: Option<String>,
+    /// In this review status.
+    pub status: Option<ReviewStatus>,
+    /// Score at least.
+    pub min_score: Option<f64>,
+    /// Score at most.
+    pub max_score: Option<f64>,
+    /// Last seen at or after.
+    pub seen_from: Option<Timestamp>,
+    /// Last seen before.
+    pub seen_until: Option<Timestamp>,
+}
+
+/// Counts of matches for statistics (each list sorted by its key).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchStats {
+    /// All matches the filter selects.
+    pub total: u64,
+    /// By review status.
+    pub by_status: Vec<(ReviewStatus, u64)>,
+    /// By host.
+    pub by_site: Vec<(String, u64)>,
+    /// By work id.
+    pub by_work: Vec<(i64, u64)>,
+    /// By UTC day of first sighting (`YYYY-MM-DD`).
+    pub by_day: Vec<(String, u64)>,
+}
+
+// ---------------------------------------------------------------------------------
+// Tasks
+
+/// Life cycle of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// Waiting for a worker.
+    Queued,
+    /// Claimed by a worker.
+    Running,
+    /// Done.
+    Succeeded,
+    /// Gave up with an error.
+    Failed,
+    /// Cancelled before finishing.
+    Cancelled,
+}
+
+impl TaskState {
+    /// Every state.
+    pub const ALL: [TaskState; 5] =
+        [TaskState::Queued, TaskState::Running, TaskState::Succeeded, TaskState::Failed, TaskState::Cancelled];
+
+    /// Stable name used in both databases.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Queued => "queued",
+            TaskState::Running => "running",
+            TaskState::Succeeded => "succeeded",
+            TaskState::Failed => "failed",
+            TaskState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parse [`TaskState::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        TaskState::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// No further transitions.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskState::Succeeded | TaskState::Failed | TaskState::Cancelled)
+    }
+}
+
+/// A task to enqueue, idempotent by `key`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewTask {
+    /// Caller's idempotency key, e.g. `match:2026-11-21`.
+    pub key: String,
+    /// Kind, e.g. `match`, `refingerprint`.
+    pub kind: String,
+    /// Parameters (opaque JSON).
+    pub params: serde_json::Value,
+}
+
+/// Progress counters of a task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Items done.
+    pub done: u64,
+    /// Items expected (0 = unknown).
+    pub total: u64,
+    /// Items that failed.
+    pub failed: u64,
+}
+
+/// A stored task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    /// Integer id.
+    pub id: i64,
+    /// Idempotency key.
+    pub key: String,
+    /// Kind.
+    pub kind: String,
+    /// Parameters.
+    pub params: serde_json::Value,
+    /// State.
+    pub state: TaskState,
+    /// Progress counters.
+    pub progress: Progress,
+    /// Opaque checkpoint to resume from.
+    pub checkpoint: Option<serde_json::Value>,
+    /// Worker that claimed it.
+    pub worker: Option<String>,
+    /// Error of a failed task.
+    pub error: Option<String>,
+    /// Enqueued.
+    pub created_at: Timestamp,
+    /// Claimed.
+    pub started_at: Option<Timestamp>,
+    /// Finished, failed or cancelled.
+    pub finished_at: Option<Timestamp>,
+    /// Last change.
+    pub updated_at: Timestamp,
+}

@@ -1,0 +1,147 @@
+//! One trait per store. Both backends implement all of them; callers hold
+//! `Arc<dyn Trait>` from [`crate::Stores`].
+
+use async_trait::async_trait;
+use zhiwen_core::Fingerprints;
+
+use crate::model::*;
+use crate::StoreError;
+
+/// Result alias of the store traits.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The protected works ("mother library") and their sections.
+#[async_trait]
+pub trait WorkStore: Send + Sync {
+    /// Store a work and its sections, keyed by `(owner, external_id)`. Re-storing the
+    /// same content is `Unchanged`; changed content replaces the sections (ids stay
+    /// stable per ordinal; sections beyond the new count are deleted).
+    async fn upsert_work(&self, work: &NewWork) -> StoreResult<WorkUpserted>;
+    /// Store several works; the whole batch is validated first (including duplicate
+    /// `(owner, external_id)` within it), so bad input writes nothing.
+    async fn upsert_works(&self, works: &[NewWork]) -> StoreResult<Vec<WorkUpserted>>;
+    /// A work by id.
+    async fn get_work(&self, id: i64) -> StoreResult<Option<Work>>;
+    /// A work by natural key.
+    async fn find_work(&self, owner: &str, external_id: &str) -> StoreResult<Option<Work>>;
+    /// Works with id greater than `after_id`, ascending, at most `limit`.
+    async fn list_works(&self, owner: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<WorkSummary>>;
+    /// A section by id.
+    async fn get_section(&self, id: i64) -> StoreResult<Option<Section>>;
+    /// All sections of a work, by ordinal.
+    async fn sections_of(&self, work_id: i64) -> StoreResult<Vec<Section>>;
+    /// Number of works.
+    async fn count_works(&self) -> StoreResult<u64>;
+}
+
+/// Fetched pages and their sites.
+#[async_trait]
+pub trait PageStore: Send + Sync {
+    /// Store a page keyed by its normalised URL; the site's counts follow.
+    async fn upsert_page(&self, page: &NewPage) -> StoreResult<Upserted>;
+    /// Store many pages (validated first; one transaction on the embedded store).
+    /// Returns one result per input, in order.
+    async fn upsert_pages(&self, pages: &[NewPage]) -> StoreResult<Vec<Upserted>>;
+    /// A page by id.
+    async fn get_page(&self, id: i64) -> StoreResult<Option<Page>>;
+    /// A page by URL (normalised before the lookup).
+    async fn find_page(&self, url: &str) -> StoreResult<Option<Page>>;
+    /// Pages with id greater than `after_id`, ascending, at most `limit`.
+    async fn list_pages(&self, site: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<PageRef>>;
+    /// Number of pages.
+    async fn count_pages(&self) -> StoreResult<u64>;
+    /// A site by host.
+    async fn get_site(&self, host: &str) -> StoreResult<Option<Site>>;
+    /// Sites with host greater than `after_host`, ascending, at most `limit`.
+    async fn list_sites(&self, after_host: &str, limit: u32) -> StoreResult<Vec<Site>>;
+    /// Set (or clear) a site's notes.
+    async fn set_site_notes(&self, host: &str, notes: Option<&str>) -> StoreResult<()>;
+}
+
+/// Fingerprints of sections and pages, tagged with their parameters.
+#[async_trait]
+pub trait FingerprintStore: Send + Sync {
+    /// Store the fingerprints of one subject (replacing older ones).
+    async fn put_fingerprints(&self, subject: Subject, fingerprints: &Fingerprints) -> StoreResult<Outcome>;
+    /// Store many (validated first; duplicates of one subject in the batch are refused).
+    async fn put_fingerprints_many(&self, items: &[(Subject, Fingerprints)]) -> StoreResult<BatchCounts>;
+    /// The fingerprints of one subject.
+    async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>>;
+    /// Ids of `kind` subjects whose fingerprints were made with another tag than
+    /// `current_tag`, with id greater than `after_id`, ascending, at most `limit`.
+    async fn stale_subjects(
+        &self,
+        kind: SubjectKind,
+        current_tag: &str,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<i64>>;
+    /// Records of `kind` with id greater than `after_id`, ascending, at most `limit`
+    /// (for rebuilding the index).
+    async fn scan_fingerprints(
+        &self,
+        kind: SubjectKind,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<FingerprintRecord>>;
+    /// Number of records of `kind`, optionally only those with `params_tag`.
+    async fn count_fingerprints(&self, kind: SubjectKind, params_tag: Option<&str>) -> StoreResult<u64>;
+    /// Delete one subject's fingerprints; `true` if there were any.
+    async fn delete_fingerprints(&self, subject: Subject) -> StoreResult<bool>;
+}
+
+/// Matches between work sections and pages, with their review trail.
+#[async_trait]
+pub trait MatchStore: Send + Sync {
+    /// Record a comparison keyed by `(section_id, page_id)`: the first sighting is kept,
+    /// the last sighting and the scores follow the newest call. `Unchanged` when the
+    /// comparison is identical (only `last_seen` may move). Section and page must exist.
+    async fn upsert_match(&self, m: &NewMatch) -> StoreResult<Upserted>;
+    /// A match by id.
+    async fn get_match(&self, id: i64) -> StoreResult<Option<Match>>;
+    /// A match by natural key.
+    async fn find_match(&self, section_id: i64, page_id: i64) -> StoreResult<Option<Match>>;
+    /// Change the review status, appending to the audit trail. Setting the current
+    /// status again is a no-op (`Unchanged`).
+    async fn set_review(
+        &self,
+        id: i64,
+        to: ReviewStatus,
+        by: &str,
+        note: Option<&str>,
+        at: Timestamp,
+    ) -> StoreResult<Outcome>;
+    /// Matches passing `filter` with id greater than `after_id`, ascending, at most `limit`.
+    async fn list_matches(&self, filter: &MatchFilter, after_id: i64, limit: u32) -> StoreResult<Vec<Match>>;
+    /// Counts of matches passing `filter`.
+    async fn match_stats(&self, filter: &MatchFilter) -> StoreResult<MatchStats>;
+}
+
+/// Persisted tasks (matching runs and other jobs), driven by one worker loop.
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    /// Enqueue a task; if `key` exists, return it unchanged (`Unchanged`). A different
+    /// kind or parameters under an existing key is a `Conflict`.
+    async fn create_task(&self, task: &NewTask) -> StoreResult<(Task, Outcome)>;
+    /// Atomically move the oldest queued task (of `kind`, if given) to running.
+    async fn claim_task(&self, kind: Option<&str>, worker: &str) -> StoreResult<Option<Task>>;
+    /// Record progress (and optionally a checkpoint) of a running task.
+    async fn update_progress(
+        &self,
+        id: i64,
+        progress: Progress,
+        checkpoint: Option<&serde_json::Value>,
+    ) -> StoreResult<Task>;
+    /// Mark a running task succeeded.
+    async fn finish_task(&self, id: i64) -> StoreResult<Task>;
+    /// Mark a running task failed with an error.
+    async fn fail_task(&self, id: i64, error: &str) -> StoreResult<Task>;
+    /// Cancel a queued or running task.
+    async fn cancel_task(&self, id: i64) -> StoreResult<Task>;
+    /// A task by id.
+    async fn get_task(&self, id: i64) -> StoreResult<Option<Task>>;
+    /// A task by key.
+    async fn find_task(&self, key: &str) -> StoreResult<Option<Task>>;
+    /// Tasks (in `state`, if given) with id greater than `after_id`, ascending.
+    async fn list_tasks(&self, state: Option<TaskState>, after_id: i64, limit: u32) -> StoreResult<Vec<Task>>;
+}

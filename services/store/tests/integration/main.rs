@@ -1,0 +1,50 @@
+//! One integration-test binary for the stores (one link instead of one per file).
+//!
+//! `suite` holds the conformance cases, written once against [`zhiwen_store::Stores`].
+//! `conformance!` runs each case as its own test on a fresh embedded store, and all of
+//! them against one real MongoDB-wire server (SecantusDB, started by the test kit), each
+//! case in its own database. Without the server the MongoDB part is skipped, unless
+//! `ZHIWEN_REQUIRE_SERVERS=1`, where it fails.
+
+mod fixtures;
+mod migrations;
+mod suite;
+
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        mod embedded {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let env = crate::fixtures::Embedded::new().await;
+                    crate::suite::$case(&env.stores).await;
+                }
+            )*
+        }
+
+        mod mongodb {
+            /// Every case against one server (starting one takes seconds), one database each.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn conformance_suite() {
+                let Some(server) = zhiwen_testkit::mongo::MongoServer::start() else { return };
+                $(
+                    eprintln!("mongodb conformance: {}", stringify!($case));
+                    let stores = crate::fixtures::mongo_stores(&server, stringify!($case)).await;
+                    crate::suite::$case(&stores).await;
+                )*
+                crate::migrations::mongo_backend_checks(&server).await;
+            }
+        }
+    };
+}
+
+conformance!(
+    works_round_trip_and_idempotence,
+    works_bad_input_writes_nothing,
+    pages_round_trip_and_sites,
+    pages_batch_and_bad_input,
+    large_page_and_work_round_trip,
+    fingerprints_params_and_scans,
+    matches_upsert_review_and_filters,
+    tasks_life_cycle,
+);

@@ -1,0 +1,104 @@
+//! Migrations and backend-specific guarantees (schema versions, unique indexes).
+
+use mongodb::bson::doc;
+use zhiwen_store::*;
+use zhiwen_testkit::mongo::MongoServer;
+
+#[tokio::test]
+async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::embedded(dir.path().join("nested/data"));
+    let first = migrate(&config).await.unwrap();
+    assert_eq!((first.from_version, first.to_version), (0, SCHEMA_VERSION));
+    assert_eq!(first.applied, vec!["0001_initial".to_string()]);
+    let second = migrate(&config).await.unwrap();
+    assert!(second.applied.is_empty());
+    assert_eq!(second.from_version, SCHEMA_VERSION);
+    open(&config).await.unwrap();
+
+    // A database touched by a newer binary is refused with a clear message.
+    let conn = rusqlite::Connection::open(dir.path().join("nested/data/zhiwen.db")).unwrap();
+    conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)", []).unwrap();
+    drop(conn);
+    for err in [migrate(&config).await.unwrap_err(), open(&config).await.unwrap_err()] {
+        assert!(matches!(err, StoreError::SchemaTooNew { database: 99, .. }), "{err}");
+        assert!(err.to_string().contains("newer than this binary"), "{err}");
+        assert!(err.is_user_error() && !err.is_retryable());
+    }
+}
+
+#[tokio::test]
+async fn embedded_store_is_wal_with_unique_natural_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    stores.pages.upsert_page(&crate::fixtures::page("https://x.example/", "文本", 1)).await.unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    let dup = conn.execute(
+        "INSERT INTO pages (url, site, first_fetched_at, last_fetched_at, body_z, text_z, content_hash, source) VALUES ('https://x.example/', 'x.example', 1, 1, x'', x'', 0, '')",
+        [],
+    );
+    assert!(dup.is_err(), "the unique index on url must hold");
+}
+
+#[tokio::test]
+async fn config_defaults_to_embedded() {
+    assert_eq!(StoreConfig::default(), StoreConfig::embedded(DEFAULT_DATA_DIR));
+    assert_eq!(StoreConfig::default().backend_name(), "embedded");
+    assert_eq!(StoreConfig::mongo("mongodb://h", "db").backend_name(), "mongodb");
+    let err = open(&StoreConfig::mongo("not-a-uri", "db")).await.unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err}");
+    let err = open(&StoreConfig::mongo("mongodb://127.0.0.1:1", "bad.name")).await.unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)), "{err}");
+}
+
+/// Run by the MongoDB conformance test on its server.
+pub async fn mongo_backend_checks(server: &MongoServer) {
+    let config = StoreConfig::mongo(server.uri(), "t_migrations");
+
+    // Not migrated yet: opening says what to do.
+    let err = open(&config).await.unwrap_err();
+    assert!(matches!(err, StoreError::SchemaOutdated { database: 0, .. }), "{err}");
+    assert!(err.to_string().contains("zhiwen migrate"), "{err}");
+
+    let first = migrate(&config).await.unwrap();
+    assert_eq!((first.from_version, first.to_version, first.applied.len()), (0, SCHEMA_VERSION, 1));
+    let second = migrate(&config).await.unwrap();
+    assert!(second.applied.is_empty(), "{second:?}");
+    let stores = open(&config).await.unwrap();
+    stores.pages.upsert_page(&crate::fixtures::page("https://x.example/", "文本", 1)).await.unwrap();
+
+    let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
+    let db = client.database("t_migrations");
+    // The unique indexes exist and hold.
+    let dup = db
+        .collection::<mongodb::bson::Document>("pages")
+        .insert_one(doc! {"_id": 999_i64, "url": "https://x.example/", "site": "x.example", "first_fetched_at": mongodb::bson::DateTime::now(), "last_fetched_at": mongodb::bson::DateTime::now(), "content_hash": 0_i64, "source": "{}"})
+        .await;
+    assert!(dup.is_err(), "the unique index on pages.url must hold");
+    let names: Vec<String> = db.list_collection_names().await.unwrap();
+    for c in [
+        "works",
+        "sections",
+        "pages",
+        "sites",
+        "fingerprints",
+        "matches",
+        "tasks",
+        "counters",
+        "blob_chunks",
+        "_migrations",
+    ] {
+        assert!(names.iter().any(|n| n == c), "collection {c} missing: {names:?}");
+    }
+
+    // A newer database is refused.
+    db.collection::<mongodb::bson::Document>("_migrations")
+        .insert_one(doc! {"_id": 99_i64, "name": "future"})
+        .await
+        .unwrap();
+    for err in [migrate(&config).await.unwrap_err(), open(&config).await.unwrap_err()] {
+        assert!(matches!(err, StoreError::SchemaTooNew { database: 99, .. }), "{err}");
+    }
+}

@@ -1,0 +1,530 @@
+//! The conformance cases: every backend must pass each of them unchanged.
+
+use serde_json::json;
+use zhiwen_store::*;
+
+use crate::fixtures::*;
+
+fn is_invalid(e: &StoreError) -> bool {
+    matches!(e, StoreError::InvalidInput { .. }) && e.is_user_error() && !e.is_retryable()
+}
+
+pub async fn works_round_trip_and_idempotence(s: &Stores) {
+    let w = work("zhonghua", "sg-001");
+    let first = s.works.upsert_work(&w).await.unwrap();
+    assert_eq!(first.outcome, Outcome::Inserted);
+    assert_eq!(first.sections.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 1]);
+
+    let stored = s.works.get_work(first.id).await.unwrap().unwrap();
+    assert_eq!((stored.owner.as_str(), stored.external_id.as_str()), ("zhonghua", "sg-001"));
+    assert_eq!((stored.title.as_str(), stored.author.as_str()), ("三国演义", "罗贯中"));
+    assert_eq!(stored.text, w.text);
+    assert_eq!(stored.charset.as_deref(), Some("GB18030"));
+    assert_eq!(stored.source_file.as_deref(), Some("sanguo.txt"));
+    assert_eq!(stored.section_count, 2);
+    assert_eq!(s.works.find_work("zhonghua", "sg-001").await.unwrap().unwrap(), stored);
+    assert!(s.works.find_work("other", "sg-001").await.unwrap().is_none());
+
+    let sections = s.works.sections_of(first.id).await.unwrap();
+    assert_eq!(sections.len(), 2);
+    assert_eq!(sections[1].text, TEXT_B);
+    assert_eq!(sections[1].char_start, TEXT_A.chars().count() as u64);
+    assert_eq!(s.works.get_section(sections[0].id).await.unwrap().unwrap(), sections[0]);
+
+    // Re-importing the same work changes nothing and duplicates nothing.
+    let again = s.works.upsert_work(&w).await.unwrap();
+    assert_eq!(again, WorkUpserted { outcome: Outcome::Unchanged, ..first.clone() });
+    assert_eq!(s.works.count_works().await.unwrap(), 1);
+    assert_eq!(s.works.get_work(first.id).await.unwrap().unwrap(), stored);
+
+    // A changed work keeps its id and the ids of its surviving sections.
+    let mut changed = w.clone();
+    changed.title = "三国志通俗演义".into();
+    changed.text = TEXT_A.into();
+    changed.sections.truncate(1);
+    let updated = s.works.upsert_work(&changed).await.unwrap();
+    assert_eq!(updated.id, first.id);
+    assert_eq!(updated.outcome, Outcome::Updated);
+    assert_eq!(updated.sections, vec![first.sections[0]]);
+    assert_eq!(s.works.sections_of(first.id).await.unwrap().len(), 1);
+    assert!(s.works.get_section(first.sections[1].1).await.unwrap().is_none());
+    assert_eq!(s.works.get_work(first.id).await.unwrap().unwrap().title, "三国志通俗演义");
+
+    // The same external id under another owner is another work.
+    let other = s.works.upsert_works(&[work("renmin", "sg-001"), work("renmin", "sg-002")]).await.unwrap();
+    assert!(other.iter().all(|o| o.outcome == Outcome::Inserted));
+    let ids: std::collections::HashSet<_> = other.iter().map(|o| o.id).chain([first.id]).collect();
+    assert_eq!(ids.len(), 3);
+
+    // Listing pages by id.
+    let all = s.works.list_works(None, 0, 2).await.unwrap();
+    assert_eq!(all.len(), 2);
+    let rest = s.works.list_works(None, all[1].id, 10).await.unwrap();
+    assert_eq!(rest.len(), 1);
+    assert!(all[0].id < all[1].id && all[1].id < rest[0].id);
+    let renmin = s.works.list_works(Some("renmin"), 0, 10).await.unwrap();
+    assert_eq!(renmin.iter().map(|w| w.external_id.as_str()).collect::<Vec<_>>(), vec!["sg-001", "sg-002"]);
+    assert!(is_invalid(&s.works.list_works(None, 0, 0).await.unwrap_err()));
+}
+
+pub async fn works_bad_input_writes_nothing(s: &Stores) {
+    let mut empty = work("o", "empty");
+    empty.text = "  \n".into();
+    assert!(is_invalid(&s.works.upsert_work(&empty).await.unwrap_err()));
+
+    let mut no_sections = work("o", "none");
+    no_sections.sections.clear();
+    assert!(is_invalid(&s.works.upsert_work(&no_sections).await.unwrap_err()));
+
+    let mut no_owner = work("", "x");
+    no_owner.owner = " ".into();
+    assert!(is_invalid(&s.works.upsert_work(&no_owner).await.unwrap_err()));
+
+    let mut nul = work("o", "nul");
+    nul.title = "a\0b".into();
+    assert!(is_invalid(&s.works.upsert_work(&nul).await.unwrap_err()));
+
+    let mut huge_title = work("o", "t");
+    huge_title.title = "长".repeat(10_000);
+    assert!(is_invalid(&s.works.upsert_work(&huge_title).await.unwrap_err()));
+
+    let mut bad_range = work("o", "range");
+    bad_range.sections[1].char_end = 1_000_000;
+    assert!(is_invalid(&s.works.upsert_work(&bad_range).await.unwrap_err()));
+
+    let mut dup_ordinal = work("o", "ord");
+    dup_ordinal.sections[1].ordinal = 0;
+    assert!(matches!(s.works.upsert_work(&dup_ordinal).await.unwrap_err(), StoreError::Duplicate { .. }));
+
+    // Duplicate external ids in one batch: refused before anything is written.
+    let err = s.works.upsert_works(&[work("o", "a"), work("o", "b"), work("o", "a")]).await.unwrap_err();
+    assert!(matches!(err, StoreError::Duplicate { .. }), "{err}");
+    assert!(err.is_user_error());
+    // A bad work late in a batch: nothing of the batch is written either.
+    assert!(s.works.upsert_works(&[work("o", "good"), empty.clone()]).await.is_err());
+    assert_eq!(s.works.count_works().await.unwrap(), 0);
+
+    // Metadata read from files arrives as bytes: invalid UTF-8 is a clear error.
+    let e = utf8_field("work title", b"\xb0\xa1 GBK bytes").unwrap_err();
+    assert!(is_invalid(&e) && e.to_string().contains("UTF-8"), "{e}");
+}
+
+pub async fn pages_round_trip_and_sites(s: &Stores) {
+    let p = page("HTTP://Pirate.Example.COM:80/book/1.html#top", TEXT_A, 1_700_000_000_000);
+    let first = s.pages.upsert_page(&p).await.unwrap();
+    assert_eq!(first.outcome, Outcome::Inserted);
+
+    let stored = s.pages.get_page(first.id).await.unwrap().unwrap();
+    assert_eq!(stored.url, "http://pirate.example.com/book/1.html");
+    assert_eq!(stored.site, "pirate.example.com");
+    assert_eq!(stored.body, p.body);
+    assert_eq!(stored.text, TEXT_A);
+    assert_eq!(stored.http_status, Some(200));
+    assert_eq!(stored.charset.as_deref(), Some("GBK"));
+    assert_eq!(stored.source, PageSource::Crawl);
+    assert_eq!((stored.first_fetched_at, stored.last_fetched_at), (p.fetched_at, p.fetched_at));
+    assert_eq!(s.pages.find_page("http://pirate.example.com/book/1.html").await.unwrap().unwrap(), stored);
+    assert!(s.pages.find_page("http://pirate.example.com/book/2.html").await.unwrap().is_none());
+    assert!(s.pages.get_page(first.id + 1000).await.unwrap().is_none());
+
+    // Re-import: nothing changes, nothing duplicates, the site still counts one page.
+    assert_eq!(s.pages.upsert_page(&p).await.unwrap(), Upserted { id: first.id, outcome: Outcome::Unchanged });
+    assert_eq!(s.pages.get_page(first.id).await.unwrap().unwrap(), stored);
+    assert_eq!(s.pages.count_pages().await.unwrap(), 1);
+    let site = s.pages.get_site("pirate.example.com").await.unwrap().unwrap();
+    assert_eq!((site.page_count, site.first_seen, site.last_seen), (1, p.fetched_at, p.fetched_at));
+
+    // A later fetch with new content updates it and keeps the first fetch time.
+    let mut later = page("http://pirate.example.com/book/1.html", TEXT_B, 1_700_000_100_000);
+    later.source = PageSource::Import("dump-2026.jsonl".into());
+    assert_eq!(s.pages.upsert_page(&later).await.unwrap(), Upserted { id: first.id, outcome: Outcome::Updated });
+    let updated = s.pages.get_page(first.id).await.unwrap().unwrap();
+    assert_eq!(updated.text, TEXT_B);
+    assert_eq!(updated.source, PageSource::Import("dump-2026.jsonl".into()));
+    assert_eq!((updated.first_fetched_at, updated.last_fetched_at), (p.fetched_at, later.fetched_at));
+    // An older fetch arriving late only widens the window.
+    let older = page("http://pirate.example.com/book/1.html", TEXT_A, 1_600_000_000_000);
+    assert_eq!(s.pages.upsert_page(&older).await.unwrap().outcome, Outcome::Unchanged);
+    let widened = s.pages.get_page(first.id).await.unwrap().unwrap();
+    assert_eq!(
+        (widened.first_fetched_at, widened.last_fetched_at, widened.text.as_str()),
+        (older.fetched_at, later.fetched_at, TEXT_B)
+    );
+
+    // Sites follow the pages.
+    let second =
+        s.pages.upsert_page(&page("https://pirate.example.com/book/2.html", TEXT_B, 1_700_000_200_000)).await.unwrap();
+    s.pages.upsert_page(&page("https://mirror.example.org/x", TEXT_B, 1_700_000_300_000)).await.unwrap();
+    let site = s.pages.get_site("Pirate.Example.com").await.unwrap().unwrap();
+    assert_eq!((site.page_count, site.first_seen, site.last_seen), (2, older.fetched_at, Timestamp(1_700_000_200_000)));
+    s.pages.set_site_notes("pirate.example.com", Some("known pirate site")).await.unwrap();
+    let sites = s.pages.list_sites("", 10).await.unwrap();
+    assert_eq!(
+        sites.iter().map(|s| s.host.as_str()).collect::<Vec<_>>(),
+        vec!["mirror.example.org", "pirate.example.com"]
+    );
+    assert_eq!(sites[1].notes.as_deref(), Some("known pirate site"));
+    assert_eq!(s.pages.list_sites("mirror.example.org", 10).await.unwrap().len(), 1);
+    assert!(matches!(s.pages.set_site_notes("nowhere.example", None).await.unwrap_err(), StoreError::NotFound { .. }));
+
+    let listed = s.pages.list_pages(Some("pirate.example.com"), 0, 10).await.unwrap();
+    assert_eq!(listed.iter().map(|p| p.id).collect::<Vec<_>>(), vec![first.id, second.id]);
+    assert_eq!(s.pages.list_pages(None, first.id, 1).await.unwrap()[0].id, second.id);
+}
+
+pub async fn pages_batch_and_bad_input(s: &Stores) {
+    let batch: Vec<NewPage> = (0..60)
+        .map(|i| page(&format!("https://site{}.example/p/{i}", i % 3), &format!("{TEXT_A}{i}"), 1_700_000_000_000 + i))
+        .collect();
+    let first = s.pages.upsert_pages(&batch).await.unwrap();
+    assert!(first.iter().all(|u| u.outcome == Outcome::Inserted));
+    let again = s.pages.upsert_pages(&batch).await.unwrap();
+    assert!(again.iter().all(|u| u.outcome == Outcome::Unchanged));
+    assert_eq!(first.iter().map(|u| u.id).collect::<Vec<_>>(), again.iter().map(|u| u.id).collect::<Vec<_>>());
+    assert_eq!(s.pages.count_pages().await.unwrap(), 60);
+    assert_eq!(s.pages.get_site("site1.example").await.unwrap().unwrap().page_count, 20);
+
+    // Paging through every page by id, in bounded steps.
+    let mut seen = Vec::new();
+    let mut after = 0;
+    loop {
+        let chunk = s.pages.list_pages(None, after, 7).await.unwrap();
+        let Some(last) = chunk.last() else { break };
+        after = last.id;
+        seen.extend(chunk.into_iter().map(|p| p.id));
+    }
+    assert_eq!(seen, first.iter().map(|u| u.id).collect::<Vec<_>>());
+
+    // Bad input: nothing of the batch is written.
+    let dup = vec![page("https://new.example/a", TEXT_A, 1), page("HTTPS://NEW.example/a#x", TEXT_A, 2)];
+    assert!(matches!(s.pages.upsert_pages(&dup).await.unwrap_err(), StoreError::Duplicate { .. }));
+    let bad_url = vec![page("https://new.example/b", TEXT_A, 1), page("ftp://new.example/c", TEXT_A, 1)];
+    assert!(is_invalid(&s.pages.upsert_pages(&bad_url).await.unwrap_err()));
+    let mut empty = page("https://new.example/d", "", 1);
+    empty.body.clear();
+    assert!(is_invalid(&s.pages.upsert_page(&empty).await.unwrap_err()));
+    assert!(is_invalid(&s.pages.upsert_page(&page("not a url", TEXT_A, 1)).await.unwrap_err()));
+    let mut absurd = page("https://new.example/e", TEXT_A, 1);
+    absurd.charset = Some("x".repeat(MAX_FIELD_BYTES + 1));
+    assert!(is_invalid(&s.pages.upsert_page(&absurd).await.unwrap_err()));
+    assert_eq!(s.pages.count_pages().await.unwrap(), 60);
+    assert!(s.pages.get_site("new.example").await.unwrap().is_none());
+}
+
+/// MongoDB documents are limited to 16 MB: a 20 MB body and a 20 MB text must still
+/// round-trip (chunked there), as must a work larger than the limit.
+pub async fn large_page_and_work_round_trip(s: &Stores) {
+    let body = noise(20 * 1024 * 1024, 7);
+    let text = han_noise(20 * 1024 * 1024, 11);
+    let mut p = page("https://big.example/huge.html", "", 1_700_000_000_000);
+    p.body = body.clone();
+    p.text = text.clone();
+    let id = s.pages.upsert_page(&p).await.unwrap().id;
+    let stored = s.pages.get_page(id).await.unwrap().unwrap();
+    assert!(stored.body == body, "20 MB body did not round-trip");
+    assert!(stored.text == text, "20 MB text did not round-trip");
+    assert_eq!(s.pages.upsert_page(&p).await.unwrap().outcome, Outcome::Unchanged);
+
+    // Shrinking it afterwards leaves no stale pieces behind.
+    let small = page("https://big.example/huge.html", TEXT_A, 1_700_000_000_001);
+    assert_eq!(s.pages.upsert_page(&small).await.unwrap().outcome, Outcome::Updated);
+    let stored = s.pages.get_page(id).await.unwrap().unwrap();
+    assert_eq!((stored.text.as_str(), stored.body.as_slice()), (TEXT_A, small.body.as_slice()));
+
+    let big = han_noise(18 * 1024 * 1024, 13);
+    let n = big.chars().count() as u64;
+    let w = NewWork { text: big.clone(), sections: vec![section(0, "", &big, 0)], ..work("o", "big") };
+    assert_eq!(w.sections[0].char_end, n);
+    let up = s.works.upsert_work(&w).await.unwrap();
+    assert!(s.works.get_work(up.id).await.unwrap().unwrap().text == big);
+    assert!(s.works.get_section(up.sections[0].1).await.unwrap().unwrap().text == big);
+}
+
+pub async fn fingerprints_params_and_scans(s: &Stores) {
+    // Subjects are stored sections and pages.
+    let pages = s
+        .pages
+        .upsert_pages(&(0..25).map(|i| page(&format!("https://fp.example/{i}"), TEXT_B, i)).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    let section_id = s.works.upsert_work(&work("o", "fp")).await.unwrap().sections[0].1;
+
+    let fa = fingerprints(TEXT_A);
+    let section = Subject::section(section_id);
+    assert_eq!(s.fingerprints.put_fingerprints(section, &fa).await.unwrap(), Outcome::Inserted);
+    assert_eq!(s.fingerprints.put_fingerprints(section, &fa).await.unwrap(), Outcome::Unchanged);
+    let rec = s.fingerprints.get_fingerprints(section).await.unwrap().unwrap();
+    assert_eq!(rec.subject, section);
+    assert_eq!(rec.params_tag, fa.params_tag);
+    assert_eq!(rec.fingerprints, fa);
+    assert!(s.fingerprints.get_fingerprints(Subject::page(section_id)).await.unwrap().is_none());
+
+    let fb = fingerprints(TEXT_B);
+    let items: Vec<_> = pages.iter().map(|u| (Subject::page(u.id), fb.clone())).collect();
+    let counts = s.fingerprints.put_fingerprints_many(&items).await.unwrap();
+    assert_eq!(counts, BatchCounts { inserted: 25, updated: 0, unchanged: 0 });
+    assert_eq!(s.fingerprints.put_fingerprints_many(&items).await.unwrap().unchanged, 25);
+    assert_eq!(s.fingerprints.count_fingerprints(SubjectKind::Page, None).await.unwrap(), 25);
+    assert_eq!(s.fingerprints.count_fingerprints(SubjectKind::Section, Some(&fa.params_tag)).await.unwrap(), 1);
+
+    // A parameter change is detected, not mixed in silently.
+    let mut old = fb.clone();
+    old.params_tag = "v0-old-params".into();
+    let stale_ids = [pages[3].id, pages[17].id];
+    for id in stale_ids {
+        assert_eq!(s.fingerprints.put_fingerprints(Subject::page(id), &old).await.unwrap(), Outcome::Updated);
+    }
+    assert_eq!(
+        s.fingerprints.stale_subjects(SubjectKind::Page, &fb.params_tag, 0, 100).await.unwrap(),
+        stale_ids.to_vec()
+    );
+    assert_eq!(
+        s.fingerprints.stale_subjects(SubjectKind::Page, &fb.params_tag, stale_ids[0], 1).await.unwrap(),
+        vec![stale_ids[1]]
+    );
+    assert!(s.fingerprints.stale_subjects(SubjectKind::Section, &fa.params_tag, 0, 100).await.unwrap().is_empty());
+    assert_eq!(s.fingerprints.count_fingerprints(SubjectKind::Page, Some("v0-old-params")).await.unwrap(), 2);
+
+    // Scanning for a reindex, in bounded pages.
+    let mut scanned = Vec::new();
+    let mut after = 0;
+    loop {
+        let chunk = s.fingerprints.scan_fingerprints(SubjectKind::Page, after, 6).await.unwrap();
+        let Some(last) = chunk.last() else { break };
+        after = last.subject.id;
+        scanned.extend(chunk);
+    }
+    assert_eq!(
+        scanned.iter().map(|r| r.subject.id).collect::<Vec<_>>(),
+        pages.iter().map(|u| u.id).collect::<Vec<_>>()
+    );
+    assert!(scanned.iter().all(|r| r.subject.kind == SubjectKind::Page));
+    assert_eq!(scanned[3].params_tag, "v0-old-params");
+
+    assert!(s.fingerprints.delete_fingerprints(Subject::page(pages[0].id)).await.unwrap());
+    assert!(!s.fingerprints.delete_fingerprints(Subject::page(pages[0].id)).await.unwrap());
+
+    // Bad input writes nothing.
+    let dup = vec![(Subject::page(pages[0].id), fb.clone()), (Subject::page(pages[0].id), fb.clone())];
+    assert!(matches!(s.fingerprints.put_fingerprints_many(&dup).await.unwrap_err(), StoreError::Duplicate { .. }));
+    let mut untagged = fb.clone();
+    untagged.params_tag.clear();
+    assert!(is_invalid(&s.fingerprints.put_fingerprints(Subject::page(pages[0].id), &untagged).await.unwrap_err()));
+    assert!(s.fingerprints.get_fingerprints(Subject::page(pages[0].id)).await.unwrap().is_none());
+}
+
+pub async fn matches_upsert_review_and_filters(s: &Stores) {
+    let w1 = s.works.upsert_work(&work("o", "m1")).await.unwrap();
+    let w2 = s.works.upsert_work(&work("o", "m2")).await.unwrap();
+    let p1 = s.pages.upsert_page(&page("https://a.example/1", TEXT_A, 1)).await.unwrap().id;
+    let p2 = s.pages.upsert_page(&page("https://b.example/2", TEXT_A, 1)).await.unwrap().id;
+    let copy = comparison(TEXT_A, TEXT_A);
+    let other = comparison(TEXT_A, TEXT_B);
+    let day1 = Timestamp(1_763_683_200_000); // 2025-11-21T00:00:00Z
+    let day2 = Timestamp(day1.0 + 86_400_000);
+
+    let m = NewMatch { section_id: w1.sections[0].1, page_id: p1, comparison: copy.clone(), seen_at: day1 };
+    let first = s.matches.upsert_match(&m).await.unwrap();
+    assert_eq!(first.outcome, Outcome::Inserted);
+    // Re-running the same task changes nothing.
+    assert_eq!(s.matches.upsert_match(&m).await.unwrap(), Upserted { id: first.id, outcome: Outcome::Unchanged });
+    // A later run with the same scores only moves last_seen.
+    let later = NewMatch { seen_at: day2, ..m.clone() };
+    assert_eq!(s.matches.upsert_match(&later).await.unwrap().outcome, Outcome::Unchanged);
+    let stored = s.matches.get_match(first.id).await.unwrap().unwrap();
+    assert_eq!((stored.first_seen, stored.last_seen), (day1, day2));
+    assert_eq!((stored.work_id, stored.page_id, stored.site.as_str()), (w1.id, p1, "a.example"));
+    assert_eq!(stored.comparison, copy);
+    assert_eq!(stored.kind, copy.verdict.kind.as_str());
+    assert_eq!(stored.score, copy.verdict.score);
+    assert_eq!(stored.status, ReviewStatus::New);
+    assert_eq!(s.matches.find_match(m.section_id, p1).await.unwrap().unwrap(), stored);
+
+    // New scores update it; first_seen stays.
+    let rescored = NewMatch { comparison: other.clone(), seen_at: Timestamp(day2.0 + 1), ..m.clone() };
+    assert_eq!(s.matches.upsert_match(&rescored).await.unwrap().outcome, Outcome::Updated);
+    let stored = s.matches.get_match(first.id).await.unwrap().unwrap();
+    assert_eq!((stored.first_seen, stored.comparison.clone()), (day1, other.clone()));
+    assert_eq!(
+        s.matches.upsert_match(&m).await.unwrap().outcome,
+        Outcome::Unchanged,
+        "an older run must not overwrite newer scores"
+    );
+    assert_eq!(s.matches.get_match(first.id).await.unwrap().unwrap().comparison, other);
+
+    // Missing section or page: clear error, nothing written.
+    let missing = NewMatch { page_id: p2 + 1000, ..m.clone() };
+    assert!(matches!(s.matches.upsert_match(&missing).await.unwrap_err(), StoreError::NotFound { .. }));
+
+    // Review trail.
+    assert_eq!(
+        s.matches.set_review(first.id, ReviewStatus::Confirmed, "alice", Some("clear copy"), day2).await.unwrap(),
+        Outcome::Updated
+    );
+    assert_eq!(
+        s.matches.set_review(first.id, ReviewStatus::Confirmed, "alice", None, day2).await.unwrap(),
+        Outcome::Unchanged
+    );
+    assert_eq!(
+        s.matches.set_review(first.id, ReviewStatus::TakedownSent, "bob", None, Timestamp(day2.0 + 5)).await.unwrap(),
+        Outcome::Updated
+    );
+    let reviewed = s.matches.get_match(first.id).await.unwrap().unwrap();
+    assert_eq!(reviewed.status, ReviewStatus::TakedownSent);
+    assert_eq!(
+        reviewed.review_log,
+        vec![
+            ReviewEvent {
+                by: "alice".into(),
+                at: day2,
+                from: ReviewStatus::New,
+                to: ReviewStatus::Confirmed,
+                note: Some("clear copy".into())
+            },
+            ReviewEvent {
+                by: "bob".into(),
+                at: Timestamp(day2.0 + 5),
+                from: ReviewStatus::Confirmed,
+                to: ReviewStatus::TakedownSent,
+                note: None
+            },
+        ]
+    );
+    assert!(matches!(
+        s.matches.set_review(first.id + 999, ReviewStatus::Dismissed, "x", None, day2).await.unwrap_err(),
+        StoreError::NotFound { .. }
+    ));
+    assert!(is_invalid(&s.matches.set_review(first.id, ReviewStatus::Dismissed, " ", None, day2).await.unwrap_err()));
+
+    // More matches for the filters and statistics.
+    let m2 = s
+        .matches
+        .upsert_match(&NewMatch { section_id: w1.sections[1].1, page_id: p2, comparison: copy.clone(), seen_at: day2 })
+        .await
+        .unwrap();
+    let m3 = s
+        .matches
+        .upsert_match(&NewMatch { section_id: w2.sections[0].1, page_id: p2, comparison: copy.clone(), seen_at: day2 })
+        .await
+        .unwrap();
+    s.matches.set_review(m3.id, ReviewStatus::Dismissed, "carol", None, day2).await.unwrap();
+
+    let ids = |v: Vec<Match>| v.into_iter().map(|m| m.id).collect::<Vec<_>>();
+    let all = MatchFilter::default();
+    assert_eq!(ids(s.matches.list_matches(&all, 0, 100).await.unwrap()), vec![first.id, m2.id, m3.id]);
+    assert_eq!(ids(s.matches.list_matches(&all, first.id, 1).await.unwrap()), vec![m2.id]);
+    let by_site = MatchFilter { site: Some("b.example".into()), ..Default::default() };
+    assert_eq!(ids(s.matches.list_matches(&by_site, 0, 100).await.unwrap()), vec![m2.id, m3.id]);
+    let by_work = MatchFilter { work_id: Some(w1.id), ..Default::default() };
+    assert_eq!(ids(s.matches.list_matches(&by_work, 0, 100).await.unwrap()), vec![first.id, m2.id]);
+    let by_section = MatchFilter { section_id: Some(w2.sections[0].1), ..Default::default() };
+    assert_eq!(ids(s.matches.list_matches(&by_section, 0, 100).await.unwrap()), vec![m3.id]);
+    let by_status = MatchFilter { status: Some(ReviewStatus::Dismissed), ..Default::default() };
+    assert_eq!(ids(s.matches.list_matches(&by_status, 0, 100).await.unwrap()), vec![m3.id]);
+    let by_kind = MatchFilter { kind: Some(copy.verdict.kind.as_str().into()), ..Default::default() };
+    let expected_kind =
+        if other.verdict.kind == copy.verdict.kind { vec![first.id, m2.id, m3.id] } else { vec![m2.id, m3.id] };
+    assert_eq!(ids(s.matches.list_matches(&by_kind, 0, 100).await.unwrap()), expected_kind);
+    let by_score =
+        MatchFilter { min_score: Some(copy.verdict.score), max_score: Some(copy.verdict.score), ..Default::default() };
+    let expected_score =
+        if other.verdict.score == copy.verdict.score { vec![first.id, m2.id, m3.id] } else { vec![m2.id, m3.id] };
+    assert_eq!(ids(s.matches.list_matches(&by_score, 0, 100).await.unwrap()), expected_score);
+    let by_date = MatchFilter { seen_from: Some(day2), seen_until: Some(Timestamp(day2.0 + 1)), ..Default::default() };
+    assert_eq!(ids(s.matches.list_matches(&by_date, 0, 100).await.unwrap()), vec![m2.id, m3.id]);
+
+    let stats = s.matches.match_stats(&all).await.unwrap();
+    assert_eq!(stats.total, 3);
+    assert_eq!(
+        stats.by_status,
+        vec![(ReviewStatus::New, 1), (ReviewStatus::Dismissed, 1), (ReviewStatus::TakedownSent, 1)]
+    );
+    assert_eq!(stats.by_site, vec![("a.example".to_string(), 1), ("b.example".to_string(), 2)]);
+    assert_eq!(stats.by_work, vec![(w1.id, 2), (w2.id, 1)]);
+    assert_eq!(stats.by_day, vec![("2025-11-21".to_string(), 1), ("2025-11-22".to_string(), 2)]);
+    let site_stats = s.matches.match_stats(&by_site).await.unwrap();
+    assert_eq!((site_stats.total, site_stats.by_work.len()), (2, 2));
+}
+
+pub async fn tasks_life_cycle(s: &Stores) {
+    let t = NewTask {
+        key: "match:2026-11-21".into(),
+        kind: "match".into(),
+        params: json!({"day": "2026-11-21", "limit": 5}),
+    };
+    let (created, outcome) = s.tasks.create_task(&t).await.unwrap();
+    assert_eq!(outcome, Outcome::Inserted);
+    assert_eq!(
+        (created.state, created.params.clone(), created.progress),
+        (TaskState::Queued, t.params.clone(), Progress::default())
+    );
+    // Idempotent by key.
+    let (again, outcome) = s.tasks.create_task(&t).await.unwrap();
+    assert_eq!((again.id, outcome), (created.id, Outcome::Unchanged));
+    let conflicting = NewTask { params: json!({"day": "other"}), ..t.clone() };
+    assert!(matches!(s.tasks.create_task(&conflicting).await.unwrap_err(), StoreError::Conflict { .. }));
+    let (other, _) = s
+        .tasks
+        .create_task(&NewTask { key: "reindex:1".into(), kind: "reindex".into(), params: json!(null) })
+        .await
+        .unwrap();
+    let (third, _) = s
+        .tasks
+        .create_task(&NewTask { key: "match:2026-11-22".into(), kind: "match".into(), params: json!({}) })
+        .await
+        .unwrap();
+
+    // Claims take the oldest queued task of the kind, once.
+    let claimed = s.tasks.claim_task(Some("match"), "worker-1").await.unwrap().unwrap();
+    assert_eq!(
+        (claimed.id, claimed.state, claimed.worker.as_deref()),
+        (created.id, TaskState::Running, Some("worker-1"))
+    );
+    assert!(claimed.started_at.is_some());
+    let second = s.tasks.claim_task(Some("match"), "worker-2").await.unwrap().unwrap();
+    assert_eq!(second.id, third.id);
+    assert!(s.tasks.claim_task(Some("match"), "worker-2").await.unwrap().is_none());
+
+    let checkpoint = json!({"after_page": 1234});
+    let progressed = s
+        .tasks
+        .update_progress(claimed.id, Progress { done: 10, total: 100, failed: 1 }, Some(&checkpoint))
+        .await
+        .unwrap();
+    assert_eq!(progressed.progress, Progress { done: 10, total: 100, failed: 1 });
+    assert_eq!(progressed.checkpoint, Some(checkpoint.clone()));
+    let progressed =
+        s.tasks.update_progress(claimed.id, Progress { done: 20, total: 100, failed: 1 }, None).await.unwrap();
+    assert_eq!(progressed.checkpoint, Some(checkpoint), "no new checkpoint keeps the old one");
+
+    let done = s.tasks.finish_task(claimed.id).await.unwrap();
+    assert_eq!(done.state, TaskState::Succeeded);
+    assert!(done.finished_at.is_some());
+    assert!(matches!(s.tasks.finish_task(claimed.id).await.unwrap_err(), StoreError::Conflict { .. }));
+    assert!(matches!(
+        s.tasks.update_progress(claimed.id, Progress::default(), None).await.unwrap_err(),
+        StoreError::Conflict { .. }
+    ));
+    assert!(matches!(s.tasks.fail_task(other.id, "not claimed").await.unwrap_err(), StoreError::Conflict { .. }));
+    assert!(matches!(s.tasks.finish_task(9_999).await.unwrap_err(), StoreError::NotFound { .. }));
+
+    let failed = s.tasks.fail_task(third.id, "redis unavailable").await.unwrap();
+    assert_eq!((failed.state, failed.error.as_deref()), (TaskState::Failed, Some("redis unavailable")));
+    assert_eq!(s.tasks.cancel_task(other.id).await.unwrap().state, TaskState::Cancelled);
+    assert!(s.tasks.claim_task(None, "w").await.unwrap().is_none());
+
+    // Re-creating a finished task's key does not re-run it.
+    let (same, outcome) = s.tasks.create_task(&t).await.unwrap();
+    assert_eq!((same.state, outcome), (TaskState::Succeeded, Outcome::Unchanged));
+
+    assert_eq!(s.tasks.find_task("reindex:1").await.unwrap().unwrap().id, other.id);
+    assert_eq!(s.tasks.get_task(third.id).await.unwrap().unwrap().state, TaskState::Failed);
+    let all: Vec<i64> = s.tasks.list_tasks(None, 0, 10).await.unwrap().into_iter().map(|t| t.id).collect();
+    assert_eq!(all, vec![created.id, other.id, third.id]);
+    let failed: Vec<i64> =
+        s.tasks.list_tasks(Some(TaskState::Failed), 0, 10).await.unwrap().into_iter().map(|t| t.id).collect();
+    assert_eq!(failed, vec![third.id]);
+    assert!(is_invalid(
+        &s.tasks.create_task(&NewTask { key: "".into(), kind: "x".into(), params: json!(1) }).await.unwrap_err()
+    ));
+}
