@@ -13,8 +13,9 @@ use crate::CoreError;
 /// How many leading bytes are searched for `<meta charset>` (WHATWG prescan uses 1024;
 /// Chinese sites often put long comments or scripts first).
 const META_SCAN_BYTES: usize = 4096;
-/// How many bytes the detector reads; it decides long before this.
-const DETECT_BYTES: usize = 1 << 20;
+/// How many bytes the detector reads: tens of kilobytes settle GBK vs Big5 vs the rest,
+/// and the detector is the slowest part of decoding.
+const DETECT_BYTES: usize = 64 << 10;
 
 pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreError> {
     if bytes.is_empty() {
@@ -286,6 +287,10 @@ fn mostly_utf8(bytes: &[u8]) -> bool {
         multibyte += chunk.valid().bytes().filter(|&b| b >= 0xC0).count();
         if !chunk.invalid().is_empty() {
             invalid += 1;
+            if invalid >= 16 && invalid.saturating_mul(50) > multibyte {
+                // Legacy text: give up early instead of walking it byte by byte.
+                return false;
+            }
         }
     }
     invalid > 0 && invalid.saturating_mul(50) <= multibyte

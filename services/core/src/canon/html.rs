@@ -101,6 +101,7 @@ const MAX_DEPTH: usize = 4096;
 /// Hidden elements with at most this weight (thirds) are dropped; larger ones are kept,
 /// since sites hide whole article halves behind a "read more" button.
 const HIDDEN_MAX_WEIGHT: u32 = 60;
+const HIDDEN_MAX_RUNS: usize = 64;
 
 fn tag_info(name: &[u8]) -> u16 {
     match name {
@@ -691,7 +692,9 @@ impl Lexer<'_> {
         let weight = self.total_weight.saturating_sub(o.mark_weight);
         let link = self.total_link.saturating_sub(o.mark_link);
         let same_para = to_u32(self.paras.len()) == o.mark_paras;
-        if weight > HIDDEN_MAX_WEIGHT || !same_para {
+        let runs = self.runs.len().saturating_sub(o.mark_runs as usize);
+        // The run limit keeps nested hidden elements from re-walking the same runs.
+        if weight > HIDDEN_MAX_WEIGHT || !same_para || runs > HIDDEN_MAX_RUNS {
             return;
         }
         for run in self.runs.iter_mut().skip(o.mark_runs as usize) {
@@ -1070,6 +1073,7 @@ const GOOD_WEIGHT: u32 = 20 * 3;
 const SHORT_WEIGHT: u32 = 8 * 3;
 const LONG_WEIGHT: u32 = 200 * 3;
 const HEADING_DISTANCE: u32 = 200 * 3;
+const HEADING_MAX_PARAS: usize = 64;
 
 /// Main-content selection, after jusText (Pomikálek 2011) reduced to what Chinese pages
 /// need: boilerplate containers are dropped unless they hold half the page's text; the
@@ -1127,7 +1131,7 @@ fn select(paras: &[Para], containers: &[Container]) -> Vec<bool> {
             continue;
         }
         let mut distance = 0u32;
-        for &j in &live[k + 1..] {
+        for &j in live[k + 1..].iter().take(HEADING_MAX_PARAS) {
             if class[j] == Class::Good {
                 class[i] = Class::Good;
                 break;

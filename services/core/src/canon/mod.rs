@@ -5,6 +5,29 @@
 //! traditional -> simplified, lower-case Latin, runs of white space collapsed to one
 //! space. Every canonical character remembers the span of the decoded original it came
 //! from ([`CanonicalText::original_span`]), so reports quote the original, not the canonical.
+//!
+//! The stages, each in its own file:
+//! - `charset`: BOM, strict UTF-8, declared charset (caller's hint, `<meta>`), then
+//!   detection with `chardetng`; binary data is refused with [`CoreError::Undecodable`].
+//! - `html`: a position-keeping lexer, paragraphs at block boundaries, and main-content
+//!   selection (boilerplate elements and class names, link density, neighbours).
+//! - `normalize`: NFKC, lower case, invisible characters removed, white space collapsed,
+//!   then `t2s`: the OpenCC tables (traditional, Taiwan and Hong Kong forms) merged into
+//!   one leftmost-longest dictionary.
+//!
+//! Conventions the fingerprints rely on:
+//! - A paragraph is a block of HTML (`p`, `div`, `br`, `li`, `td` ...) or a line of plain
+//!   text (and of `<pre>`); empty paragraphs vanish.
+//! - White space next to a CJK character (Han, kana, CJK punctuation) is dropped instead
+//!   of collapsed: it carries no meaning in Chinese (browsers drop line breaks there too),
+//!   and pirate copies space text out to dodge matching. Elsewhere a run becomes one space.
+//! - Zero-width and other format characters (U+200B-U+200F, U+FEFF, soft hyphen, bidi
+//!   controls, variation selectors) and control characters are removed.
+//! - Spans are half-open character offsets into [`CanonicalText::original`], starts never
+//!   decrease; a character made from several original characters (a phrase converted as a
+//!   whole, a composed accent, a character reference) spans all of them; a separator
+//!   (`\n`, ` `) has an empty span at the start of the character after it.
+//! - The canonical text is a fixed point: canonicalising it again as plain text changes nothing.
 
 use serde::{Deserialize, Serialize};
 

@@ -29,9 +29,63 @@ const NEWLINE: u8 = 3;
 const DROP: u8 = 4;
 /// Changed by NFKC, or may combine with its neighbours.
 const SLOW: u8 = 5;
+/// Changed by NFKC into one stable character that cannot combine with what precedes it
+/// (full-width forms, compatibility ideographs ...): mapped through [`Tables::map`].
+const MAP: u8 = 6;
 
-static BMP_CLASS: LazyLock<Box<[u8]>> =
-    LazyLock::new(|| (0..0x1_0000u32).map(|u| char::from_u32(u).map_or(DROP, classify)).collect());
+/// Per-character tables for the BMP, built once: the class of each character and, for
+/// [`MAP`] characters, the (lower-cased) character NFKC makes of it.
+struct Tables {
+    class: Box<[u8]>,
+    map: Box<[char]>,
+}
+
+static TABLES: LazyLock<Tables> = LazyLock::new(|| {
+    let mut class: Vec<u8> = Vec::with_capacity(0x1_0000);
+    let mut map: Vec<char> = vec!['\0'; 0x1_0000];
+    for u in 0..0x1_0000u32 {
+        let Some(c) = char::from_u32(u) else {
+            class.push(DROP);
+            continue;
+        };
+        let mut k = classify(c);
+        if k == SLOW {
+            if let Some(d) = single_stable_mapping(c) {
+                match classify(d) {
+                    PASS => {
+                        k = MAP;
+                        map[u as usize] = d;
+                    }
+                    LOWER => {
+                        let mut lower = d.to_lowercase();
+                        if let (Some(l), None) = (lower.next(), lower.next()) {
+                            k = MAP;
+                            map[u as usize] = l;
+                        }
+                    }
+                    SPACE => k = SPACE,
+                    _ => {}
+                }
+            }
+        }
+        class.push(k);
+    }
+    Tables { class: class.into_boxed_slice(), map: map.into_boxed_slice() }
+});
+
+/// `NFKC(c)` when it is one character `d` such that `NFKC(x + c) == NFKC(x) + d` for any
+/// `x`: `c` is a starter and `d`'s decomposition starts with a character that never
+/// composes with a preceding one.
+fn single_stable_mapping(c: char) -> Option<char> {
+    if canonical_combining_class(c) != 0 {
+        return None;
+    }
+    let mut n = std::iter::once(c).nfkc();
+    let (Some(d), None) = (n.next(), n.next()) else { return None };
+    let first = std::iter::once(d).nfkd().next()?;
+    let stable = |x: char| canonical_combining_class(x) == 0 && is_nfkc_quick(std::iter::once(x)) == IsNormalized::Yes;
+    (stable(d) && stable(first)).then_some(d)
+}
 
 fn classify(c: char) -> u8 {
     if matches!(c, '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}') {
@@ -88,6 +142,7 @@ const GAP: char = ' ';
 pub(super) struct Normalizer<'a> {
     original: &'a str,
     class: &'static [u8],
+    map: &'static [char],
     t2s: Option<&'static T2s>,
     byte_pos: usize,
     char_pos: u32,
@@ -111,7 +166,8 @@ impl<'a> Normalizer<'a> {
     pub(super) fn new(original: &'a str, t2s: Option<&'static T2s>) -> Self {
         Normalizer {
             original,
-            class: &BMP_CLASS,
+            class: &TABLES.class,
+            map: &TABLES.map,
             t2s,
             byte_pos: 0,
             char_pos: 0,
@@ -174,6 +230,11 @@ impl<'a> Normalizer<'a> {
         match class {
             PASS => {
                 self.push(Unit { c, start, end });
+                self.last_simple = true;
+            }
+            MAP => {
+                let d = self.map.get(u as usize).copied().unwrap_or(c);
+                self.push(Unit { c: d, start, end });
                 self.last_simple = true;
             }
             LOWER => {
@@ -260,7 +321,9 @@ impl<'a> Normalizer<'a> {
 
     /// A character that NFKC produced: only case, white space and invisibles remain to do.
     fn emit_normalized(&mut self, d: char, start: u32, end: u32) {
-        match classify(d) {
+        let u = d as u32;
+        let class = if u < 0x1_0000 { self.class[u as usize] } else { classify(d) };
+        match class {
             SPACE | NEWLINE => self.space(),
             DROP => {}
             LOWER => {
@@ -308,7 +371,7 @@ impl<'a> Normalizer<'a> {
                 i += 1;
                 continue;
             }
-            if let Some(t2s) = self.t2s {
+            if let Some(t2s) = self.t2s.filter(|t| t.mentions(u.c)) {
                 match t2s.lookup_at(u.c, |k| para.get(i + k).map(|x| x.c)) {
                     Step::Phrase { len, value } => {
                         let len = len.min(para.len() - i);

@@ -74,6 +74,9 @@ pub(crate) struct Phrase {
 /// The merged table in the form the normaliser reads: one `u32` per BMP character,
 /// phrases indexed by their first two characters, longest first.
 pub(crate) struct T2s {
+    /// One bit per BMP character: has an entry. Small enough for L1, so the common case
+    /// (a character no table mentions) costs one load.
+    bmp_bits: Box<[u64]>,
     bmp: Box<[u32]>,
     astral: IntMap<u32, u32>,
     phrases: IntMap<u64, Vec<Phrase>>,
@@ -90,6 +93,16 @@ pub(crate) enum Step<'a> {
 }
 
 impl T2s {
+    /// Whether `c` may convert or start a phrase (false: leave it).
+    #[inline]
+    pub(crate) fn mentions(&self, c: char) -> bool {
+        let u = u32::from(c) as usize;
+        match self.bmp_bits.get(u >> 6) {
+            Some(word) => word & (1 << (u & 63)) != 0,
+            None => true,
+        }
+    }
+
     #[inline]
     fn entry(&self, c: char) -> u32 {
         let u = u32::from(c);
@@ -412,7 +425,13 @@ pub(crate) fn merge() -> Merged {
         // Longest first; ties cannot occur because keys are unique.
         list.sort_by(|a, b| b.key.len().cmp(&a.key.len()).then_with(|| a.key.cmp(&b.key)));
     }
-    Merged { table: T2s { bmp, astral, phrases }, report }
+    let mut bmp_bits = vec![0u64; 0x1_0000 / 64].into_boxed_slice();
+    for (u, &e) in bmp.iter().enumerate() {
+        if e != 0 {
+            bmp_bits[u >> 6] |= 1 << (u & 63);
+        }
+    }
+    Merged { table: T2s { bmp_bits, bmp, astral, phrases }, report }
 }
 
 #[cfg(test)]
