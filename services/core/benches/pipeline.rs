@@ -64,6 +64,8 @@ fn stages(c: &mut Criterion) {
     g.bench_function("canonicalize", |b| {
         b.iter(|| canon::canonicalize(black_box(bytes), InputFormat::Text, &params.canon))
     });
+    let jieba = jieba_rs::Jieba::new();
+    g.bench_function("jieba cut alone (reference)", |b| b.iter(|| jieba.cut(black_box(&canonical), false).len()));
     g.bench_function("segment (jieba, once)", |b| b.iter(|| segment::segment(black_box(&canonical), &params.segment)));
     g.bench_function("initial letters", |b| b.iter(|| initial_letters(black_box(&canonical))));
     g.bench_function("initial stream with positions", |b| b.iter(|| InitialStream::of(black_box(&canonical))));

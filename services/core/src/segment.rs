@@ -9,7 +9,7 @@
 //! gzip-compressed in `data/`, because `jieba-rs` keeps its table private), and the
 //! stopwords-iso Chinese list (MIT).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::io::Read;
 use std::sync::LazyLock;
 
@@ -33,12 +33,12 @@ pub struct Token {
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
-static STOP_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+static STOP_WORDS: LazyLock<FxHashSet<&'static str>> = LazyLock::new(|| {
     include_str!("../data/stopwords_zh_stopwords-iso.txt").lines().map(str::trim).filter(|w| !w.is_empty()).collect()
 });
 
 struct IdfTable {
-    weights: HashMap<Box<str>, f32>,
+    weights: FxHashMap<Box<str>, f32>,
     median: f32,
 }
 
@@ -50,7 +50,7 @@ static IDF: LazyLock<IdfTable> = LazyLock::new(|| {
     if flate2::read::GzDecoder::new(compressed).read_to_string(&mut text).is_err() {
         text.clear();
     }
-    let mut weights = HashMap::with_capacity(280_000);
+    let mut weights = FxHashMap::with_capacity_and_hasher(280_000, Default::default());
     let mut values = Vec::with_capacity(280_000);
     for line in text.lines() {
         let mut parts = line.split_whitespace();

@@ -7,14 +7,14 @@
 //! C(5,2) = 10 two-block keys) costs 10 keys instead of 4 but returns ~2^10 fewer
 //! candidates per key.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::segment::Token;
 
 /// The simhash of a token stream: each distinct word's 64-bit hash votes +w/-w on every
 /// bit, w = tf * idf; the sign of each sum gives the bit. An empty stream gives 0.
 pub fn simhash(tokens: &[Token]) -> u64 {
-    let mut weights: HashMap<u64, f32> = HashMap::with_capacity(tokens.len());
+    let mut weights: FxHashMap<u64, f32> = FxHashMap::with_capacity_and_hasher(tokens.len(), Default::default());
     for t in tokens {
         *weights.entry(t.hash).or_insert(0.0) += t.idf;
     }

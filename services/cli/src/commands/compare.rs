@@ -12,6 +12,8 @@ use crate::input;
 /// The JSON contract: the comparison's fields at the top level, plus the two documents.
 #[derive(Serialize)]
 struct JsonOutput<'a> {
+    /// Name and major version of this contract; fields are only added within a version.
+    contract: &'static str,
     a: DocInfo<'a>,
     b: DocInfo<'a>,
     #[serde(flatten)]
@@ -39,7 +41,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        let json = JsonOutput { a: info(&args.a, &a), b: info(&args.b, &b), comparison: &c };
+        let json = JsonOutput { contract: "zhiwen.compare/1", a: info(&args.a, &a), b: info(&args.b, &b), comparison: &c };
         serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
         return Ok(());

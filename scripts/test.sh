@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the suite needs, starts nothing by hand
+# (tests start their own servers on free loopback ports), and runs every check:
+# formatting, lints, and all tests (unit, property, integration against real
+# Redis and a real MongoDB-wire server).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "installing test servers (Debian redis-server, SecantusDB in .test-servers/venv)"
+ZHIWEN_REDIS_SERVER="$(scripts/setup-redis.sh)"
+ZHIWEN_SECANTUSD="$(scripts/setup-secantusdb.sh)"
+export ZHIWEN_REDIS_SERVER ZHIWEN_SECANTUSD
+echo "redis-server: $ZHIWEN_REDIS_SERVER"
+echo "secantusd:    $ZHIWEN_SECANTUSD"
+
+# A missing server fails the suite instead of skipping tests.
+export ZHIWEN_REQUIRE_SERVERS=1
+# The shared corpus sits beside the repository; tests that need it find it here.
+if [ -z "${ZHIWEN_CORPUS_DIR:-}" ] && [ -d ../shared/corpus ]; then
+    ZHIWEN_CORPUS_DIR="$(cd ../shared/corpus && pwd)"
+    export ZHIWEN_CORPUS_DIR
+fi
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test (workspace)"
+cargo test --workspace --locked

@@ -1,0 +1,114 @@
+//! The `zhiwen` binary as a user runs it: outputs, exit codes, error lines.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn zhiwen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zhiwen")).args(args).current_dir(repo()).output().expect("zhiwen runs")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn compare_json_is_the_documented_contract() {
+    let o = zhiwen(&["compare", "samples/hongloumeng-01.txt", "samples/pirate-copy-big5.html", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["contract"], "zhiwen.compare/1");
+    for key in [
+        "resemblance",
+        "containment_ab",
+        "containment_ba",
+        "dice",
+        "simhash_distance",
+        "dna_score",
+        "megashingle_match",
+        "lsh_candidate",
+        "winnow_containment_ab",
+        "winnow_containment_ba",
+        "verdict",
+        "evidence",
+    ] {
+        assert!(v.get(key).is_some(), "missing key {key}");
+    }
+    assert_eq!(v["verdict"]["duplicate"], true);
+    assert_eq!(v["verdict"]["kind"], "b_within_a");
+    let score = v["verdict"]["score"].as_f64().expect("score");
+    assert!((0.0..=1.0).contains(&score));
+    assert_eq!(v["b"]["charset"], "Big5");
+    // Evidence offsets are character offsets into the ORIGINAL files (Big5 decoded).
+    let original_b = {
+        let bytes = std::fs::read(repo().join("samples/pirate-copy-big5.html")).expect("sample");
+        encoding_rs::BIG5.decode(&bytes).0.into_owned()
+    };
+    let original_a = std::fs::read_to_string(repo().join("samples/hongloumeng-01.txt")).expect("sample");
+    let evidence = v["evidence"].as_array().expect("evidence list");
+    assert!(!evidence.is_empty());
+    for e in evidence {
+        let slice = |s: &str, from: &serde_json::Value, to: &serde_json::Value| -> String {
+            let (f, t) = (from.as_u64().expect("offset") as usize, to.as_u64().expect("offset") as usize);
+            s.chars().skip(f).take(t - f).collect()
+        };
+        assert_eq!(slice(&original_a, &e["a_start"], &e["a_end"]), e["a_text"].as_str().expect("quote"));
+        assert_eq!(slice(&original_b, &e["b_start"], &e["b_end"]), e["b_text"].as_str().expect("quote"));
+    }
+}
+
+#[test]
+fn compare_prints_a_readable_table_and_clears_the_innocent_page() {
+    let o = zhiwen(&["compare", "samples/hongloumeng-01.txt", "samples/other-chapter-gbk.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("verdict  unrelated"), "{out}");
+    assert!(out.contains("resemblance") && out.contains("simhash distance"), "{out}");
+    assert!(out.contains("(GBK"), "{out}");
+}
+
+#[test]
+fn fingerprint_json_lists_every_family() {
+    let o = zhiwen(&["fingerprint", "samples/pirate-copy-big5.html", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let f = &v["fingerprints"];
+    assert_eq!(f["minhash"].as_array().map(Vec::len), Some(84));
+    assert_eq!(f["super_shingles"].as_array().map(Vec::len), Some(6));
+    assert_eq!(f["mega_shingles"].as_array().map(Vec::len), Some(15));
+    for family in ["dna", "shingles", "lsh_bands", "winnow_initials", "winnow_chars"] {
+        assert!(!f[family].as_array().expect(family).is_empty(), "{family} empty");
+    }
+    assert_eq!(v["simhash_block_keys"].as_array().map(Vec::len), Some(4));
+    assert_eq!(v["simhash_two_block_keys"].as_array().map(Vec::len), Some(10));
+}
+
+#[test]
+fn bad_inputs_give_one_clear_line_and_a_failure_exit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, b"").expect("write");
+    let junk = dir.path().join("junk.bin");
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.extend((0..4000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    std::fs::write(&junk, &bytes).expect("write");
+    let punct = dir.path().join("punct.txt");
+    std::fs::write(&punct, "，。！？…… \n —— ").expect("write");
+    let cases: [(&str, &str); 4] = [
+        ("samples/does-not-exist.txt", "cannot read"),
+        (empty.to_str().expect("utf-8 path"), "empty"),
+        (junk.to_str().expect("utf-8 path"), "not text"),
+        (punct.to_str().expect("utf-8 path"), "no text"),
+    ];
+    for (path, expected) in cases {
+        let o = zhiwen(&["compare", path, "samples/hongloumeng-01.txt"]);
+        assert_eq!(o.status.code(), Some(1), "{path}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{path}: {err}");
+        assert!(err.contains(expected), "{path}: {err}");
+        assert!(!err.contains("panicked"), "{path}: {err}");
+    }
+}
