@@ -1,0 +1,1 @@
+//! zhiwen-matcher (being built).
