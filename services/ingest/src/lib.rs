@@ -1,1 +1,36 @@
-//! zhiwen-ingest (being built).
+//! Ingest: everything that brings text into zhiwen. It owns the importers of the rights
+//! holders' works (`.txt`, `.md`, `.html`, `.epub`, folders, JSONL; split into chapters by
+//! [`chapters`]), the importers of pages collected elsewhere (JSONL, folders of saved
+//! HTML, WARC/WARC.gz), and the crawler ([`crawler`]): polite (robots.txt, per-host delay
+//! and concurrency), safe (no loopback/private/link-local/multicast addresses, checked
+//! after DNS and on every redirect; size caps; timeouts) and resumable (a persisted
+//! frontier). Every byte goes through the core's canonicalisation
+//! ([`zhiwen_core::canon`]) and every record through the store traits
+//! ([`zhiwen_store::WorkStore`], [`zhiwen_store::PageStore`]).
+//!
+//! It must not fingerprint (the matcher does: importers and the crawler return the ids
+//! of new and changed works, sections and pages in [`report::Changed`] instead), own a
+//! database schema (the frontier file is private crawler state, not a store), render
+//! progress (callers implement [`Progress`]), or parse the command line. One bad file,
+//! line, record or page never stops a run: it is counted and reported with its reason,
+//! and nothing is stored half-written (each work and each page is one store write).
+#![deny(missing_docs)]
+
+pub mod chapters;
+pub mod crawler;
+mod error;
+mod files;
+pub mod html;
+mod options;
+pub mod pages;
+pub mod report;
+pub mod url;
+pub mod works;
+
+pub use crawler::{read_seeds, AddressPolicy, CrawlConfig, CrawlSummary, Crawler};
+pub use error::{IngestError, Result};
+pub use options::ImportOptions;
+pub use pages::import_pages;
+pub use report::{Changed, ImportSummary, NoProgress, Progress, Rejection};
+pub use works::import_works;
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,169 @@
+//! One HTTP fetch with the crawler's rules: redirects followed by hand (every hop checked
+//! against the address policy and robots.txt, at most `max_redirects`), a size cap enforced
+//! while the body streams in, content types filtered, and transient failures retried with
+//! exponential backoff.
+
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
+use url::Url;
+
+use super::policy::{AddressPolicy, PolicyRefusal};
+use crate::error::IngestError;
+use crate::url as zurl;
+
+/// A fetched body.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The URL the redirects ended on.
+    pub final_url: Url,
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type` header (empty when absent).
+    pub content_type: String,
+    /// The (decompressed) body.
+    pub body: Vec<u8>,
+    /// Redirect hops followed.
+    pub redirects: u32,
+}
+
+/// The fetch rules.
+#[derive(Debug, Clone)]
+pub struct FetchRules {
+    /// Which addresses may be contacted.
+    pub policy: AddressPolicy,
+    /// Redirect hops followed.
+    pub max_redirects: u32,
+    /// Body cap in bytes (after decompression).
+    pub max_body_bytes: u64,
+    /// Retries of transient failures.
+    pub max_retries: u32,
+    /// First retry delay (doubles each retry).
+    pub backoff: Duration,
+    /// Accept only HTML/text content types (false for robots.txt and sitemaps).
+    pub pages_only: bool,
+}
+
+fn fetch_err(url: &Url, reason: impl Into<String>, retryable: bool) -> IngestError {
+    IngestError::Fetch { url: url.to_string(), reason: reason.into(), retryable }
+}
+
+/// Turn a reqwest error into ours, recognising the resolver's policy refusal.
+fn classify(url: &Url, e: reqwest::Error) -> IngestError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(s) = source {
+        if let Some(r) = s.downcast_ref::<PolicyRefusal>() {
+            return IngestError::Forbidden { url: url.to_string(), addr: r.addrs.clone(), reason: r.reason };
+        }
+        source = s.source();
+    }
+    if e.is_timeout() {
+        return fetch_err(url, "timed out", true);
+    }
+    if e.is_connect() {
+        return fetch_err(url, format!("cannot connect: {}", root_cause(&e)), true);
+    }
+    if e.is_body() || e.is_decode() {
+        return fetch_err(url, format!("body unreadable: {}", root_cause(&e)), true);
+    }
+    fetch_err(url, format!("request failed: {}", root_cause(&e)), true)
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    last
+}
+
+/// Is this content type a page the crawler stores?
+pub fn is_page_type(ctype: &str) -> bool {
+    let t = ctype.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    t.is_empty() || t == "text/html" || t == "application/xhtml+xml" || t == "text/plain"
+}
+
+/// Fetch `url`, retrying transient failures. `allowed(url)` is asked before every hop
+/// (robots.txt); a refusal ends the fetch with [`IngestError::Url`].
+pub async fn fetch<A, F>(client: &reqwest::Client, url: &Url, rules: &FetchRules, allowed: A) -> Result<Fetched, IngestError>
+where
+    A: Fn(Url) -> F,
+    F: std::future::Future<Output = Result<(), IngestError>>,
+{
+    let mut attempt = 0;
+    loop {
+        match fetch_once(client, url, rules, &allowed).await {
+            Err(e) if e.is_retryable() && attempt < rules.max_retries => {
+                let delay = rules.backoff.saturating_mul(1 << attempt.min(10));
+                attempt += 1;
+                tracing::debug!(%url, attempt, error = %e, "retrying");
+                tokio::time::sleep(delay).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn fetch_once<A, F>(client: &reqwest::Client, start: &Url, rules: &FetchRules, allowed: &A) -> Result<Fetched, IngestError>
+where
+    A: Fn(Url) -> F,
+    F: std::future::Future<Output = Result<(), IngestError>>,
+{
+    let mut url = start.clone();
+    let mut hops = 0u32;
+    loop {
+        rules.policy.check_url(&url)?;
+        if hops > 0 {
+            allowed(url.clone()).await?;
+        }
+        let resp = client.get(url.clone()).send().await.map_err(|e| classify(&url, e))?;
+        let status = resp.status();
+        if status.is_redirection() {
+            let Some(loc) = resp.headers().get(LOCATION).and_then(|l| l.to_str().ok()) else {
+                return Err(fetch_err(&url, format!("HTTP {} without a Location", status.as_u16()), false));
+            };
+            let next = zurl::resolve(&url, loc)
+                .ok_or_else(|| fetch_err(&url, format!("redirect to an unusable location {loc:?}"), false))?;
+            hops += 1;
+            if hops > rules.max_redirects {
+                return Err(fetch_err(start, format!("more than {} redirects", rules.max_redirects), false));
+            }
+            tracing::debug!(from = %url, to = %next, "redirect");
+            url = next;
+            continue;
+        }
+        if status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408 {
+            return Err(fetch_err(&url, format!("HTTP {}", status.as_u16()), true));
+        }
+        if !status.is_success() {
+            return Err(fetch_err(&url, format!("HTTP {}", status.as_u16()), false));
+        }
+        let content_type =
+            resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").trim().to_owned();
+        if rules.pages_only && !is_page_type(&content_type) {
+            return Err(fetch_err(&url, format!("content type {content_type} is not a page"), false));
+        }
+        if let Some(len) = resp.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok()) {
+            if len > rules.max_body_bytes {
+                return Err(fetch_err(&url, format!("body of {len} bytes is above the cap of {} bytes", rules.max_body_bytes), false));
+            }
+        }
+        let body = read_capped(resp, &url, rules.max_body_bytes).await?;
+        return Ok(Fetched { final_url: url, status: status.as_u16(), content_type, body, redirects: hops });
+    }
+}
+
+/// Read the body, stopping as soon as it passes `cap` (after decompression, so a
+/// compression bomb is cut as well).
+async fn read_capped(mut resp: reqwest::Response, url: &Url, cap: u64) -> Result<Vec<u8>, IngestError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| classify(url, e))? {
+        if body.len() as u64 + chunk.len() as u64 > cap {
+            return Err(fetch_err(url, format!("body is above the cap of {cap} bytes"), false));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}

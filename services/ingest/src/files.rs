@@ -1,0 +1,160 @@
+//! Shared machinery of the importers: walking the given paths, reading files off the
+//! async runtime, batching, and storing with retries.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use zhiwen_store::StoreError;
+
+use crate::report::{ImportSummary, Progress};
+
+/// One input file, with the folder it was found under (for relative ids and URLs).
+#[derive(Debug, Clone)]
+pub(crate) struct InputFile {
+    pub path: PathBuf,
+    /// The folder given on the command line (the file itself when a file was given).
+    pub root: Option<PathBuf>,
+    pub size: u64,
+}
+
+impl InputFile {
+    /// Path relative to the folder it was found in, with `/` separators.
+    pub fn relative(&self) -> String {
+        let rel = match &self.root {
+            Some(r) => self.path.strip_prefix(r).unwrap_or(&self.path),
+            None => self.path.file_name().map(Path::new).unwrap_or(&self.path),
+        };
+        rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    }
+
+    pub fn display(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    pub fn extension(&self) -> String {
+        let name = self.path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+        if name.ends_with(".warc.gz") {
+            return "warc.gz".to_owned();
+        }
+        self.path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default()
+    }
+}
+
+/// Expand the given paths: files as they are, folders recursively (sorted, hidden files
+/// skipped) keeping only files whose extension `accept`s. Missing paths are rejections.
+pub(crate) fn collect(paths: &[PathBuf], accept: &dyn Fn(&str) -> bool, summary: &mut ImportSummary) -> Vec<InputFile> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) => {
+                summary.reject(p.display().to_string(), format!("cannot read: {e}"));
+                continue;
+            }
+        };
+        if meta.is_file() {
+            out.push(InputFile { path: p.clone(), root: None, size: meta.len() });
+            continue;
+        }
+        let walker = walkdir::WalkDir::new(p).sort_by_file_name().into_iter().filter_entry(|e| {
+            e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
+        });
+        for entry in walker {
+            match entry {
+                Ok(e) if e.file_type().is_file() => {
+                    let f = InputFile {
+                        path: e.path().to_path_buf(),
+                        root: Some(p.clone()),
+                        size: e.metadata().map(|m| m.len()).unwrap_or(0),
+                    };
+                    if accept(&f.extension()) {
+                        out.push(f);
+                    } else {
+                        summary.skipped += 1;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let what = e.path().map(|p| p.display().to_string()).unwrap_or_else(|| p.display().to_string());
+                    summary.reject(what, format!("cannot read: {e}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What a reader thread sends to the storing loop.
+pub(crate) enum Item<T> {
+    /// A record to store, named for reports.
+    Record(String, T),
+    /// An item that could not be read.
+    Reject(String, String),
+    /// Not content, skipped on purpose.
+    Skip,
+    /// Progress in bytes of input.
+    Advance(u64),
+    /// Now reading this file.
+    File(String),
+}
+
+/// Run `read` on a blocking thread, feeding the returned channel.
+pub(crate) fn spawn_reader<T, F>(read: F) -> (mpsc::Receiver<Item<T>>, tokio::task::JoinHandle<()>)
+where
+    T: Send + 'static,
+    F: FnOnce(&dyn Fn(Item<T>) -> bool) + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel::<Item<T>>(64);
+    let handle = tokio::task::spawn_blocking(move || {
+        let send = |item: Item<T>| tx.blocking_send(item).is_ok();
+        read(&send);
+    });
+    (rx, handle)
+}
+
+/// Forward the non-record items to the summary and progress; return the records.
+pub(crate) fn route<T>(item: Item<T>, summary: &mut ImportSummary, progress: &dyn Progress) -> Option<(String, T)> {
+    match item {
+        Item::Record(name, t) => return Some((name, t)),
+        Item::Reject(what, why) => summary.reject(what, why),
+        Item::Skip => summary.skipped += 1,
+        Item::Advance(n) => progress.advance(n),
+        Item::File(name) => progress.message(&name),
+    }
+    None
+}
+
+/// Run a store operation, retrying transient failures with exponential backoff.
+pub(crate) async fn retry_store<T, F, Fut>(what: &str, mut op: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let mut delay = Duration::from_millis(100);
+    let mut attempt = 0;
+    loop {
+        match op().await {
+            Err(e) if e.is_retryable() && attempt < 5 => {
+                attempt += 1;
+                tracing::warn!(%what, attempt, error = %e, "store unavailable, retrying");
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Read at most `limit` bytes of a file; larger files are refused rather than truncated.
+pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let mut buf = Vec::new();
+    f.take(limit + 1).read_to_end(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
+    if buf.len() as u64 > limit {
+        return Err(format!("larger than the limit of {limit} bytes"));
+    }
+    Ok(buf)
+}

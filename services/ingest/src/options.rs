@@ -1,0 +1,41 @@
+//! Options of the importers.
+
+use zhiwen_core::params::CanonParams;
+
+use crate::chapters::ChapterOptions;
+
+/// How `import works` and `import pages` read and store their input.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// Canonicalisation of pages (the page text stored is the canonical text).
+    pub canon: CanonParams,
+    /// Chapter splitting of works.
+    pub chapters: ChapterOptions,
+    /// Records stored per store call.
+    pub batch_size: usize,
+    /// Files (and single records) above this size are refused.
+    pub max_file_bytes: u64,
+    /// For saved `.html` files without their own URL (no "saved from" mark, canonical
+    /// link or `og:url`): the URL is this prefix joined with the file's path relative to
+    /// the folder given. Without it such files are rejected.
+    pub base_url: Option<String>,
+    /// Skip pages whose extracted text equals that of a page already seen in this run.
+    pub dedup_content: bool,
+    /// Delete the stored fingerprints of updated works and pages, so that stale
+    /// fingerprints are never matched until the caller rebuilds them.
+    pub invalidate_fingerprints: bool,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            canon: CanonParams::default(),
+            chapters: ChapterOptions::default(),
+            batch_size: 64,
+            max_file_bytes: 256 << 20,
+            base_url: None,
+            dedup_content: true,
+            invalidate_fingerprints: true,
+        }
+    }
+}

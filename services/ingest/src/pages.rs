@@ -1,0 +1,557 @@
+//! `import pages`: pages collected elsewhere, from JSONL (`{"url", "html" or "text",
+//! "fetched_at"?, "status"?}`), folders of saved `.html` files, and WARC / WARC.gz files.
+//! Every page is canonicalised by the core (its canonical text is what is stored and
+//! fingerprinted), deduplicated by normalised URL (the store's key) and by content hash
+//! within the run, and stored with its raw body and detected charset.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+
+use serde_json::Value;
+use zhiwen_core::canon::{self, InputFormat};
+use zhiwen_core::hash::hash_bytes;
+use zhiwen_core::params::CanonParams;
+use zhiwen_store::{NewPage, Outcome, PageSource, Stores, Subject, Timestamp};
+
+use crate::error::{IngestError, Result};
+use crate::files::{self, InputFile, Item};
+use crate::html;
+use crate::options::ImportOptions;
+use crate::report::{ImportSummary, Progress};
+use crate::url as zurl;
+use crate::works::check_text_like;
+
+const PAGE_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "html", "htm", "xhtml", "warc", "warc.gz"];
+
+/// Import pages from JSONL, folders of saved HTML and WARC files; see the module
+/// documentation. Returns the summary; an error only when the store keeps failing.
+pub async fn import_pages(
+    stores: &Stores,
+    paths: &[PathBuf],
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<ImportSummary> {
+    let mut summary = ImportSummary::default();
+    let inputs = files::collect(paths, &|ext| PAGE_EXTENSIONS.contains(&ext), &mut summary);
+    progress.start("import pages", Some(inputs.iter().map(|f| f.size).sum()));
+    let read_opts = opts.clone();
+    let (mut rx, reader) = files::spawn_reader(move |send| {
+        for f in &inputs {
+            send(Item::File(f.display()));
+            read_file(f, &read_opts, send);
+        }
+    });
+    let mut seen_hash: HashMap<u64, String> = HashMap::new();
+    let mut batch: Vec<(String, NewPage)> = Vec::new();
+    while let Some(item) = rx.recv().await {
+        let Some((name, page)) = files::route(item, &mut summary, progress) else { continue };
+        let hash = hash_bytes(page.text.as_bytes());
+        if opts.dedup_content {
+            match seen_hash.get(&hash) {
+                Some(first) if *first != page.url => {
+                    summary.duplicates.push((page.url.clone(), first.clone()));
+                    continue;
+                }
+                Some(_) => {}
+                None => {
+                    seen_hash.insert(hash, page.url.clone());
+                }
+            }
+        }
+        // The store refuses a batch that names one URL twice: flush first.
+        if batch.iter().any(|(_, p)| p.url == page.url) {
+            store_batch(stores, std::mem::take(&mut batch), opts, &mut summary).await?;
+        }
+        batch.push((name, page));
+        if batch.len() >= opts.batch_size.max(1) {
+            store_batch(stores, std::mem::take(&mut batch), opts, &mut summary).await?;
+        }
+    }
+    store_batch(stores, batch, opts, &mut summary).await?;
+    if let Err(e) = reader.await {
+        summary.reject("reader", format!("the file reader stopped: {e}"));
+    }
+    progress.finish();
+    Ok(summary)
+}
+
+/// Store pages (one transaction per batch; a batch with an invalid page is retried one by
+/// one so only that page is rejected).
+pub(crate) async fn store_batch(
+    stores: &Stores,
+    batch: Vec<(String, NewPage)>,
+    opts: &ImportOptions,
+    summary: &mut ImportSummary,
+) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let pages: Vec<NewPage> = batch.iter().map(|(_, p)| p.clone()).collect();
+    let results = match files::retry_store("store pages", || stores.pages.upsert_pages(&pages)).await {
+        Ok(r) => r.into_iter().map(Ok).collect::<Vec<_>>(),
+        Err(e) if e.is_user_error() => {
+            let mut out = Vec::with_capacity(batch.len());
+            for (_, p) in &batch {
+                match files::retry_store("store page", || stores.pages.upsert_page(p)).await {
+                    Ok(r) => out.push(Ok(r)),
+                    Err(e) if e.is_user_error() => out.push(Err(e)),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            out
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for ((name, _), r) in batch.iter().zip(results) {
+        match r {
+            Ok(u) => {
+                summary.count(u.outcome);
+                if u.outcome != Outcome::Unchanged {
+                    summary.changed.pages.push(u.id);
+                }
+                if u.outcome == Outcome::Updated && opts.invalidate_fingerprints {
+                    files::retry_store("delete fingerprints", || stores.fingerprints.delete_fingerprints(Subject::page(u.id)))
+                        .await?;
+                }
+            }
+            Err(e) => summary.reject(name.clone(), e),
+        }
+    }
+    Ok(())
+}
+
+/// Canonicalise a page's body into a [`NewPage`]. `hint` is a declared charset.
+pub fn build_page(
+    url: &str,
+    body: Vec<u8>,
+    format: InputFormat,
+    hint: Option<&str>,
+    fetched_at: Timestamp,
+    http_status: Option<u16>,
+    source: PageSource,
+    params: &CanonParams,
+) -> Result<NewPage> {
+    let norm = zurl::normalize(url)?;
+    let what = norm.to_string();
+    if body.is_empty() {
+        return Err(IngestError::Text { what, source: zhiwen_core::CoreError::EmptyInput });
+    }
+    let decoded = canon::decode(&body, hint).map_err(|e| IngestError::Text { what: what.clone(), source: e })?;
+    check_text_like(&decoded.text, decoded.replacements)
+        .map_err(|_| IngestError::invalid(what.clone(), "the body is binary data, not text"))?;
+    let format = match format {
+        InputFormat::Auto => canon::sniff_format(&decoded.text),
+        f => f,
+    };
+    let c = canon::canonicalize_decoded(decoded.text, decoded.charset, format, params)
+        .map_err(|e| IngestError::Text { what: what.clone(), source: e })?;
+    Ok(NewPage {
+        url: what,
+        fetched_at,
+        http_status,
+        charset: Some(c.charset().to_owned()),
+        body,
+        text: c.text().to_owned(),
+        source,
+    })
+}
+
+fn read_file(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -> bool) {
+    match f.extension().as_str() {
+        "jsonl" | "ndjson" => read_jsonl(f, opts, send),
+        "warc" | "warc.gz" => read_warc(f, opts, send),
+        _ => {
+            let name = f.display();
+            let r = files::read_limited(&f.path, opts.max_file_bytes).and_then(|b| saved_page(f, b, opts));
+            match r {
+                Ok(p) => send(Item::Record(name, p)),
+                Err(e) => send(Item::Reject(name, e)),
+            };
+            send(Item::Advance(f.size));
+        }
+    }
+}
+
+fn file_time(f: &InputFile) -> Timestamp {
+    std::fs::metadata(&f.path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or_else(Timestamp::now, |d| Timestamp(d.as_millis() as i64))
+}
+
+fn saved_page(f: &InputFile, bytes: Vec<u8>, opts: &ImportOptions) -> Result<NewPage, String> {
+    let decoded = canon::decode(&bytes, None).map_err(|e| e.to_string())?;
+    let url = match html::own_url(&decoded.text) {
+        Some(u) => u,
+        None => match &opts.base_url {
+            Some(base) => {
+                let base = if base.ends_with('/') { base.clone() } else { format!("{base}/") };
+                let rel: String =
+                    url::form_urlencoded::byte_serialize(f.relative().as_bytes()).collect::<String>().replace("%2F", "/");
+                format!("{base}{rel}")
+            }
+            None => {
+                return Err("no URL: the file has no \"saved from\" mark, canonical link or og:url, and no base URL was given".into())
+            }
+        },
+    };
+    build_page(&url, bytes, InputFormat::Html, None, file_time(f), None, PageSource::Import(f.display()), &opts.canon)
+        .map_err(|e| e.to_string())
+}
+
+fn parse_time(v: Option<&Value>) -> Result<Option<Timestamp>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => {
+            let x = n.as_f64().ok_or("fetched_at is not a number")?;
+            // Seconds or milliseconds since the epoch.
+            let ms = if x.abs() < 1e11 { x * 1000.0 } else { x };
+            Ok(Some(Timestamp(ms as i64)))
+        }
+        Some(Value::String(s)) => {
+            let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+                .map_err(|e| format!("fetched_at {s:?} is not an RFC 3339 time: {e}"))?;
+            Ok(Some(Timestamp::from_offset(t)))
+        }
+        Some(_) => Err("fetched_at must be a string or a number".into()),
+    }
+}
+
+fn jsonl_page(line: &[u8], file: &str, opts: &ImportOptions) -> Result<Option<NewPage>, String> {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    let v: Value = serde_json::from_slice(trimmed).map_err(|e| format!("not valid JSON: {e}"))?;
+    let obj = v.as_object().ok_or("not a JSON object")?;
+    let url = obj.get("url").and_then(Value::as_str).ok_or("no \"url\"")?;
+    let fetched_at = parse_time(obj.get("fetched_at"))?.unwrap_or_else(Timestamp::now);
+    let status = match obj.get("status") {
+        None | Some(Value::Null) => None,
+        Some(s) => Some(s.as_u64().filter(|s| (100..600).contains(s)).ok_or("status is not an HTTP status")? as u16),
+    };
+    let (body, format) = match (obj.get("html").and_then(Value::as_str), obj.get("text").and_then(Value::as_str)) {
+        (Some(h), _) => (h.as_bytes().to_vec(), InputFormat::Html),
+        (None, Some(t)) => (t.as_bytes().to_vec(), InputFormat::Text),
+        (None, None) => return Err("neither \"html\" nor \"text\"".into()),
+    };
+    build_page(url, body, format, Some("utf-8"), fetched_at, status, PageSource::Import(file.to_owned()), &opts.canon)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+fn read_jsonl(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -> bool) {
+    let name = f.display();
+    let file = match std::fs::File::open(&f.path) {
+        Ok(file) => file,
+        Err(e) => {
+            send(Item::Reject(name, format!("cannot open: {e}")));
+            return;
+        }
+    };
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut n = 0u64;
+    loop {
+        line.clear();
+        n += 1;
+        let read = match (&mut reader).take(opts.max_file_bytes + 1).read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(r) => r,
+            Err(e) => {
+                send(Item::Reject(format!("{name}:{n}"), format!("cannot read: {e}")));
+                break;
+            }
+        };
+        let item = format!("{name}:{n}");
+        if line.len() as u64 > opts.max_file_bytes {
+            send(Item::Reject(item, format!("line longer than {} bytes", opts.max_file_bytes)));
+            let mut sink = Vec::new();
+            let _ = reader.read_until(b'\n', &mut sink);
+            continue;
+        }
+        let go = match jsonl_page(&line, &name, opts) {
+            Ok(None) => true,
+            Ok(Some(p)) => send(Item::Record(item, p)),
+            Err(e) => send(Item::Reject(item, e)),
+        };
+        send(Item::Advance(read as u64));
+        if !go {
+            break;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// WARC
+
+/// A WARC record's content, ready to become a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarcPage {
+    /// `WARC-Target-URI`.
+    pub url: String,
+    /// HTTP status (for `response` records).
+    pub status: Option<u16>,
+    /// Charset declared in the HTTP `Content-Type`.
+    pub charset: Option<String>,
+    /// The payload (de-chunked and decompressed).
+    pub body: Vec<u8>,
+    /// `WARC-Date` in Unix milliseconds.
+    pub date_ms: Option<i64>,
+}
+
+/// What one WARC record turned out to be.
+#[derive(Debug)]
+pub enum WarcItem {
+    /// A page to import.
+    Page(WarcPage),
+    /// Not a page (request, metadata, warcinfo, non-HTML, non-2xx): skipped on purpose.
+    Skip(&'static str),
+    /// A page that cannot be imported.
+    Reject(String),
+}
+
+/// Read WARC records from `reader` (already decompressed if the file was gzipped),
+/// calling `each(record number, item)`; returns an error when the file cannot be read
+/// further (the records before it were delivered). `each` returns `false` to stop.
+pub fn read_warc_records<R: BufRead>(
+    reader: R,
+    max_record: u64,
+    mut each: impl FnMut(u64, WarcItem) -> bool,
+) -> Result<(), String> {
+    let mut n = 0u64;
+    for rec in warc::WarcReader::new(reader).iter_records() {
+        n += 1;
+        let rec = rec.map_err(|e| format!("record {n}: {e}; the rest of the file was skipped"))?;
+        if !each(n, warc_item(&rec, max_record)) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn warc_item(rec: &warc::Record<warc::BufferedBody>, max_record: u64) -> WarcItem {
+    use warc::{RecordType, WarcHeader};
+    let kind = rec.warc_type();
+    if !matches!(kind, RecordType::Response | RecordType::Resource) {
+        return WarcItem::Skip("not a response");
+    }
+    let Some(url) = rec.header(WarcHeader::TargetURI).map(|u| u.trim_matches(['<', '>', ' ']).to_owned()) else {
+        return WarcItem::Reject("no WARC-Target-URI".into());
+    };
+    if rec.body().len() as u64 > max_record {
+        return WarcItem::Reject(format!("record larger than {max_record} bytes"));
+    }
+    let date_ms = Some(rec.date().timestamp_millis());
+    if *kind == RecordType::Resource {
+        let ctype = rec.header(WarcHeader::ContentType).map(|c| c.into_owned()).unwrap_or_default();
+        if !is_text_type(&ctype) {
+            return WarcItem::Skip("not HTML or text");
+        }
+        return WarcItem::Page(WarcPage {
+            url,
+            status: None,
+            charset: charset_param(&ctype),
+            body: rec.body().to_vec(),
+            date_ms,
+        });
+    }
+    match parse_http_response(rec.body()) {
+        Ok(r) => {
+            if !(200..300).contains(&r.status) {
+                return WarcItem::Skip("HTTP status is not 2xx");
+            }
+            if !is_text_type(&r.content_type) {
+                return WarcItem::Skip("not HTML or text");
+            }
+            WarcItem::Page(WarcPage {
+                url,
+                status: Some(r.status),
+                charset: charset_param(&r.content_type),
+                body: r.body,
+                date_ms,
+            })
+        }
+        Err(e) => WarcItem::Reject(e),
+    }
+}
+
+fn is_text_type(ctype: &str) -> bool {
+    let t = ctype.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    t.is_empty() || t == "text/html" || t == "application/xhtml+xml" || t == "text/plain"
+}
+
+/// The `charset` parameter of a `Content-Type` value.
+pub fn charset_param(ctype: &str) -> Option<String> {
+    ctype.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim().eq_ignore_ascii_case("charset").then(|| v.trim().trim_matches(['"', '\'']).to_owned())
+    })
+}
+
+/// An HTTP response parsed from a WARC `response` record.
+#[derive(Debug)]
+pub struct HttpResponse {
+    /// Status code.
+    pub status: u16,
+    /// `Content-Type` (empty when absent).
+    pub content_type: String,
+    /// Payload, de-chunked and decompressed (gzip/deflate).
+    pub body: Vec<u8>,
+}
+
+/// Parse a raw HTTP/1.x response (status line, headers, body).
+pub fn parse_http_response(raw: &[u8]) -> Result<HttpResponse, String> {
+    let (head_end, body_start) = match memfind(raw, b"\r\n\r\n") {
+        Some(i) => (i, i + 4),
+        None => match memfind(raw, b"\n\n") {
+            Some(i) => (i, i + 2),
+            None => return Err("the HTTP response has no end of headers".into()),
+        },
+    };
+    let head = String::from_utf8_lossy(&raw[..head_end]);
+    let mut lines = head.lines();
+    let status_line = lines.next().unwrap_or("");
+    let mut parts = status_line.split_whitespace();
+    if !parts.next().unwrap_or("").starts_with("HTTP/") {
+        return Err(format!("not an HTTP response: {:?}", status_line.chars().take(60).collect::<String>()));
+    }
+    let status: u16 = parts
+        .next()
+        .and_then(|s| s.parse().ok())
+        .filter(|s| (100..600).contains(s))
+        .ok_or_else(|| format!("bad HTTP status line {:?}", status_line.chars().take(60).collect::<String>()))?;
+    let mut content_type = String::new();
+    let mut chunked = false;
+    let mut encoding = String::new();
+    for l in lines {
+        let Some((k, v)) = l.split_once(':') else { continue };
+        let v = v.trim();
+        match k.trim().to_ascii_lowercase().as_str() {
+            "content-type" => content_type = v.to_owned(),
+            "transfer-encoding" => chunked = v.to_ascii_lowercase().contains("chunked"),
+            "content-encoding" => encoding = v.to_ascii_lowercase(),
+            _ => {}
+        }
+    }
+    let mut body = raw[body_start..].to_vec();
+    if chunked {
+        body = dechunk(&body).unwrap_or(body);
+    }
+    body = match encoding.as_str() {
+        "" | "identity" => body,
+        "gzip" | "x-gzip" => inflate(flate2::read::MultiGzDecoder::new(&body[..]))?,
+        "deflate" => inflate(flate2::read::ZlibDecoder::new(&body[..]))
+            .or_else(|_| inflate(flate2::read::DeflateDecoder::new(&body[..])))?,
+        other => return Err(format!("unsupported Content-Encoding {other}")),
+    };
+    Ok(HttpResponse { status, content_type, body })
+}
+
+const MAX_INFLATED: u64 = 64 << 20;
+
+fn inflate(r: impl Read) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    r.take(MAX_INFLATED + 1).read_to_end(&mut out).map_err(|e| format!("cannot decompress the body: {e}"))?;
+    if out.len() as u64 > MAX_INFLATED {
+        return Err(format!("the decompressed body is larger than {MAX_INFLATED} bytes"));
+    }
+    Ok(out)
+}
+
+fn memfind(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(b.len());
+    loop {
+        let nl = memfind(b, b"\n")?;
+        let size_str = std::str::from_utf8(&b[..nl]).ok()?.trim();
+        let size = usize::from_str_radix(size_str.split(';').next()?.trim(), 16).ok()?;
+        b = &b[nl + 1..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(b.get(..size)?);
+        b = &b[size..];
+        b = b.strip_prefix(b"\r\n").or_else(|| b.strip_prefix(b"\n")).unwrap_or(b);
+    }
+}
+
+fn read_warc(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -> bool) {
+    let name = f.display();
+    let file = match std::fs::File::open(&f.path) {
+        Ok(file) => file,
+        Err(e) => {
+            send(Item::Reject(name, format!("cannot open: {e}")));
+            return;
+        }
+    };
+    let source = PageSource::Import(name.clone());
+    let handle = |n: u64, item: WarcItem| -> bool {
+        let what = format!("{name}#{n}");
+        match item {
+            WarcItem::Skip(_) => send(Item::Skip),
+            WarcItem::Reject(why) => send(Item::Reject(what, why)),
+            WarcItem::Page(p) => {
+                let len = p.body.len() as u64;
+                let at = p.date_ms.map_or_else(Timestamp::now, Timestamp);
+                let page = build_page(
+                    &p.url,
+                    p.body,
+                    InputFormat::Auto,
+                    p.charset.as_deref(),
+                    at,
+                    p.status,
+                    source.clone(),
+                    &opts.canon,
+                );
+                let go = match page {
+                    Ok(page) => send(Item::Record(format!("{what} {}", p.url), page)),
+                    Err(e) => send(Item::Reject(format!("{what} {}", p.url), e.to_string())),
+                };
+                send(Item::Advance(len)) && go
+            }
+        }
+    };
+    let result = if f.extension() == "warc.gz" {
+        read_warc_records(BufReader::new(flate2::read::MultiGzDecoder::new(file)), opts.max_file_bytes, handle)
+    } else {
+        read_warc_records(BufReader::new(file), opts.max_file_bytes, handle)
+    };
+    if let Err(e) = result {
+        send(Item::Reject(name, e));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_responses_are_parsed_dechunked_and_inflated() {
+        let raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=GBK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+        let r = parse_http_response(raw).unwrap();
+        assert_eq!(r.status, 200);
+        assert_eq!(charset_param(&r.content_type).as_deref(), Some("GBK"));
+        assert_eq!(r.body, b"hello world");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, b"<p>zip</p>").unwrap();
+        let mut raw = b"HTTP/1.0 200 OK\nContent-Encoding: gzip\n\n".to_vec();
+        raw.extend(gz.finish().unwrap());
+        assert_eq!(parse_http_response(&raw).unwrap().body, b"<p>zip</p>");
+        assert!(parse_http_response(b"garbage").is_err());
+        assert!(parse_http_response(b"GET / HTTP/1.1\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn fetched_at_accepts_rfc3339_and_epoch() {
+        assert_eq!(parse_time(Some(&Value::from(1_700_000_000))).unwrap(), Some(Timestamp(1_700_000_000_000)));
+        assert_eq!(parse_time(Some(&Value::from(1_700_000_000_123i64))).unwrap(), Some(Timestamp(1_700_000_000_123)));
+        assert!(parse_time(Some(&Value::from("2024-01-02T03:04:05Z"))).unwrap().is_some());
+        assert!(parse_time(Some(&Value::from("yesterday"))).is_err());
+    }
+}

@@ -1,0 +1,536 @@
+//! `import works`: the rights holders' texts, from files (.txt, .md, .html, .epub),
+//! folders of them, and JSONL (one work per line), split into chapters and stored by
+//! `(owner, external id)`: a re-import updates the work, never duplicates it.
+
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use zhiwen_core::canon::{self, InputFormat};
+use zhiwen_core::params::CanonParams;
+use zhiwen_store::{NewWork, Outcome, Stores, Subject, WorkUpserted};
+
+use crate::chapters;
+use crate::error::{IngestError, Result};
+use crate::files::{self, InputFile, Item};
+use crate::html;
+use crate::options::ImportOptions;
+use crate::report::{ImportSummary, Progress};
+
+const WORK_EXTENSIONS: &[&str] = &["txt", "text", "md", "markdown", "html", "htm", "xhtml", "epub", "jsonl", "ndjson"];
+
+/// Import works from files, folders and JSONL; see the module documentation.
+///
+/// `owner` is the rights holder of every work whose JSONL line names none. Returns the
+/// summary; an error only when the store itself keeps failing (the works stored before
+/// that stay stored, each one whole).
+pub async fn import_works(
+    stores: &Stores,
+    paths: &[PathBuf],
+    owner: &str,
+    opts: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<ImportSummary> {
+    let mut summary = ImportSummary::default();
+    if owner.trim().is_empty() {
+        return Err(IngestError::Config("the owner of the works is empty".into()));
+    }
+    let inputs = files::collect(paths, &|ext| WORK_EXTENSIONS.contains(&ext), &mut summary);
+    progress.start("import works", Some(inputs.iter().map(|f| f.size).sum()));
+    let owner_s = owner.to_owned();
+    let read_opts = opts.clone();
+    let (mut rx, reader) = files::spawn_reader(move |send| {
+        for f in &inputs {
+            send(Item::File(f.display()));
+            read_file(f, &owner_s, &read_opts, send);
+        }
+    });
+    let mut batch: Vec<(String, NewWork)> = Vec::new();
+    while let Some(item) = rx.recv().await {
+        if let Some(rec) = files::route(item, &mut summary, progress) {
+            batch.push(rec);
+            if batch.len() >= opts.batch_size.max(1) {
+                store_batch(stores, std::mem::take(&mut batch), opts, &mut summary).await?;
+            }
+        }
+    }
+    store_batch(stores, batch, opts, &mut summary).await?;
+    if let Err(e) = reader.await {
+        summary.reject("reader", format!("the file reader stopped: {e}"));
+    }
+    progress.finish();
+    Ok(summary)
+}
+
+async fn store_batch(
+    stores: &Stores,
+    batch: Vec<(String, NewWork)>,
+    opts: &ImportOptions,
+    summary: &mut ImportSummary,
+) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    // Old section ids of works that exist, so their fingerprints can be invalidated
+    // (sections beyond the new count are deleted by the store).
+    let mut old_sections = Vec::with_capacity(batch.len());
+    for (_, w) in &batch {
+        let ids = match files::retry_store("find work", || stores.works.find_work(&w.owner, &w.external_id)).await? {
+            Some(old) => files::retry_store("sections", || stores.works.sections_of(old.id))
+                .await?
+                .into_iter()
+                .map(|s| s.id)
+                .collect(),
+            None => Vec::new(),
+        };
+        old_sections.push(ids);
+    }
+    let works: Vec<NewWork> = batch.iter().map(|(_, w)| w.clone()).collect();
+    match files::retry_store("store works", || stores.works.upsert_works(&works)).await {
+        Ok(results) => {
+            for (r, old) in results.iter().zip(&old_sections) {
+                record(stores, r, old, opts, summary).await?;
+            }
+        }
+        Err(e) if e.is_user_error() => {
+            // Something in the batch is invalid: store one by one to find it, so the
+            // others are not held back by it.
+            for ((name, w), old) in batch.iter().zip(&old_sections) {
+                match files::retry_store("store work", || stores.works.upsert_work(w)).await {
+                    Ok(r) => record(stores, &r, old, opts, summary).await?,
+                    Err(e) if e.is_user_error() => summary.reject(name.clone(), e),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+async fn record(
+    stores: &Stores,
+    r: &WorkUpserted,
+    old_sections: &[i64],
+    opts: &ImportOptions,
+    summary: &mut ImportSummary,
+) -> Result<()> {
+    summary.count(r.outcome);
+    if r.outcome == Outcome::Unchanged {
+        return Ok(());
+    }
+    summary.changed.works.push(r.id);
+    summary.changed.sections.extend(r.sections.iter().map(|(_, id)| *id));
+    if r.outcome == Outcome::Updated && opts.invalidate_fingerprints {
+        let mut ids: Vec<i64> = old_sections.iter().copied().chain(r.sections.iter().map(|(_, id)| *id)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            files::retry_store("delete fingerprints", || stores.fingerprints.delete_fingerprints(Subject::section(id)))
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Read one input file, sending its works (or rejections) and progress.
+fn read_file(f: &InputFile, owner: &str, opts: &ImportOptions, send: &dyn Fn(Item<NewWork>) -> bool) {
+    let name = f.display();
+    match f.extension().as_str() {
+        "jsonl" | "ndjson" => read_jsonl(f, owner, opts, send),
+        ext => {
+            let result = files::read_limited(&f.path, opts.max_file_bytes)
+                .and_then(|bytes| read_document(ext, &bytes));
+            match result {
+                Ok(doc) => {
+                    let external_id = strip_extension(&f.relative());
+                    let title = doc.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| file_stem(&f.path));
+                    let author = doc.author.clone().unwrap_or_default();
+                    let work = build_work(owner, &external_id, &title, &author, doc, &name, opts);
+                    match work {
+                        Ok(w) => send(Item::Record(name, w)),
+                        Err(e) => send(Item::Reject(name, e)),
+                    };
+                }
+                Err(e) => {
+                    send(Item::Reject(name, e));
+                }
+            }
+            send(Item::Advance(f.size));
+        }
+    }
+}
+
+/// A document's text as read from one file.
+pub(crate) struct Document {
+    pub text: String,
+    pub charset: Option<String>,
+    pub title: Option<String>,
+    pub author: Option<String>,
+    /// For EPUBs: the text range of each spine document with its title (used as
+    /// sections when the text has no headings of its own).
+    pub parts: Vec<(String, usize, usize)>,
+}
+
+fn read_document(ext: &str, bytes: &[u8]) -> Result<Document, String> {
+    match ext {
+        "epub" => read_epub(bytes),
+        "html" | "htm" | "xhtml" => html_document(bytes, None).map_err(|e| e.to_string()),
+        _ => text_document(bytes).map_err(|e| e.to_string()),
+    }
+}
+
+fn works_canon_params() -> CanonParams {
+    // A rights holder's own file has no boilerplate to drop; main-content extraction
+    // could drop short chapter headings.
+    CanonParams { extract_main_content: false, ..CanonParams::default() }
+}
+
+fn text_document(bytes: &[u8]) -> Result<Document, IngestError> {
+    let decoded = canon::decode(bytes, None).map_err(|e| IngestError::Text { what: "text".into(), source: e })?;
+    check_text_like(&decoded.text, decoded.replacements)?;
+    let text = normalise_newlines(&decoded.text);
+    Ok(Document { text, charset: Some(decoded.charset.to_owned()), title: None, author: None, parts: Vec::new() })
+}
+
+fn html_document(bytes: &[u8], hint: Option<&str>) -> Result<Document, IngestError> {
+    let c = canon::canonicalize_with_hint(bytes, InputFormat::Html, hint, &works_canon_params())
+        .map_err(|e| IngestError::Text { what: "html".into(), source: e })?;
+    let text = html::original_text(&c);
+    Ok(Document {
+        text,
+        charset: Some(c.charset().to_owned()),
+        title: c.title().map(str::to_owned),
+        author: None,
+        parts: Vec::new(),
+    })
+}
+
+/// Binary files decode to garbage in some charset: refuse text that is mostly
+/// replacement or control characters.
+pub(crate) fn check_text_like(text: &str, replacements: usize) -> Result<(), IngestError> {
+    let total = text.chars().count().max(1);
+    let control = text.chars().filter(|&c| c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\u{c}')).count();
+    if (replacements + control) * 10 > total {
+        return Err(IngestError::invalid("text", "looks like binary data, not text"));
+    }
+    Ok(())
+}
+
+fn normalise_newlines(s: &str) -> String {
+    if s.contains('\r') {
+        s.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        s.to_owned()
+    }
+}
+
+fn build_work(
+    owner: &str,
+    external_id: &str,
+    title: &str,
+    author: &str,
+    doc: Document,
+    source: &str,
+    opts: &ImportOptions,
+) -> Result<NewWork, String> {
+    let text = doc.text.trim_end().to_owned();
+    if text.trim().is_empty() {
+        return Err("no text".into());
+    }
+    let mut sections = chapters::sections(&text, &opts.chapters);
+    if sections.len() <= 1 && doc.parts.len() > 1 {
+        // No headings in the text, but the EPUB has one document per chapter.
+        sections = doc
+            .parts
+            .iter()
+            .filter_map(|(t, a, b)| {
+                let body = canon::slice_chars(&text, *a, *b);
+                (!body.trim().is_empty()).then(|| zhiwen_store::NewSection {
+                    ordinal: 0,
+                    title: t.clone(),
+                    text: body.to_owned(),
+                    char_start: *a as u64,
+                    char_end: *b as u64,
+                })
+            })
+            .enumerate()
+            .map(|(i, mut s)| {
+                s.ordinal = i as u32;
+                s
+            })
+            .collect();
+    }
+    if sections.is_empty() {
+        return Err("no text".into());
+    }
+    Ok(NewWork {
+        owner: owner.to_owned(),
+        external_id: external_id.to_owned(),
+        title: title.trim().to_owned(),
+        author: author.trim().to_owned(),
+        source_file: Some(source.to_owned()),
+        charset: doc.charset,
+        text,
+        sections,
+    })
+}
+
+fn file_stem(p: &Path) -> String {
+    p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+fn strip_extension(rel: &str) -> String {
+    match rel.rfind('.') {
+        Some(i) if i > rel.rfind('/').map_or(0, |s| s + 1) => rel[..i].to_owned(),
+        _ => rel.to_owned(),
+    }
+}
+
+fn read_jsonl(f: &InputFile, owner: &str, opts: &ImportOptions, send: &dyn Fn(Item<NewWork>) -> bool) {
+    let name = f.display();
+    let file = match std::fs::File::open(&f.path) {
+        Ok(file) => file,
+        Err(e) => {
+            send(Item::Reject(name, format!("cannot open: {e}")));
+            return;
+        }
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    let mut n = 0u64;
+    loop {
+        line.clear();
+        n += 1;
+        let read = match (&mut reader).take(opts.max_file_bytes + 1).read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(r) => r,
+            Err(e) => {
+                send(Item::Reject(format!("{name}:{n}"), format!("cannot read: {e}")));
+                break;
+            }
+        };
+        let item = format!("{name}:{n}");
+        if line.len() as u64 > opts.max_file_bytes {
+            send(Item::Reject(item, format!("line longer than {} bytes", opts.max_file_bytes)));
+            // Skip the rest of the over-long line.
+            let mut sink = Vec::new();
+            let _ = reader.read_until(b'\n', &mut sink);
+            continue;
+        }
+        let keep_going = match jsonl_work(&line, owner, &item, opts) {
+            Ok(None) => true,
+            Ok(Some(w)) => send(Item::Record(item, w)),
+            Err(e) => send(Item::Reject(item, e)),
+        };
+        send(Item::Advance(read as u64));
+        if !keep_going {
+            break;
+        }
+    }
+}
+
+fn jsonl_work(line: &[u8], owner: &str, item: &str, opts: &ImportOptions) -> Result<Option<NewWork>, String> {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    let v: Value = serde_json::from_slice(trimmed).map_err(|e| format!("not valid JSON: {e}"))?;
+    let obj = v.as_object().ok_or("not a JSON object")?;
+    let string = |k: &str| -> Option<String> {
+        match obj.get(k) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        }
+    };
+    let id = string("id").filter(|s| !s.trim().is_empty()).ok_or("no \"id\"")?;
+    let owner = string("owner").filter(|s| !s.trim().is_empty()).unwrap_or_else(|| owner.to_owned());
+    let title = string("title").unwrap_or_default();
+    let author = string("author").unwrap_or_default();
+    let doc = match (string("text"), string("html")) {
+        (Some(t), _) => {
+            check_text_like(&t, 0).map_err(|e| e.to_string())?;
+            Document {
+                text: normalise_newlines(&t),
+                charset: Some("UTF-8".into()),
+                title: None,
+                author: None,
+                parts: Vec::new(),
+            }
+        }
+        (None, Some(h)) => html_document(h.as_bytes(), Some("utf-8")).map_err(|e| e.to_string())?,
+        (None, None) => return Err("neither \"text\" nor \"html\"".into()),
+    };
+    let title = if title.trim().is_empty() { doc.title.clone().unwrap_or_else(|| id.clone()) } else { title };
+    build_work(&owner, id.trim(), &title, &author, doc, item, opts).map(Some)
+}
+
+// ---------------------------------------------------------------------------------
+// EPUB: a zip with META-INF/container.xml -> the OPF package -> manifest and spine.
+
+const MAX_EPUB_ENTRY: u64 = 64 << 20;
+const MAX_EPUB_TOTAL: u64 = 512 << 20;
+
+/// Read an EPUB's spine documents in order into one text.
+pub(crate) fn read_epub(bytes: &[u8]) -> Result<Document, String> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not a valid EPUB (zip): {e}"))?;
+    let mut budget = MAX_EPUB_TOTAL;
+    let container = zip_text(&mut zip, "META-INF/container.xml", &mut budget)?;
+    let opf_path = html::tags(&container)
+        .find(|t| t.name == "rootfile")
+        .and_then(|t| t.attr("full-path"))
+        .ok_or("EPUB container names no package (rootfile)")?;
+    let opf = zip_text(&mut zip, &opf_path, &mut budget)?;
+    let base = match opf_path.rfind('/') {
+        Some(i) => &opf_path[..=i],
+        None => "",
+    };
+    let mut manifest: Vec<(String, String, String)> = Vec::new(); // id, href, media type
+    let mut spine: Vec<String> = Vec::new();
+    for t in html::tags(&opf) {
+        let local = t.name.rsplit(':').next().unwrap_or("");
+        match local {
+            "item" => {
+                if let (Some(id), Some(href)) = (t.attr("id"), t.attr("href")) {
+                    manifest.push((id, href, t.attr("media-type").unwrap_or_default()));
+                }
+            }
+            "itemref" => spine.extend(t.attr("idref")),
+            _ => {}
+        }
+    }
+    let title = element_text(&opf, "title");
+    let author = element_text(&opf, "creator");
+    let mut text = String::new();
+    let mut parts = Vec::new();
+    let mut charset = None;
+    for idref in &spine {
+        let Some((_, href, media)) = manifest.iter().find(|(id, _, _)| id == idref) else { continue };
+        if !media.is_empty() && !media.contains("html") && !media.contains("xml") {
+            continue;
+        }
+        let path = resolve_zip_path(base, href);
+        let raw = zip_bytes(&mut zip, &path, &mut budget)?;
+        let doc = match html_document(&raw, None) {
+            Ok(d) => d,
+            Err(IngestError::Text { source: zhiwen_core::CoreError::NoText, .. }) => continue,
+            Err(e) => return Err(format!("{path}: {e}")),
+        };
+        if doc.text.trim().is_empty() {
+            continue;
+        }
+        charset.get_or_insert(doc.charset.clone().unwrap_or_default());
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        let start = text.chars().count();
+        text.push_str(&doc.text);
+        let end = text.chars().count();
+        let part_title = doc.title.unwrap_or_else(|| doc.text.lines().next().unwrap_or("").trim().chars().take(40).collect());
+        parts.push((part_title, start, end));
+    }
+    if text.trim().is_empty() {
+        return Err("the EPUB has no text in its spine".into());
+    }
+    // Extend each part to the start of the next so the parts cover the text.
+    let total = text.chars().count();
+    for i in 0..parts.len() {
+        parts[i].2 = parts.get(i + 1).map_or(total, |n| n.1);
+    }
+    if let Some(first) = parts.first_mut() {
+        first.1 = 0;
+    }
+    Ok(Document { text, charset, title, author, parts })
+}
+
+fn resolve_zip_path(base: &str, href: &str) -> String {
+    let href = href.split('#').next().unwrap_or("");
+    let decoded: String = url::form_urlencoded::parse(format!("x={}", href.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| href.to_owned());
+    let mut parts: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
+    for seg in decoded.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}
+
+fn zip_bytes(zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>, name: &str, budget: &mut u64) -> Result<Vec<u8>, String> {
+    let entry = zip.by_name(name).map_err(|e| format!("EPUB entry {name}: {e}"))?;
+    let limit = MAX_EPUB_ENTRY.min(*budget);
+    let mut out = Vec::new();
+    entry.take(limit + 1).read_to_end(&mut out).map_err(|e| format!("EPUB entry {name}: {e}"))?;
+    if out.len() as u64 > limit {
+        return Err(format!("EPUB entry {name} is larger than {limit} bytes uncompressed"));
+    }
+    *budget -= out.len() as u64;
+    Ok(out)
+}
+
+fn zip_text(zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>, name: &str, budget: &mut u64) -> Result<String, String> {
+    let bytes = zip_bytes(zip, name, budget)?;
+    canon::decode(&bytes, Some("utf-8")).map(|d| d.text).map_err(|e| format!("EPUB entry {name}: {e}"))
+}
+
+/// Text of the first element whose local name is `local` (`dc:title` -> `title`).
+fn element_text(xml: &str, local: &str) -> Option<String> {
+    let lower = xml.to_ascii_lowercase();
+    for prefix in ["<dc:", "<"] {
+        let open = format!("{prefix}{local}");
+        let mut from = 0;
+        while let Some(p) = lower[from..].find(&open) {
+            let at = from + p;
+            let after = at + open.len();
+            from = after;
+            if !matches!(lower.as_bytes().get(after), Some(b'>' | b' ' | b'\t' | b'\n' | b'\r')) {
+                continue;
+            }
+            let start = after + xml[after..].find('>')? + 1;
+            let end = start + xml[start..].find('<')?;
+            let text = htmlize::unescape(xml[start..end].trim()).into_owned();
+            if !text.is_empty() {
+                return Some(text);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zip_paths_resolve_relative_to_the_package() {
+        assert_eq!(resolve_zip_path("OEBPS/", "Text/ch%201.xhtml#x"), "OEBPS/Text/ch 1.xhtml");
+        assert_eq!(resolve_zip_path("OEBPS/", "../x.html"), "x.html");
+        assert_eq!(resolve_zip_path("", "a.html"), "a.html");
+    }
+
+    #[test]
+    fn element_text_reads_dublin_core() {
+        let opf = "<metadata><dc:title>三国&amp;演义</dc:title><dc:creator opf:role=\"aut\">罗贯中</dc:creator></metadata>";
+        assert_eq!(element_text(opf, "title").as_deref(), Some("三国&演义"));
+        assert_eq!(element_text(opf, "creator").as_deref(), Some("罗贯中"));
+    }
+
+    #[test]
+    fn jsonl_lines_are_checked() {
+        let o = ImportOptions::default();
+        assert!(jsonl_work(b"{\"id\":1,\"title\":\"t\",\"text\":\"\xe7\xac\xac\xe4\xb8\x80\xe7\xab\xa0\\n\xe5\x86\x85\xe5\xae\xb9\"}", "o", "x", &o)
+            .unwrap()
+            .is_some());
+        assert!(jsonl_work(b"{\"title\":\"t\",\"text\":\"x\"}", "o", "x", &o).unwrap_err().contains("id"));
+        assert!(jsonl_work(b"{\"id\":\"a\"}", "o", "x", &o).unwrap_err().contains("text"));
+        assert!(jsonl_work(b"not json", "o", "x", &o).unwrap_err().contains("JSON"));
+        assert!(jsonl_work(b"   ", "o", "x", &o).unwrap().is_none());
+    }
+}
