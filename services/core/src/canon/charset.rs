@@ -243,22 +243,25 @@ fn check_decoded_text(text: &str, encoding: &'static Encoding) -> Result<(), Cor
     Ok(())
 }
 
-/// UTF-16 without a BOM: accepted only if it decodes without error into characters that
-/// text is made of (ASCII, CJK, Latin, kana, Hangul, punctuation). Random binary decoded
-/// as UTF-16 spreads over the whole range and fails this.
+/// UTF-16 without a BOM: accepted only if every code unit pair is well formed and at
+/// least 95% of the characters are what text is made of (ASCII, CJK, Latin, kana, Hangul,
+/// punctuation). Random binary read as UTF-16 spreads over the whole range and fails.
 fn utf16_without_bom(bytes: &[u8]) -> Option<Decoded> {
     if bytes.len() < 4 || !bytes.len().is_multiple_of(2) {
         return None;
     }
-    let mut best: Option<(usize, &'static Encoding)> = None;
-    for encoding in [UTF_16LE, UTF_16BE] {
-        let (text, replacements) = decode_counting(encoding, bytes);
-        if replacements > 0 {
-            continue;
-        }
-        let mut chars = 0usize;
-        let mut texty = 0usize;
-        for c in text.chars() {
+    let looks_like_text = |big_endian: bool| -> bool {
+        let units = bytes.chunks_exact(2).map(|p| {
+            let pair = [p[0], p[1]];
+            if big_endian {
+                u16::from_be_bytes(pair)
+            } else {
+                u16::from_le_bytes(pair)
+            }
+        });
+        let (mut chars, mut texty) = (0usize, 0usize);
+        for c in char::decode_utf16(units) {
+            let Ok(c) = c else { return false };
             chars += 1;
             let u = c as u32;
             let plausible = matches!(c, '\t' | '\n' | '\r')
@@ -266,13 +269,20 @@ fn utf16_without_bom(bytes: &[u8]) -> Option<Decoded> {
                     | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xFF00..=0xFFEF);
             if plausible {
                 texty += 1;
+            } else if (chars - texty) * 20 > chars.max(200) {
+                // Already more than 5% implausible: stop reading.
+                return false;
             }
         }
-        if chars > 0 && texty * 100 >= chars * 95 && best.is_none_or(|(t, _)| texty > t) {
-            best = Some((texty, encoding));
-        }
-    }
-    let (_, encoding) = best?;
+        chars > 0 && texty * 100 >= chars * 95
+    };
+    let encoding = if looks_like_text(false) {
+        UTF_16LE
+    } else if looks_like_text(true) {
+        UTF_16BE
+    } else {
+        return None;
+    };
     let (text, replacements) = decode_counting(encoding, bytes);
     Some(Decoded { text, charset: encoding.name(), replacements })
 }

@@ -49,7 +49,14 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
             continue;
         };
         let mut k = classify(c);
-        if k == SLOW {
+        if k == LOWER {
+            // Upper case with a one-character lower case: a plain table lookup.
+            let mut lower = c.to_lowercase();
+            if let (Some(l), None) = (lower.next(), lower.next()) {
+                k = MAP;
+                map[u as usize] = l;
+            }
+        } else if k == SLOW {
             if let Some(d) = single_stable_mapping(c) {
                 match classify(d) {
                     PASS => {
@@ -177,7 +184,8 @@ impl<'a> Normalizer<'a> {
             pending_space: false,
             last_simple: false,
             text: String::with_capacity(original.len()),
-            source: Vec::with_capacity(original.len() / 2),
+            // Canonical characters rarely outnumber the original's.
+            source: Vec::with_capacity(count_chars(original.as_bytes()) as usize),
         }
     }
 
@@ -238,17 +246,12 @@ impl<'a> Normalizer<'a> {
                 self.last_simple = true;
             }
             LOWER => {
-                if c.is_ascii() {
-                    self.push(Unit { c: c.to_ascii_lowercase(), start, end });
-                    self.last_simple = true;
-                } else {
-                    let mut count = 0;
-                    for l in c.to_lowercase() {
-                        self.push(Unit { c: l, start, end });
-                        count += 1;
-                    }
-                    self.last_simple = count == 1;
+                let mut count = 0;
+                for l in c.to_lowercase() {
+                    self.push(Unit { c: l, start, end });
+                    count += 1;
                 }
+                self.last_simple = count == 1;
             }
             SPACE => self.space(),
             NEWLINE => {
