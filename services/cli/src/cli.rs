@@ -14,6 +14,10 @@ pub struct Cli {
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
 
+    /// Where data lives (store, index); global, may follow any subcommand.
+    #[command(flatten)]
+    pub data: crate::settings::DataArgs,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -27,6 +31,27 @@ pub enum Command {
     Compare(CompareArgs),
     /// Rebuild the DNA reference frame (letter frequencies) from a corpus.
     DnaFrame(DnaFrameArgs),
+    /// Create or upgrade the store's schema (collections, validators, indexes). Safe to run twice.
+    Migrate,
+    /// Rebuild the candidate index from the fingerprint store (e.g. after wiping Redis).
+    Reindex(ReindexArgs),
+}
+
+/// `zhiwen reindex`.
+#[derive(Debug, Args)]
+pub struct ReindexArgs {
+    /// Only this namespace (default: both).
+    #[arg(long, value_enum)]
+    pub only: Option<NamespaceArg>,
+}
+
+/// An index namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NamespaceArg {
+    /// Protected work sections.
+    Sections,
+    /// Stored pages.
+    Pages,
 }
 
 /// How a file is read.

@@ -13,6 +13,7 @@ use clap::Parser;
 mod cli;
 mod commands;
 mod input;
+mod settings;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();

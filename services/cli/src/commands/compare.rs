@@ -41,7 +41,8 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        let json = JsonOutput { contract: "zhiwen.compare/1", a: info(&args.a, &a), b: info(&args.b, &b), comparison: &c };
+        let json =
+            JsonOutput { contract: "zhiwen.compare/1", a: info(&args.a, &a), b: info(&args.b, &b), comparison: &c };
         serde_json::to_writer_pretty(&mut out, &json)?;
         writeln!(out)?;
         return Ok(());

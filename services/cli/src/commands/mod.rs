@@ -7,6 +7,8 @@ use crate::cli::{Cli, Command};
 mod compare;
 mod dna_frame;
 mod fingerprint;
+mod migrate;
+mod reindex;
 
 /// Run the chosen subcommand.
 pub fn run(cli: Cli) -> Result<()> {
@@ -14,5 +16,12 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Fingerprint(args) => fingerprint::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::DnaFrame(args) => dna_frame::run(&args),
+        Command::Migrate => block_on(migrate::run(&cli.data)),
+        Command::Reindex(args) => block_on(reindex::run(&cli.data, &args)),
     }
+}
+
+/// Run an async command on a multi-threaded runtime.
+fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(future)
 }

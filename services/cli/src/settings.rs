@@ -1,0 +1,240 @@
+//! Where zhiwen keeps its data, resolved from the settings file, the environment and
+//! the flags, in that order of precedence (file < environment < flags).
+//!
+//! The file (`--config FILE` / `ZHIWEN_CONFIG`, TOML) may set any of:
+//!
+//! ```toml
+//! [store]
+//! backend = "embedded"          # or "mongodb"
+//! data_dir = ".zhiwen-data"
+//! mongo_uri = "mongodb://127.0.0.1:27017"
+//! mongo_database = "zhiwen"
+//!
+//! [index]
+//! backend = "embedded"          # or "redis"
+//! redis_url = "redis://127.0.0.1:6379"
+//! redis_prefix = "zw"
+//! redis_cluster = false
+//! big_bucket_cap = 2000
+//!
+//! [params]                      # fingerprint parameters (docs/parameters.md)
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use serde::Deserialize;
+use zhiwen_core::Params;
+use zhiwen_index::{CandidateIndex, EmbeddedIndex, IndexConfig, RedisConfig, RedisIndex, RetryPolicy, RetryingIndex};
+use zhiwen_store::{StoreConfig, Stores};
+
+/// Store backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreBackend {
+    /// SQLite in the data directory (no server; the default).
+    Embedded,
+    /// MongoDB 6+.
+    Mongodb,
+}
+
+/// Index backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexBackend {
+    /// In memory, persisted in the data directory (no server; the default).
+    Embedded,
+    /// Redis (standalone or Cluster).
+    Redis,
+}
+
+/// Flags (and environment variables) that choose where data lives. Global: they may
+/// follow any subcommand.
+#[derive(Debug, Args, Default, Clone)]
+pub struct DataArgs {
+    /// Settings file (TOML); environment variables and flags override it.
+    #[arg(long, env = "ZHIWEN_CONFIG", global = true)]
+    pub config: Option<PathBuf>,
+    /// Store backend [default: embedded].
+    #[arg(long, env = "ZHIWEN_STORE", value_enum, global = true)]
+    pub store: Option<StoreBackend>,
+    /// Directory of the embedded store and index [default: .zhiwen-data].
+    #[arg(long, env = "ZHIWEN_DATA_DIR", global = true)]
+    pub data_dir: Option<PathBuf>,
+    /// MongoDB connection string [default: mongodb://127.0.0.1:27017].
+    #[arg(long, env = "ZHIWEN_MONGO_URI", global = true)]
+    pub mongo_uri: Option<String>,
+    /// MongoDB database [default: zhiwen].
+    #[arg(long, env = "ZHIWEN_MONGO_DATABASE", global = true)]
+    pub mongo_database: Option<String>,
+    /// Index backend [default: embedded].
+    #[arg(long, env = "ZHIWEN_INDEX", value_enum, global = true)]
+    pub index: Option<IndexBackend>,
+    /// Redis URL [default: redis://127.0.0.1:6379].
+    #[arg(long, env = "ZHIWEN_REDIS_URL", global = true)]
+    pub redis_url: Option<String>,
+    /// Prefix of every Redis key [default: zw].
+    #[arg(long, env = "ZHIWEN_REDIS_PREFIX", global = true)]
+    pub redis_prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct FileConfig {
+    store: FileStore,
+    index: FileIndex,
+    params: Option<Params>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct FileStore {
+    backend: Option<StoreBackend>,
+    data_dir: Option<PathBuf>,
+    mongo_uri: Option<String>,
+    mongo_database: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct FileIndex {
+    backend: Option<IndexBackend>,
+    redis_url: Option<String>,
+    redis_prefix: Option<String>,
+    redis_cluster: Option<bool>,
+    big_bucket_cap: Option<usize>,
+}
+
+/// Resolved settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Which store, where.
+    pub store: StoreConfig,
+    /// The embedded data directory (also home of the embedded index).
+    pub data_dir: PathBuf,
+    /// Index backend.
+    pub index_backend: IndexBackend,
+    /// Redis settings (used when the index backend is Redis).
+    pub redis: RedisConfig,
+    /// Shared index settings.
+    pub index: IndexConfig,
+    /// Fingerprint parameters.
+    pub params: Params,
+}
+
+impl Settings {
+    /// Resolve from flags/environment (already merged by clap) over the settings file.
+    pub fn resolve(args: &DataArgs) -> Result<Settings> {
+        let file = match &args.config {
+            Some(path) => read_file(path)?,
+            None => FileConfig::default(),
+        };
+        let data_dir = args
+            .data_dir
+            .clone()
+            .or(file.store.data_dir)
+            .unwrap_or_else(|| PathBuf::from(zhiwen_store::DEFAULT_DATA_DIR));
+        let store = match args.store.or(file.store.backend).unwrap_or(StoreBackend::Embedded) {
+            StoreBackend::Embedded => StoreConfig::embedded(&data_dir),
+            StoreBackend::Mongodb => StoreConfig::mongo(
+                args.mongo_uri.clone().or(file.store.mongo_uri).unwrap_or_else(|| "mongodb://127.0.0.1:27017".into()),
+                args.mongo_database
+                    .clone()
+                    .or(file.store.mongo_database)
+                    .unwrap_or_else(|| zhiwen_store::DEFAULT_MONGO_DATABASE.into()),
+            ),
+        };
+        let index =
+            IndexConfig { big_bucket_cap: file.index.big_bucket_cap.unwrap_or(IndexConfig::default().big_bucket_cap) };
+        let mut redis = RedisConfig::with_url(
+            args.redis_url.clone().or(file.index.redis_url).unwrap_or_else(|| "redis://127.0.0.1:6379".into()),
+        );
+        if let Some(prefix) = args.redis_prefix.clone().or(file.index.redis_prefix) {
+            redis.prefix = prefix;
+        }
+        redis.cluster = file.index.redis_cluster.unwrap_or(false);
+        redis.index = index;
+        let params = file.params.unwrap_or_default();
+        params.validate().context("invalid [params] in the settings file")?;
+        Ok(Settings {
+            store,
+            data_dir,
+            index_backend: args.index.or(file.index.backend).unwrap_or(IndexBackend::Embedded),
+            redis,
+            index,
+            params,
+        })
+    }
+
+    /// Open the stores (the embedded store migrates itself; MongoDB needs `zhiwen migrate`).
+    pub async fn open_stores(&self) -> Result<Stores> {
+        zhiwen_store::open(&self.store)
+            .await
+            .with_context(|| format!("cannot open the {} store", self.store.backend_name()))
+    }
+
+    /// Open the index, wrapped in the retrying decorator.
+    pub async fn open_index(&self) -> Result<Arc<dyn CandidateIndex>> {
+        let inner: Arc<dyn CandidateIndex> = match self.index_backend {
+            IndexBackend::Embedded => {
+                std::fs::create_dir_all(&self.data_dir)
+                    .with_context(|| format!("cannot create data directory {}", self.data_dir.display()))?;
+                let path = self.data_dir.join("index.sqlite");
+                Arc::new(
+                    EmbeddedIndex::open(&path, self.index)
+                        .with_context(|| format!("cannot open the embedded index {}", path.display()))?,
+                )
+            }
+            IndexBackend::Redis => Arc::new(
+                RedisIndex::connect(self.redis.clone())
+                    .await
+                    .with_context(|| format!("cannot connect to Redis at {}", self.redis.url))?,
+            ),
+        };
+        Ok(Arc::new(RetryingIndex::new(inner, RetryPolicy::default())))
+    }
+}
+
+fn read_file(path: &Path) -> Result<FileConfig> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read settings {}", path.display()))?;
+    toml::from_str(&text).with_context(|| format!("invalid settings in {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_defaults_fill_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("zhiwen.toml");
+        std::fs::write(
+            &file,
+            "[store]\nbackend = \"mongodb\"\nmongo_database = \"fromfile\"\n[index]\nredis_prefix = \"filepfx\"\n",
+        )
+        .expect("write");
+        let args = DataArgs { config: Some(file.clone()), ..DataArgs::default() };
+        let s = Settings::resolve(&args).expect("resolves");
+        assert_eq!(s.store, StoreConfig::mongo("mongodb://127.0.0.1:27017", "fromfile"));
+        assert_eq!(s.redis.prefix, "filepfx");
+        let args = DataArgs {
+            config: Some(file),
+            store: Some(StoreBackend::Embedded),
+            data_dir: Some(PathBuf::from("elsewhere")),
+            ..DataArgs::default()
+        };
+        let s = Settings::resolve(&args).expect("resolves");
+        assert_eq!(s.store, StoreConfig::embedded("elsewhere"));
+    }
+
+    #[test]
+    fn unknown_keys_in_the_file_are_refused_with_the_file_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, "[store]\nbakend = \"embedded\"\n").expect("write");
+        let err = Settings::resolve(&DataArgs { config: Some(file), ..DataArgs::default() }).expect_err("refused");
+        assert!(format!("{err:#}").contains("bad.toml"), "{err:#}");
+    }
+}
