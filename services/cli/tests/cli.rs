@@ -112,3 +112,25 @@ fn bad_inputs_give_one_clear_line_and_a_failure_exit() {
         assert!(!err.contains("panicked"), "{path}: {err}");
     }
 }
+
+#[test]
+fn the_parameter_reference_lists_every_default_as_it_is() {
+    let doc = std::fs::read_to_string(repo().join("docs/parameters.md")).expect("docs/parameters.md");
+    let defaults = serde_json::to_value(zhiwen_core::Params::default()).expect("serialisable");
+    let mut documented = 0;
+    for (section, fields) in defaults.as_object().expect("object") {
+        for (field, value) in fields.as_object().expect("object") {
+            let key = format!("`{section}.{field}`");
+            let row =
+                doc.lines().find(|l| l.starts_with(&format!("| {key} "))).unwrap_or_else(|| panic!("{key} missing"));
+            let cell = row.split('|').nth(2).expect("default column").trim().trim_matches('`');
+            let expected = match value {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            assert_eq!(cell, expected, "{key}");
+            documented += 1;
+        }
+    }
+    assert!(documented >= 20);
+}
