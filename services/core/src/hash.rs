@@ -19,12 +19,20 @@ pub fn hash_bytes_seeded(bytes: &[u8], seed: u64) -> u64 {
 }
 
 /// Hash a sequence of 64-bit values (for example a run of word hashes) to 64 bits.
+///
+/// Runs of up to 32 values (every shingle and MinHash band) are hashed from a stack
+/// buffer: this is called once per shingle, so it must not allocate.
 #[inline]
 pub fn hash_u64s(values: &[u64], seed: u64) -> u64 {
-    let mut buf = Vec::with_capacity(values.len() * 8);
-    for v in values {
-        buf.extend_from_slice(&v.to_le_bytes());
+    const STACK: usize = 32;
+    if values.len() <= STACK {
+        let mut buf = [0u8; STACK * 8];
+        for (chunk, v) in buf.chunks_exact_mut(8).zip(values) {
+            chunk.copy_from_slice(&v.to_le_bytes());
+        }
+        return xxh3_64_with_seed(&buf[..values.len() * 8], seed);
     }
+    let buf: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     xxh3_64_with_seed(&buf, seed)
 }
 
@@ -49,5 +57,13 @@ mod tests {
         assert_eq!(hash_bytes(b"zhiwen"), xxh3_64(b"zhiwen"));
         assert_ne!(hash_bytes_seeded(b"a", 1), hash_bytes_seeded(b"a", 2));
         assert_ne!(mix64(1), mix64(2));
+    }
+
+    #[test]
+    fn short_and_long_runs_hash_the_same_bytes() {
+        let long: Vec<u64> = (0..40).collect();
+        let bytes: Vec<u8> = long.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(hash_u64s(&long, 7), xxh3_64_with_seed(&bytes, 7));
+        assert_eq!(hash_u64s(&long[..4], 7), xxh3_64_with_seed(&bytes[..32], 7));
     }
 }
