@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p zhiwen-index --example index_bench -- \
 //!     [--backend redis|embedded] [--real 10000] [--sizes 10000,100000,1000000] \
-//!     [--keys 100] [--queries 500] [--corpus ../shared/corpus]
+//!     [--keys 100] [--queries 500] [--corpus ../shared/corpus] [--bucket-bits 20]
 //! ```
 //!
 //! Two parts:
@@ -43,6 +43,7 @@ struct Args {
     keys: usize,
     queries: usize,
     corpus: PathBuf,
+    bucket_bits: u8,
 }
 
 fn args() -> Args {
@@ -53,6 +54,7 @@ fn args() -> Args {
         keys: 100,
         queries: 500,
         corpus: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        bucket_bits: RedisConfig::default().bucket_bits,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     for pair in argv.chunks(2) {
@@ -65,6 +67,7 @@ fn args() -> Args {
             "--keys" => a.keys = num(&value),
             "--queries" => a.queries = num(&value),
             "--corpus" => a.corpus = PathBuf::from(value),
+            "--bucket-bits" => a.bucket_bits = num(&value) as u8,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -169,10 +172,10 @@ struct Backend {
     _dir: Option<tempfile::TempDir>,
 }
 
-async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>) -> Backend {
+async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>, bucket_bits: u8) -> Backend {
     match (backend, server) {
         ("redis", Some(server)) => {
-            let config = RedisConfig { prefix: prefix.into(), ..RedisConfig::with_url(server.url()) };
+            let config = RedisConfig { prefix: prefix.into(), bucket_bits, ..RedisConfig::with_url(server.url()) };
             let index = RedisIndex::connect(config).await.expect("connect");
             Backend { index: Arc::new(index), _dir: None }
         }
@@ -226,8 +229,15 @@ async fn main() {
     if args.real > 0 {
         let t = Instant::now();
         let texts = corpus_texts(&args.corpus);
-        let mut sections: Vec<String> = texts.iter().flat_map(|t| cut(t, SECTION_CHARS)).take(args.real).collect();
-        sections.truncate(args.real);
+        // Long texts (chapters) are cut into sections; short ones (news items) are
+        // joined first, as a work's consecutive sections would be.
+        let joined: String = texts.iter().filter(|t| t.chars().count() < SECTION_CHARS).map(String::as_str).collect();
+        let sections: Vec<String> = texts
+            .iter()
+            .flat_map(|t| cut(t, SECTION_CHARS))
+            .chain(cut(&joined, SECTION_CHARS))
+            .take(args.real)
+            .collect();
         let mut rng = Rng(42);
         let long: Vec<&String> = texts.iter().filter(|t| t.chars().count() > PAGE_CHARS + 500).collect();
         let pages: Vec<String> = (0..args.queries.min(200))
@@ -251,7 +261,7 @@ async fn main() {
             t.elapsed().as_secs_f64()
         );
         println!("query pages: {} of {page_bytes} bytes UTF-8, {page_entries} keys each", page_keys.len());
-        let b = open(&args.backend, "real", server.as_ref()).await;
+        let b = open(&args.backend, "real", server.as_ref(), args.bucket_bits).await;
         let base = bytes_used(&*b.index).await;
         let t = Instant::now();
         for chunk in section_keys.chunks(BATCH) {
@@ -283,7 +293,7 @@ async fn main() {
     // Part 2: the curve.
     if !args.sizes.is_empty() {
         println!("\n## Synthetic sections, {} keys each; queries of 1,500 keys (a 10 KB page)", args.keys);
-        let b = open(&args.backend, "syn", server.as_ref()).await;
+        let b = open(&args.backend, "syn", server.as_ref(), args.bucket_bits).await;
         let base = bytes_used(&*b.index).await;
         println!("| sections | entries | insert entries/s (this step) | lookup p50 ms | p99 ms | candidates/page | bytes/section | bytes/entry |");
         println!("|---|---|---|---|---|---|---|---|");
