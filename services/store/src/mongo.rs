@@ -253,7 +253,7 @@ impl MongoStore {
                 .coll("blob_chunks")
                 .find_one(doc! {"_id": format!("{owner}/{i}")})
                 .await?
-                .ok_or_else(|| StoreError::corrupt(format!("{owner}"), format!("chunk {i} of {n} missing")))?;
+                .ok_or_else(|| StoreError::corrupt(owner, format!("chunk {i} of {n} missing")))?;
             match c.get("data") {
                 Some(Bson::Binary(b)) => out.extend_from_slice(&b.bytes),
                 _ => return Err(corrupt(&c, "data")),
@@ -266,14 +266,13 @@ impl MongoStore {
     /// at most `limit`, queried in bounded windows that widen while they come back empty.
     async fn scan(
         &self,
-        coll: &str,
-        counter: &str,
+        target: Target,
         filter: Document,
-        id_field: &str,
         after_id: i64,
         limit: i64,
         projection: Option<Document>,
     ) -> StoreResult<Vec<Document>> {
+        let Target { coll, counter, id_field } = target;
         let max = self.max_id(counter).await?;
         let mut out = Vec::new();
         let mut lo = after_id.max(0);
@@ -292,6 +291,30 @@ impl MongoStore {
             window = window.saturating_mul(2);
         }
         Ok(out)
+    }
+}
+
+/// What [`MongoStore::scan`] walks: a collection, the counter that bounds its ids, and
+/// the id field.
+struct Target {
+    coll: &'static str,
+    counter: &'static str,
+    id_field: &'static str,
+}
+
+impl Target {
+    /// A collection whose `_id` comes from the counter of the same name.
+    fn ids(coll: &'static str) -> Self {
+        Target { coll, counter: coll, id_field: "_id" }
+    }
+
+    /// Fingerprints of one kind: their subject ids come from the sections or pages counter.
+    fn fingerprints(kind: SubjectKind) -> Self {
+        let counter = match kind {
+            SubjectKind::Section => "sections",
+            SubjectKind::Page => "pages",
+        };
+        Target { coll: "fingerprints", counter, id_field: "subject_id" }
     }
 }
 
@@ -452,7 +475,7 @@ impl WorkStore for MongoStore {
         let limit = check_limit(limit)?;
         let filter = owner.map_or_else(Document::new, |o| doc! {"owner": o});
         let proj = doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1};
-        let docs = self.scan("works", "works", filter, "_id", after_id, limit, Some(proj)).await?;
+        let docs = self.scan(Target::ids("works"), filter, after_id, limit, Some(proj)).await?;
         docs.iter()
             .map(|d| {
                 Ok(WorkSummary {
@@ -639,7 +662,7 @@ impl PageStore for MongoStore {
         let limit = check_limit(limit)?;
         let filter = site.map_or_else(Document::new, |s| doc! {"site": s.to_lowercase()});
         let proj = doc! {"_id": 1, "url": 1, "site": 1, "content_hash": 1, "last_fetched_at": 1};
-        let docs = self.scan("pages", "pages", filter, "_id", after_id, limit, Some(proj)).await?;
+        let docs = self.scan(Target::ids("pages"), filter, after_id, limit, Some(proj)).await?;
         docs.iter()
             .map(|d| {
                 Ok(PageRef {
@@ -705,13 +728,6 @@ fn site_from(d: &Document) -> StoreResult<Site> {
 
 fn fp_id(s: Subject) -> String {
     s.to_string()
-}
-
-fn counter_of(kind: SubjectKind) -> &'static str {
-    match kind {
-        SubjectKind::Section => "sections",
-        SubjectKind::Page => "pages",
-    }
 }
 
 impl MongoStore {
@@ -796,9 +812,7 @@ impl FingerprintStore for MongoStore {
     ) -> StoreResult<Vec<i64>> {
         let limit = check_limit(limit)?;
         let filter = doc! {"kind": kind.as_str(), "params_tag": {"$ne": current_tag}};
-        let docs = self
-            .scan("fingerprints", counter_of(kind), filter, "subject_id", after_id, limit, Some(doc! {"subject_id": 1}))
-            .await?;
+        let docs = self.scan(Target::fingerprints(kind), filter, after_id, limit, Some(doc! {"subject_id": 1})).await?;
         docs.iter().map(|d| num(d, "subject_id")).collect()
     }
 
@@ -809,9 +823,7 @@ impl FingerprintStore for MongoStore {
         limit: u32,
     ) -> StoreResult<Vec<FingerprintRecord>> {
         let limit = check_limit(limit)?;
-        let docs = self
-            .scan("fingerprints", counter_of(kind), doc! {"kind": kind.as_str()}, "subject_id", after_id, limit, None)
-            .await?;
+        let docs = self.scan(Target::fingerprints(kind), doc! {"kind": kind.as_str()}, after_id, limit, None).await?;
         let mut out = Vec::with_capacity(docs.len());
         for d in docs {
             out.push(self.fp_from(d).await?);
@@ -1059,7 +1071,7 @@ impl MatchStore for MongoStore {
 
     async fn list_matches(&self, filter: &MatchFilter, after_id: i64, limit: u32) -> StoreResult<Vec<Match>> {
         let limit = check_limit(limit)?;
-        let docs = self.scan("matches", "matches", match_filter(filter), "_id", after_id, limit, None).await?;
+        let docs = self.scan(Target::ids("matches"), match_filter(filter), after_id, limit, None).await?;
         let mut out = Vec::with_capacity(docs.len());
         for d in docs {
             out.push(self.match_from(d).await?);
@@ -1272,7 +1284,7 @@ impl TaskStore for MongoStore {
     async fn list_tasks(&self, state: Option<TaskState>, after_id: i64, limit: u32) -> StoreResult<Vec<Task>> {
         let limit = check_limit(limit)?;
         let filter = state.map_or_else(Document::new, |s| doc! {"state": s.as_str()});
-        let docs = self.scan("tasks", "tasks", filter, "_id", after_id, limit, None).await?;
+        let docs = self.scan(Target::ids("tasks"), filter, after_id, limit, None).await?;
         docs.iter().map(task_from).collect()
     }
 }

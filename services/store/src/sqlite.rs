@@ -298,7 +298,8 @@ impl WorkStore for SqliteStore {
 // Pages
 
 fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResult<Upserted> {
-    let existing: Option<(i64, i64, Option<u16>, Option<String>, i64, i64)> = tx
+    type Existing = (i64, i64, Option<u16>, Option<String>, i64, i64);
+    let existing: Option<Existing> = tx
         .prepare_cached("SELECT id, content_hash, http_status, charset, first_fetched_at, last_fetched_at FROM pages WHERE url = ?1")?
         .query_row(params![pp.url], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
         .optional()?;
@@ -341,9 +342,7 @@ fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResu
 const PAGE_COLS: &str =
     "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source";
 
-fn page_row(
-    r: &Row,
-) -> rusqlite::Result<(i64, String, String, i64, i64, Option<u16>, Option<String>, Vec<u8>, Vec<u8>, i64, String)> {
+fn page_row(r: &Row) -> rusqlite::Result<PageRow> {
     Ok((
         r.get(0)?,
         r.get(1)?,

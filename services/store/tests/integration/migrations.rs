@@ -93,6 +93,20 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
         assert!(names.iter().any(|n| n == c), "collection {c} missing: {names:?}");
     }
 
+    // Past the 16 MB document limit: the body goes to blob_chunks in pieces.
+    let mut big = crate::fixtures::page("https://x.example/big", "文本", 2);
+    big.body = crate::fixtures::noise(20 * 1024 * 1024, 3);
+    let id = stores.pages.upsert_page(&big).await.unwrap().id;
+    let stored = db.collection::<mongodb::bson::Document>("pages").find_one(doc! {"_id": id}).await.unwrap().unwrap();
+    assert_eq!(stored.get_i32("body_chunks").unwrap(), 3, "20 MB in 8 MB chunks");
+    let chunks = db
+        .collection::<mongodb::bson::Document>("blob_chunks")
+        .count_documents(doc! {"owner": format!("pages/{id}/body")})
+        .await
+        .unwrap();
+    assert_eq!(chunks, 3);
+    assert!(stores.pages.get_page(id).await.unwrap().unwrap().body == big.body);
+
     // A newer database is refused.
     db.collection::<mongodb::bson::Document>("_migrations")
         .insert_one(doc! {"_id": 99_i64, "name": "future"})
