@@ -230,11 +230,8 @@ pub fn split(text: &str, opts: &ChapterOptions) -> Vec<Chapter> {
     if first > 0 {
         let end_line = if first < lines.len() { lines[first].byte_start } else { text.len() };
         let pre = &text[..end_line];
-        let (end_char, title) = if first < lines.len() {
-            (lines[first].char_start, PREFACE_TITLE)
-        } else {
-            (total_chars, "")
-        };
+        let (end_char, title) =
+            if first < lines.len() { (lines[first].char_start, PREFACE_TITLE) } else { (total_chars, "") };
         if !is_blank(pre) || heads.is_empty() {
             raw.push(Chapter { title: title.to_owned(), start: 0, end: end_char, byte_start: 0, byte_end: end_line });
         }

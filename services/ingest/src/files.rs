@@ -58,9 +58,10 @@ pub(crate) fn collect(paths: &[PathBuf], accept: &dyn Fn(&str) -> bool, summary:
             out.push(InputFile { path: p.clone(), root: None, size: meta.len() });
             continue;
         }
-        let walker = walkdir::WalkDir::new(p).sort_by_file_name().into_iter().filter_entry(|e| {
-            e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
-        });
+        let walker = walkdir::WalkDir::new(p)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
         for entry in walker {
             match entry {
                 Ok(e) if e.file_type().is_file() => {

@@ -274,7 +274,10 @@ mod tests {
             own_url(r#"<head><link rel="canonical" href="https://e.com/c"></head>"#).as_deref(),
             Some("https://e.com/c")
         );
-        assert_eq!(own_url(r#"<meta property="og:url" content="https://e.com/o">"#).as_deref(), Some("https://e.com/o"));
+        assert_eq!(
+            own_url(r#"<meta property="og:url" content="https://e.com/o">"#).as_deref(),
+            Some("https://e.com/o")
+        );
         assert_eq!(own_url("<p>nothing</p>"), None);
     }
 

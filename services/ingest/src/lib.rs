@@ -32,5 +32,5 @@ pub use error::{IngestError, Result};
 pub use options::ImportOptions;
 pub use pages::import_pages;
 pub use report::{Changed, ImportSummary, NoProgress, Progress, Rejection};
-pub use works::import_works;
 pub use tokio_util::sync::CancellationToken;
+pub use works::import_works;

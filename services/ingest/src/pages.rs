@@ -111,8 +111,10 @@ pub(crate) async fn store_batch(
                     summary.changed.pages.push(u.id);
                 }
                 if u.outcome == Outcome::Updated && opts.invalidate_fingerprints {
-                    files::retry_store("delete fingerprints", || stores.fingerprints.delete_fingerprints(Subject::page(u.id)))
-                        .await?;
+                    files::retry_store("delete fingerprints", || {
+                        stores.fingerprints.delete_fingerprints(Subject::page(u.id))
+                    })
+                    .await?;
                 }
             }
             Err(e) => summary.reject(name.clone(), e),
@@ -183,20 +185,23 @@ fn file_time(f: &InputFile) -> Timestamp {
 
 fn saved_page(f: &InputFile, bytes: Vec<u8>, opts: &ImportOptions) -> Result<NewPage, String> {
     let decoded = canon::decode(&bytes, None).map_err(|e| e.to_string())?;
-    let url = match html::own_url(&decoded.text) {
-        Some(u) => u,
-        None => match &opts.base_url {
-            Some(base) => {
-                let base = if base.ends_with('/') { base.clone() } else { format!("{base}/") };
-                let rel: String =
-                    url::form_urlencoded::byte_serialize(f.relative().as_bytes()).collect::<String>().replace("%2F", "/");
-                format!("{base}{rel}")
-            }
-            None => {
-                return Err("no URL: the file has no \"saved from\" mark, canonical link or og:url, and no base URL was given".into())
-            }
-        },
-    };
+    let url =
+        match html::own_url(&decoded.text) {
+            Some(u) => u,
+            None => match &opts.base_url {
+                Some(base) => {
+                    let base = if base.ends_with('/') { base.clone() } else { format!("{base}/") };
+                    let rel: String = url::form_urlencoded::byte_serialize(f.relative().as_bytes())
+                        .collect::<String>()
+                        .replace("%2F", "/");
+                    format!("{base}{rel}")
+                }
+                None => return Err(
+                    "no URL: the file has no \"saved from\" mark, canonical link or og:url, and no base URL was given"
+                        .into(),
+                ),
+            },
+        };
     build_page(&url, bytes, InputFormat::Html, None, file_time(f), None, PageSource::Import(f.display()), &opts.canon)
         .map_err(|e| e.to_string())
 }
@@ -404,6 +409,10 @@ pub struct HttpResponse {
 
 /// Parse a raw HTTP/1.x response (status line, headers, body).
 pub fn parse_http_response(raw: &[u8]) -> Result<HttpResponse, String> {
+    if !raw.starts_with(b"HTTP/") {
+        let start = String::from_utf8_lossy(&raw[..raw.len().min(60)]).into_owned();
+        return Err(format!("not an HTTP response: {start:?}"));
+    }
     let (head_end, body_start) = match memfind(raw, b"\r\n\r\n") {
         Some(i) => (i, i + 4),
         None => match memfind(raw, b"\n\n") {

@@ -67,7 +67,11 @@ impl ImportSummary {
 
     pub(crate) fn reject(&mut self, item: impl Into<String>, reason: impl fmt::Display) {
         let item = item.into();
-        let reason = reason.to_string();
+        let mut reason = reason.to_string();
+        // Errors name their subject; the item already does.
+        if let Some(rest) = reason.strip_prefix(&format!("{item}: ")) {
+            reason = rest.to_owned();
+        }
         tracing::info!(%item, %reason, "rejected");
         self.rejected.push(Rejection { item, reason });
     }

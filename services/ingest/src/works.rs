@@ -139,12 +139,12 @@ fn read_file(f: &InputFile, owner: &str, opts: &ImportOptions, send: &dyn Fn(Ite
     match f.extension().as_str() {
         "jsonl" | "ndjson" => read_jsonl(f, owner, opts, send),
         ext => {
-            let result = files::read_limited(&f.path, opts.max_file_bytes)
-                .and_then(|bytes| read_document(ext, &bytes));
+            let result = files::read_limited(&f.path, opts.max_file_bytes).and_then(|bytes| read_document(ext, &bytes));
             match result {
                 Ok(doc) => {
                     let external_id = strip_extension(&f.relative());
-                    let title = doc.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| file_stem(&f.path));
+                    let title =
+                        doc.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| file_stem(&f.path));
                     let author = doc.author.clone().unwrap_or_default();
                     let work = build_work(owner, &external_id, &title, &author, doc, &name, opts);
                     match work {
@@ -374,7 +374,8 @@ const MAX_EPUB_TOTAL: u64 = 512 << 20;
 
 /// Read an EPUB's spine documents in order into one text.
 pub(crate) fn read_epub(bytes: &[u8]) -> Result<Document, String> {
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not a valid EPUB (zip): {e}"))?;
+    let mut zip =
+        zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not a valid EPUB (zip): {e}"))?;
     let mut budget = MAX_EPUB_TOTAL;
     let container = zip_text(&mut zip, "META-INF/container.xml", &mut budget)?;
     let opf_path = html::tags(&container)
@@ -427,7 +428,8 @@ pub(crate) fn read_epub(bytes: &[u8]) -> Result<Document, String> {
         let start = text.chars().count();
         text.push_str(&doc.text);
         let end = text.chars().count();
-        let part_title = doc.title.unwrap_or_else(|| doc.text.lines().next().unwrap_or("").trim().chars().take(40).collect());
+        let part_title =
+            doc.title.unwrap_or_else(|| doc.text.lines().next().unwrap_or("").trim().chars().take(40).collect());
         parts.push((part_title, start, end));
     }
     if text.trim().is_empty() {
@@ -463,7 +465,11 @@ fn resolve_zip_path(base: &str, href: &str) -> String {
     parts.join("/")
 }
 
-fn zip_bytes(zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>, name: &str, budget: &mut u64) -> Result<Vec<u8>, String> {
+fn zip_bytes(
+    zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+    name: &str,
+    budget: &mut u64,
+) -> Result<Vec<u8>, String> {
     let entry = zip.by_name(name).map_err(|e| format!("EPUB entry {name}: {e}"))?;
     let limit = MAX_EPUB_ENTRY.min(*budget);
     let mut out = Vec::new();
@@ -517,7 +523,8 @@ mod tests {
 
     #[test]
     fn element_text_reads_dublin_core() {
-        let opf = "<metadata><dc:title>三国&amp;演义</dc:title><dc:creator opf:role=\"aut\">罗贯中</dc:creator></metadata>";
+        let opf =
+            "<metadata><dc:title>三国&amp;演义</dc:title><dc:creator opf:role=\"aut\">罗贯中</dc:creator></metadata>";
         assert_eq!(element_text(opf, "title").as_deref(), Some("三国&演义"));
         assert_eq!(element_text(opf, "creator").as_deref(), Some("罗贯中"));
     }
@@ -525,9 +532,14 @@ mod tests {
     #[test]
     fn jsonl_lines_are_checked() {
         let o = ImportOptions::default();
-        assert!(jsonl_work(b"{\"id\":1,\"title\":\"t\",\"text\":\"\xe7\xac\xac\xe4\xb8\x80\xe7\xab\xa0\\n\xe5\x86\x85\xe5\xae\xb9\"}", "o", "x", &o)
-            .unwrap()
-            .is_some());
+        assert!(jsonl_work(
+            b"{\"id\":1,\"title\":\"t\",\"text\":\"\xe7\xac\xac\xe4\xb8\x80\xe7\xab\xa0\\n\xe5\x86\x85\xe5\xae\xb9\"}",
+            "o",
+            "x",
+            &o
+        )
+        .unwrap()
+        .is_some());
         assert!(jsonl_work(b"{\"title\":\"t\",\"text\":\"x\"}", "o", "x", &o).unwrap_err().contains("id"));
         assert!(jsonl_work(b"{\"id\":\"a\"}", "o", "x", &o).unwrap_err().contains("text"));
         assert!(jsonl_work(b"not json", "o", "x", &o).unwrap_err().contains("JSON"));

@@ -87,7 +87,12 @@ pub fn is_page_type(ctype: &str) -> bool {
 
 /// Fetch `url`, retrying transient failures. `allowed(url)` is asked before every hop
 /// (robots.txt); a refusal ends the fetch with [`IngestError::Url`].
-pub async fn fetch<A, F>(client: &reqwest::Client, url: &Url, rules: &FetchRules, allowed: A) -> Result<Fetched, IngestError>
+pub async fn fetch<A, F>(
+    client: &reqwest::Client,
+    url: &Url,
+    rules: &FetchRules,
+    allowed: A,
+) -> Result<Fetched, IngestError>
 where
     A: Fn(Url) -> F,
     F: std::future::Future<Output = Result<(), IngestError>>,
@@ -106,7 +111,12 @@ where
     }
 }
 
-async fn fetch_once<A, F>(client: &reqwest::Client, start: &Url, rules: &FetchRules, allowed: &A) -> Result<Fetched, IngestError>
+async fn fetch_once<A, F>(
+    client: &reqwest::Client,
+    start: &Url,
+    rules: &FetchRules,
+    allowed: &A,
+) -> Result<Fetched, IngestError>
 where
     A: Fn(Url) -> F,
     F: std::future::Future<Output = Result<(), IngestError>>,
@@ -147,7 +157,11 @@ where
         }
         if let Some(len) = resp.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok()) {
             if len > rules.max_body_bytes {
-                return Err(fetch_err(&url, format!("body of {len} bytes is above the cap of {} bytes", rules.max_body_bytes), false));
+                return Err(fetch_err(
+                    &url,
+                    format!("body of {len} bytes is above the cap of {} bytes", rules.max_body_bytes),
+                    false,
+                ));
             }
         }
         let body = read_capped(resp, &url, rules.max_body_bytes).await?;

@@ -104,8 +104,12 @@ impl Frontier {
 
     /// Queue URLs not seen before; returns the entries actually added.
     pub fn add(&mut self, urls: &[(String, u32)]) -> Result<Vec<Entry>, IngestError> {
-        let tx = self.conn.transaction().map_err(|e| IngestError::Frontier { path: self.path.clone(), message: e.to_string() })?;
-        let added = insert_urls(&tx, urls).map_err(|e| IngestError::Frontier { path: self.path.clone(), message: e.to_string() })?;
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| IngestError::Frontier { path: self.path.clone(), message: e.to_string() })?;
+        let added = insert_urls(&tx, urls)
+            .map_err(|e| IngestError::Frontier { path: self.path.clone(), message: e.to_string() })?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(added)
     }
@@ -177,7 +181,8 @@ impl Frontier {
 
     /// URLs at depth 0 (the seeds of every run of this job).
     pub fn seeds(&self) -> Result<Vec<String>, IngestError> {
-        let mut st = self.conn.prepare("SELECT url FROM frontier WHERE depth = 0 ORDER BY id").map_err(|e| self.err(e))?;
+        let mut st =
+            self.conn.prepare("SELECT url FROM frontier WHERE depth = 0 ORDER BY id").map_err(|e| self.err(e))?;
         let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
@@ -192,7 +197,8 @@ impl Frontier {
 
     /// Counts by state.
     pub fn counts(&self) -> Result<FrontierCounts, IngestError> {
-        let mut st = self.conn.prepare("SELECT state, COUNT(*) FROM frontier GROUP BY state").map_err(|e| self.err(e))?;
+        let mut st =
+            self.conn.prepare("SELECT state, COUNT(*) FROM frontier GROUP BY state").map_err(|e| self.err(e))?;
         let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).map_err(|e| self.err(e))?;
         let mut c = FrontierCounts::default();
         for row in rows {
@@ -234,7 +240,15 @@ mod tests {
         assert_eq!(added.len(), 2);
         let first = added[0].id;
         let more = f
-            .complete(first, UrlState::Done, None, Some(7), None, &[("http://a/x".into(), 1), ("http://a/y".into(), 1)], &["a".into()])
+            .complete(
+                first,
+                UrlState::Done,
+                None,
+                Some(7),
+                None,
+                &[("http://a/x".into(), 1), ("http://a/y".into(), 1)],
+                &["a".into()],
+            )
             .unwrap();
         assert_eq!(more.len(), 1);
         drop(f);

@@ -213,7 +213,14 @@ struct TaskResult {
 
 impl TaskResult {
     fn new(done: Done) -> Self {
-        TaskResult { done, fetched: false, links: Vec::new(), sitemap_links: Vec::new(), sitemap_host: None, crawl_delay: None }
+        TaskResult {
+            done,
+            fetched: false,
+            links: Vec::new(),
+            sitemap_links: Vec::new(),
+            sitemap_host: None,
+            crawl_delay: None,
+        }
     }
 }
 
@@ -278,7 +285,12 @@ impl Crawler {
 
     /// [`Crawler::run`], stopping early when `cancel` fires (in-flight fetches are
     /// abandoned; everything completed is in the frontier and the store).
-    pub async fn run_until(&self, seeds: &[String], progress: &dyn Progress, cancel: CancellationToken) -> Result<CrawlSummary> {
+    pub async fn run_until(
+        &self,
+        seeds: &[String],
+        progress: &dyn Progress,
+        cancel: CancellationToken,
+    ) -> Result<CrawlSummary> {
         let cfg = &self.config;
         let mut summary = CrawlSummary::default();
         let mut frontier = Frontier::open(&cfg.frontier_path())?;
@@ -395,66 +407,65 @@ impl Crawler {
         progress.finish();
         Ok(summary)
     }
-
 }
 
 /// Record a finished task in the frontier and the summary; returns newly queued URLs.
 fn complete(
-        shared: &Shared,
-        frontier: &mut Frontier,
-        entry: &Entry,
-        r: TaskResult,
-        summary: &mut CrawlSummary,
-    ) -> Result<Vec<Entry>> {
-        let cfg = &shared.config;
-        if r.fetched {
-            summary.fetched += 1;
-        }
-        let mut links: Vec<(String, u32)> = Vec::new();
-        if entry.depth < cfg.max_depth {
-            for l in &r.links {
-                if l.host_str().is_some_and(|h| zurl::in_domains(h, &shared.allowed_domains)) {
-                    links.push((l.to_string(), entry.depth + 1));
-                }
+    shared: &Shared,
+    frontier: &mut Frontier,
+    entry: &Entry,
+    r: TaskResult,
+    summary: &mut CrawlSummary,
+) -> Result<Vec<Entry>> {
+    let cfg = &shared.config;
+    if r.fetched {
+        summary.fetched += 1;
+    }
+    let mut links: Vec<(String, u32)> = Vec::new();
+    if entry.depth < cfg.max_depth {
+        for l in &r.links {
+            if l.host_str().is_some_and(|h| zurl::in_domains(h, &shared.allowed_domains)) {
+                links.push((l.to_string(), entry.depth + 1));
             }
         }
-        if cfg.max_depth >= 1 {
-            for l in &r.sitemap_links {
-                if l.host_str().is_some_and(|h| zurl::in_domains(h, &shared.allowed_domains)) {
-                    links.push((l.to_string(), 1));
-                }
+    }
+    if cfg.max_depth >= 1 {
+        for l in &r.sitemap_links {
+            if l.host_str().is_some_and(|h| zurl::in_domains(h, &shared.allowed_domains)) {
+                links.push((l.to_string(), 1));
             }
         }
-        let sitemap_hosts: Vec<String> = r.sitemap_host.iter().cloned().collect();
-        let (state, reason, page_id, also) = match &r.done {
-            Done::Stored { outcome, page_id, final_url } => {
-                summary.pages.count(*outcome);
-                if *outcome != Outcome::Unchanged {
-                    summary.pages.changed.pages.push(*page_id);
-                }
-                let also = (final_url.as_str() != entry.url).then(|| final_url.to_string());
-                (UrlState::Done, None, Some(*page_id), also)
+    }
+    let sitemap_hosts: Vec<String> = r.sitemap_host.iter().cloned().collect();
+    let (state, reason, page_id, also) = match &r.done {
+        Done::Stored { outcome, page_id, final_url } => {
+            summary.pages.count(*outcome);
+            if *outcome != Outcome::Unchanged {
+                summary.pages.changed.pages.push(*page_id);
             }
-            Done::Duplicate { of, final_url } => {
-                summary.pages.duplicates.push((final_url.to_string(), of.clone()));
-                (UrlState::Done, Some(format!("same text as {of}")), None, None)
-            }
-            Done::AlreadyStored { page_id } => {
-                summary.already_stored += 1;
-                (UrlState::Done, None, Some(*page_id), None)
-            }
-            Done::Disallowed(why) => {
-                summary.disallowed.push(entry.url.clone());
-                (UrlState::Skipped, Some(why.clone()), None, None)
-            }
-            Done::Failed(e) => {
-                summary.pages.reject(entry.url.clone(), e);
-                (UrlState::Failed, Some(e.to_string()), None, None)
-            }
-        };
-        let sitemap_count = r.sitemap_links.len() as u64;
-        summary.sitemap_urls += sitemap_count;
-        frontier.complete(entry.id, state, reason.as_deref(), page_id, also.as_deref(), &links, &sitemap_hosts)
+            let also = (final_url.as_str() != entry.url).then(|| final_url.to_string());
+            (UrlState::Done, None, Some(*page_id), also)
+        }
+        Done::Duplicate { of, final_url } => {
+            summary.pages.duplicates.push((final_url.to_string(), of.clone()));
+            (UrlState::Done, Some(format!("same text as {of}")), None, None)
+        }
+        Done::AlreadyStored { page_id } => {
+            summary.already_stored += 1;
+            (UrlState::Done, None, Some(*page_id), None)
+        }
+        Done::Disallowed(why) => {
+            summary.disallowed.push(entry.url.clone());
+            (UrlState::Skipped, Some(why.clone()), None, None)
+        }
+        Done::Failed(e) => {
+            summary.pages.reject(entry.url.clone(), e);
+            (UrlState::Failed, Some(e.to_string()), None, None)
+        }
+    };
+    let sitemap_count = r.sitemap_links.len() as u64;
+    summary.sitemap_urls += sitemap_count;
+    frontier.complete(entry.id, state, reason.as_deref(), page_id, also.as_deref(), &links, &sitemap_hosts)
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {
@@ -578,7 +589,9 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
         let shared = shared2.clone();
         async move {
             let robots = shared.robots_for(&u).await?;
-            robots.check(&u).map_err(|why| IngestError::Url { url: u.to_string(), reason: format!("redirect target {why}") })
+            robots
+                .check(&u)
+                .map_err(|why| IngestError::Url { url: u.to_string(), reason: format!("redirect target {why}") })
         }
     };
     result.fetched = true;
@@ -611,7 +624,10 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
     ) {
         Ok(p) => p,
         Err(e) => {
-            result.links.clear();
+            // A link list without text of its own still leads somewhere; garbage does not.
+            if !matches!(e, IngestError::Text { source: zhiwen_core::CoreError::NoText, .. }) {
+                result.links.clear();
+            }
             result.done = Done::Failed(e);
             return result;
         }
@@ -632,7 +648,10 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
     match retry_store("store page", || shared.stores.pages.upsert_page(&page)).await {
         Ok(u) => {
             if u.outcome == Outcome::Updated {
-                let _ = retry_store("delete fingerprints", || shared.stores.fingerprints.delete_fingerprints(Subject::page(u.id))).await;
+                let _ = retry_store("delete fingerprints", || {
+                    shared.stores.fingerprints.delete_fingerprints(Subject::page(u.id))
+                })
+                .await;
             }
             result.done = Done::Stored { outcome: u.outcome, page_id: u.id, final_url };
         }

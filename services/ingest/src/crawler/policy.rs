@@ -53,7 +53,8 @@ impl AddressPolicy {
         if ip.is_documentation() || (o[0] == 198 && (o[1] & 0xfe) == 18) {
             return Err("documentation or benchmarking address");
         }
-        let private = ip.is_private() || (o[0] == 100 && (o[1] & 0xc0) == 64) || (o[0] == 192 && o[1] == 0 && o[2] == 0);
+        let private =
+            ip.is_private() || (o[0] == 100 && (o[1] & 0xc0) == 64) || (o[0] == 192 && o[1] == 0 && o[2] == 0);
         if private {
             return if self.allow_private { Ok(()) } else { Err("private address") };
         }

@@ -24,17 +24,29 @@ pub enum Robots {
 
 impl Robots {
     /// Fetch and parse the robots.txt of `url`'s origin.
-    pub async fn fetch(client: &reqwest::Client, url: &Url, rules: &FetchRules, token: &str) -> Result<Robots, IngestError> {
+    pub async fn fetch(
+        client: &reqwest::Client,
+        url: &Url,
+        rules: &FetchRules,
+        token: &str,
+    ) -> Result<Robots, IngestError> {
         let mut robots_url = url.clone();
         robots_url.set_path("/robots.txt");
         robots_url.set_query(None);
-        let rules = FetchRules { pages_only: false, max_body_bytes: 512 * 1024, max_retries: rules.max_retries.min(1), ..rules.clone() };
+        let rules = FetchRules {
+            pages_only: false,
+            max_body_bytes: 512 * 1024,
+            max_retries: rules.max_retries.min(1),
+            ..rules.clone()
+        };
         match fetch(client, &robots_url, &rules, |_| async { Ok(()) }).await {
             Ok(f) => Ok(match Robot::new(token, &f.body) {
                 Ok(r) => Robots::Rules(Box::new(r)),
                 Err(_) => Robots::AllowAll,
             }),
-            Err(IngestError::Fetch { reason, retryable: false, .. }) if reason.starts_with("HTTP 4") => Ok(Robots::AllowAll),
+            Err(IngestError::Fetch { reason, retryable: false, .. }) if reason.starts_with("HTTP 4") => {
+                Ok(Robots::AllowAll)
+            }
             Err(e @ IngestError::Forbidden { .. }) => Err(e),
             Err(e) => Ok(Robots::Unavailable(e.to_string())),
         }
@@ -58,7 +70,9 @@ impl Robots {
     /// The `Crawl-delay` asked for, capped at a minute.
     pub fn crawl_delay(&self) -> Option<Duration> {
         match self {
-            Robots::Rules(r) => r.delay.filter(|d| d.is_finite() && *d > 0.0).map(|d| Duration::from_secs_f32(d.min(60.0))),
+            Robots::Rules(r) => {
+                r.delay.filter(|d| d.is_finite() && *d > 0.0).map(|d| Duration::from_secs_f32(d.min(60.0)))
+            }
             _ => None,
         }
     }
@@ -129,7 +143,9 @@ mod tests {
 
     #[test]
     fn robots_rules_apply() {
-        let r = Robots::Rules(Box::new(Robot::new("zhiwen", b"User-agent: *\nDisallow: /vip/\nCrawl-delay: 2\nSitemap: http://a/s.xml\n").unwrap()));
+        let r = Robots::Rules(Box::new(
+            Robot::new("zhiwen", b"User-agent: *\nDisallow: /vip/\nCrawl-delay: 2\nSitemap: http://a/s.xml\n").unwrap(),
+        ));
         assert!(r.check(&Url::parse("http://a/vip/1.html").unwrap()).is_err());
         assert!(r.check(&Url::parse("http://a/book/1.html").unwrap()).is_ok());
         assert_eq!(r.crawl_delay(), Some(Duration::from_secs(2)));

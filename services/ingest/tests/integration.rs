@@ -1,0 +1,13 @@
+//! Integration tests of zhiwen-ingest, one binary with a module per resource: works
+//! imports, page imports, and the crawler against a local pirate-style site served from
+//! this process on 127.0.0.1 (nothing is fetched from outside the machine). Everything
+//! stores into the embedded store in a temporary directory.
+
+#[path = "integration/common.rs"]
+mod common;
+#[path = "integration/crawl.rs"]
+mod crawl;
+#[path = "integration/pages.rs"]
+mod pages;
+#[path = "integration/works.rs"]
+mod works;
