@@ -123,6 +123,13 @@ mod charsets {
         assert_eq!((d.charset, d.text), ("GBK", fixture_text("sanguo-001.txt")));
         let big5 = fixture("sanguo-001-hant.big5");
         assert_eq!(decode(&big5, Some("x-unknown-label")).unwrap().charset, "Big5");
+        // Single-byte labels decode anything; a clean multi-byte reading wins over them.
+        let d = decode(&gbk, Some("iso-8859-1")).unwrap();
+        assert_eq!((d.charset, d.text), ("GBK", fixture_text("sanguo-001.txt")));
+        let latin = "Café crème brûlée, déjà vu à la française.".to_owned();
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&latin);
+        let d = decode(&bytes, Some("latin1")).unwrap();
+        assert_eq!((d.charset, d.text), ("windows-1252", latin));
     }
 
     #[test]
@@ -406,6 +413,17 @@ mod html {
         let all = canonicalize(page.as_bytes(), InputFormat::Html, &p).unwrap();
         assert!(all.text().starts_with("首页玄幻\n第一章开始了"), "{}", all.text());
         assert!(all.text().ends_with("本站所有小说为转载作品"));
+    }
+
+    #[test]
+    fn article_headers_are_content_page_headers_are_not() {
+        let body = "却说张飞拍马赶到关下，关上矢石如雨，不得进而回。玄德与关、张二人商议破敌之策。";
+        for page in [
+            format!("<header><a href=/>网站名称</a></header><article><header><h1>标题在这里</h1></header><p>{body}</p><footer>作者：张三</footer></article><footer>版权所有</footer>"),
+            format!("<header class=site-header><a href=/>网站名称</a></header><header class=\"article-header\"><h1>标题在这里</h1></header><div class=content><p>{body}</p><p>作者：张三</p></div><footer>版权所有</footer>"),
+        ] {
+            assert_eq!(html(&page).text(), canon_text(&format!("标题在这里\n{body}\n作者：张三")), "{page}");
+        }
     }
 
     #[test]

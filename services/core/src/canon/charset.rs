@@ -61,16 +61,24 @@ pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreEr
     let declared = hint.and_then(label_to_encoding).into_iter().chain(sniff_meta_charset(bytes));
     for encoding in declared {
         let (text, replacements) = decode_counting(encoding, bytes);
-        if replacements == 0 {
-            return Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements });
+        if replacements > 0 {
+            continue;
         }
+        if encoding.is_single_byte() {
+            // A single-byte charset decodes any bytes "cleanly"; servers that default to
+            // ISO-8859-1 label GBK pages so. Prefer a multi-byte guess that decodes cleanly.
+            let guess = detect(bytes);
+            if !guess.is_single_byte() {
+                let (guessed, guessed_replacements) = decode_counting(guess, bytes);
+                if guessed_replacements == 0 {
+                    return Ok(Decoded { text: guessed, charset: charset_name(guess, bytes), replacements: 0 });
+                }
+            }
+        }
+        return Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements });
     }
 
-    // No scripts run here, so ISO-2022-JP is as safe to detect as any other charset.
-    let mut detector = EncodingDetector::new(Iso2022JpDetection::Allow);
-    let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
-    detector.feed(sample, sample.len() == bytes.len());
-    let encoding = detector.guess(None, Utf8Detection::Deny);
+    let encoding = detect(bytes);
     let (text, replacements) = decode_counting(encoding, bytes);
     let chars = text.chars().count().max(1);
     if replacements * 5 > chars {
@@ -84,11 +92,25 @@ pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreEr
     Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements })
 }
 
+/// The detector's guess from the first [`DETECT_BYTES`] bytes (never UTF-8: the caller
+/// has ruled it out).
+fn detect(bytes: &[u8]) -> &'static Encoding {
+    // No scripts run here, so ISO-2022-JP is as safe to detect as any other charset.
+    let mut detector = EncodingDetector::new(Iso2022JpDetection::Allow);
+    let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
+    detector.feed(sample, sample.len() == bytes.len());
+    detector.guess(None, Utf8Detection::Deny)
+}
+
 /// An encoding for a label, ignoring UTF-16 labels: without a BOM they are almost always
 /// wrong (WHATWG maps a `<meta>` UTF-16 to UTF-8), and UTF-16 never decodes with errors.
 fn label_to_encoding(label: &str) -> Option<&'static Encoding> {
     let encoding = Encoding::for_label(label.trim().as_bytes())?;
-    if encoding == UTF_16LE || encoding == UTF_16BE || encoding == encoding_rs::REPLACEMENT {
+    if encoding == UTF_16LE
+        || encoding == UTF_16BE
+        || encoding == encoding_rs::REPLACEMENT
+        || encoding == encoding_rs::X_USER_DEFINED
+    {
         return None;
     }
     Some(encoding)

@@ -228,8 +228,13 @@ fn weigh(text: &[u8]) -> (u32, u32) {
     let mut separators = 0u32;
     for (i, &x) in text.iter().enumerate() {
         if x >= 0xC0 {
-            w = w.saturating_add(3);
             let rest = &text[i..];
+            // U+3000 (indentation) and U+00A0 are white space, not text.
+            let space =
+                (x == 0xE3 && rest.starts_with(b"\xE3\x80\x80")) || (x == 0xC2 && rest.starts_with(b"\xC2\xA0"));
+            if !space {
+                w = w.saturating_add(3);
+            }
             // » › → ＞ ／ ｜
             if matches!(x, 0xC2 | 0xE2 | 0xEF)
                 && [
@@ -632,11 +637,16 @@ impl Lexer<'_> {
     }
 
     fn is_boilerplate(&self, info: u16, attrs: &Attrs) -> bool {
-        if info & BOILER != 0 {
-            // A header or footer inside an article introduces or closes the article itself.
-            return !(info & HEADER_FOOTER != 0 && self.sectioning_depth > 0);
-        }
         let b = self.b;
+        let class = attrs.class.clone().map(|r| &b[r]).unwrap_or(b"");
+        let id = attrs.id.clone().map(|r| &b[r]).unwrap_or(b"");
+        let names = classify_names(class, id);
+        if info & BOILER != 0 {
+            // A header or footer inside an article (or named like content) introduces or
+            // closes the article itself.
+            let content_header = self.sectioning_depth > 0 || (names.positive && !names.strong);
+            return !(info & HEADER_FOOTER != 0 && content_header);
+        }
         if let Some(r) = &attrs.role {
             let role = &b[r.clone()];
             for boiler in
@@ -647,9 +657,7 @@ impl Lexer<'_> {
                 }
             }
         }
-        let class = attrs.class.clone().map(|r| &b[r]).unwrap_or(b"");
-        let id = attrs.id.clone().map(|r| &b[r]).unwrap_or(b"");
-        boilerplate_names(class, id)
+        names.strong || (names.weak && !names.positive)
     }
 
     fn pop(&mut self) {
@@ -838,11 +846,21 @@ fn is_hidden(b: &[u8], attrs: &Attrs) -> bool {
     memmem::find(s, b"display:none").is_some() || memmem::find(s, b"visibility:hidden").is_some()
 }
 
+/// What the class and id names of an element say.
+struct Names {
+    /// Certainly boilerplate: navigation, footers, sidebars, comments, ads ...
+    strong: bool,
+    /// Probably boilerplate (header, menu, top ...) unless also named like content.
+    weak: bool,
+    /// Named like content (`article`, `content`, `chapter`, `zhengwen` ...).
+    positive: bool,
+}
+
 /// Class and id names of navigation, footers, sidebars, comments, ads ... (English and
 /// the pinyin names Chinese sites use). A content name (`article`, `content` ...) on the
 /// same element overrides the weak ones only (`article-header` is content,
 /// `comment-content` is not).
-fn boilerplate_names(class: &[u8], id: &[u8]) -> bool {
+fn classify_names(class: &[u8], id: &[u8]) -> Names {
     const STRONG: &[&[u8]] = &[
         b"nav",
         b"navbar",
@@ -957,7 +975,7 @@ fn boilerplate_names(class: &[u8], id: &[u8]) -> bool {
             positive |= POSITIVE.contains(&t) || POSITIVE_PREFIX.iter().any(|p| t.starts_with(p));
         }
     }
-    strong || (weak && !positive)
+    Names { strong, weak, positive }
 }
 
 /// Windows-1252 meanings of the C1 range in numeric references (WHATWG).
