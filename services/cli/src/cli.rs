@@ -31,6 +31,11 @@ pub enum Command {
     Compare(CompareArgs),
     /// Rebuild the DNA reference frame (letter frequencies) from a corpus.
     DnaFrame(DnaFrameArgs),
+    /// Import protected works or collected pages.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Crawl the web from a seed list (polite, resumable, refuses internal addresses).
+    Crawl(CrawlArgs),
     /// Create or upgrade the store's schema (collections, validators, indexes). Safe to run twice.
     Migrate,
     /// Rebuild the candidate index from the fingerprint store (e.g. after wiping Redis).
@@ -118,4 +123,70 @@ pub struct DnaFrameArgs {
     /// Write the frame here (the shipped one is services/core/data/dna_reference_frame.txt).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// `zhiwen import ...`.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Works of a rights holder: .txt .md .html .epub files, folders of them, or JSONL
+    /// (`{"id", "title", "author"?, "owner"?, "text" or "html"}` per line). Novels are
+    /// split into chapters.
+    Works(ImportWorksArgs),
+    /// Pages collected elsewhere: JSONL (`{"url", "html" or "text", "fetched_at"?,
+    /// "status"?}`), folders of saved .html files, WARC / WARC.gz.
+    Pages(ImportPagesArgs),
+}
+
+/// `zhiwen import works`.
+#[derive(Debug, Args)]
+pub struct ImportWorksArgs {
+    /// Files or folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The rights holder the works belong to (JSONL lines may name their own).
+    #[arg(long)]
+    pub owner: String,
+}
+
+/// `zhiwen import pages`.
+#[derive(Debug, Args)]
+pub struct ImportPagesArgs {
+    /// Files or folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// URL prefix for saved .html files that do not carry their own URL.
+    #[arg(long)]
+    pub base_url: Option<String>,
+}
+
+/// `zhiwen crawl`.
+#[derive(Debug, Args)]
+pub struct CrawlArgs {
+    /// Seed URLs, one per line (`#` comments allowed).
+    #[arg(long)]
+    pub seeds: PathBuf,
+    /// Crawl job name; running the same job again resumes its frontier.
+    #[arg(long, default_value = "default")]
+    pub job: String,
+    /// Domains to follow links into (default: the seeds' hosts).
+    #[arg(long = "domain")]
+    pub domains: Vec<String>,
+    /// Link depth from the seeds.
+    #[arg(long, default_value_t = 3)]
+    pub depth: u32,
+    /// Stop after this many fetches.
+    #[arg(long)]
+    pub max_pages: Option<u64>,
+    /// Milliseconds between two requests to one host.
+    #[arg(long, default_value_t = 1000)]
+    pub delay_ms: u64,
+    /// Requests in flight overall.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Allow loopback addresses (for local test sites only; refused by default).
+    #[arg(long)]
+    pub allow_loopback: bool,
+    /// Allow private network addresses (refused by default).
+    #[arg(long)]
+    pub allow_private: bool,
 }

@@ -13,6 +13,7 @@ use clap::Parser;
 mod cli;
 mod commands;
 mod input;
+mod progress;
 mod settings;
 
 fn main() -> ExitCode {

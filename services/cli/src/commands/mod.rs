@@ -5,8 +5,10 @@ use anyhow::Result;
 use crate::cli::{Cli, Command};
 
 mod compare;
+mod crawl;
 mod dna_frame;
 mod fingerprint;
+mod import;
 mod migrate;
 mod reindex;
 
@@ -16,6 +18,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Fingerprint(args) => fingerprint::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::DnaFrame(args) => dna_frame::run(&args),
+        Command::Import(cmd) => block_on(import::run(&cli.data, &cmd)),
+        Command::Crawl(args) => block_on(crawl::run(&cli.data, &args)),
         Command::Migrate => block_on(migrate::run(&cli.data)),
         Command::Reindex(args) => block_on(reindex::run(&cli.data, &args)),
     }
