@@ -579,11 +579,11 @@ impl PageStore for MongoStore {
         let mut next = if new_count > 0 { self.next_ids("pages", new_count).await? } else { 0 };
         let mut results = Vec::with_capacity(pages.len());
         let mut inserts = Vec::new();
-        // Per site: (pages added, first seen, last seen).
-        let mut sites: BTreeMap<&str, (i64, i64, i64)> = BTreeMap::new();
+        // Per site: (pages added, first seen, last seen, anything moved).
+        let mut sites: BTreeMap<&str, (i64, i64, i64, bool)> = BTreeMap::new();
         for (p, pp) in pages.iter().zip(&prepared) {
             let t = p.fetched_at.0;
-            let site = sites.entry(pp.site.as_str()).or_insert((0, t, t));
+            let site = sites.entry(pp.site.as_str()).or_insert((0, t, t, false));
             site.1 = site.1.min(t);
             site.2 = site.2.max(t);
             match existing.get(&pp.url) {
@@ -596,6 +596,7 @@ impl PageStore for MongoStore {
                     d.insert("last_fetched_at", date(p.fetched_at));
                     inserts.push(d);
                     site.0 += 1;
+                    site.3 = true;
                     results.push(Upserted { id, outcome: Outcome::Inserted });
                 }
                 Some(old) => {
@@ -606,9 +607,14 @@ impl PageStore for MongoStore {
                         && opt_string(old, "charset")? == p.charset;
                     let window = doc! {"first_fetched_at": date(Timestamp(first.min(t))), "last_fetched_at": date(Timestamp(last.max(t)))};
                     if same || t < last {
-                        coll.update_one(doc! {"_id": id}, doc! {"$set": window}).await?;
+                        // A re-import of the same fetch writes nothing at all.
+                        if t < first || t > last {
+                            site.3 = true;
+                            coll.update_one(doc! {"_id": id}, doc! {"$set": window}).await?;
+                        }
                         results.push(Upserted { id, outcome: Outcome::Unchanged });
                     } else {
+                        site.3 = true;
                         let mut set = self.page_doc(id, p, pp, false).await?;
                         set.extend(window);
                         coll.update_one(doc! {"_id": id}, doc! {"$set": set}).await?;
@@ -627,7 +633,7 @@ impl PageStore for MongoStore {
             })?;
         }
         let site_coll = self.coll("sites");
-        for (host, (added, first, last)) in sites {
+        for (host, (added, first, last, _)) in sites.into_iter().filter(|(_, s)| s.3) {
             site_coll
                 .update_one(
                     doc! {"_id": host},

@@ -326,8 +326,11 @@ fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResu
             let newest = t >= last;
             let same = i2h(hash) == pp.content_hash && status == p.http_status && charset == p.charset;
             if same || !newest {
-                tx.prepare_cached("UPDATE pages SET first_fetched_at = ?2, last_fetched_at = ?3 WHERE id = ?1")?
-                    .execute(params![id, first.min(t), last.max(t)])?;
+                // A re-import of the same fetch writes nothing at all.
+                if t < first || t > last {
+                    tx.prepare_cached("UPDATE pages SET first_fetched_at = ?2, last_fetched_at = ?3 WHERE id = ?1")?
+                        .execute(params![id, first.min(t), last.max(t)])?;
+                }
                 return Ok(Upserted { id, outcome: Outcome::Unchanged });
             }
             tx.prepare_cached(
