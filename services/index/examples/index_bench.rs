@@ -53,7 +53,9 @@ fn args() -> Args {
         sizes: vec![10_000, 100_000, 1_000_000],
         keys: 100,
         queries: 500,
-        corpus: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        corpus: std::env::var_os("ZHIWEN_CORPUS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")),
         bucket_bits: RedisConfig::default().bucket_bits,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();

@@ -14,7 +14,10 @@ const CHARS: usize = 5_000;
 
 /// Texts: chapters of the classics from the shared corpus, else generated text.
 fn texts() -> Vec<String> {
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/novels_classics.jsonl");
+    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    let corpus = dir.join("novels_classics.jsonl");
     if let Ok(data) = std::fs::read_to_string(&corpus) {
         let texts: Vec<String> = data
             .lines()
