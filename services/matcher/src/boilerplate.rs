@@ -1,0 +1,85 @@
+//! Shared boilerplate: measured per site, blanked before lookup and verification.
+//!
+//! A site's header, footer, ad lines or a news agency's fixed story prefix occur on most
+//! of its pages; a text copied from a protected work occurs on one page (or a few) of a
+//! site. So a site's profile is the set of character k-grams found on at least a share
+//! of its first pages, and every page of the site is looked up and compared with those
+//! k-grams blanked out of its decoded original (each character replaced by one space,
+//! so character offsets — and thus evidence quotes — stay those of the original).
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use zhiwen_core::winnow::kgram_hashes;
+use zhiwen_core::Analysis;
+
+use crate::config::BoilerplateConfig;
+
+/// The boilerplate k-grams of one site.
+#[derive(Debug, Clone, Default)]
+pub struct SiteProfile {
+    /// Host.
+    pub site: String,
+    /// Pages the profile was measured on.
+    pub pages_sampled: usize,
+    /// Character k-gram hashes (winnowing `chars_k`) that are boilerplate.
+    pub kgrams: HashSet<u64>,
+    pub(crate) built: Option<Instant>,
+}
+
+impl SiteProfile {
+    /// Measure a profile from the normalised character streams of a site's pages.
+    pub fn measure(site: &str, pages: &[Vec<u32>], k: usize, config: &BoilerplateConfig) -> Self {
+        let mut profile =
+            SiteProfile { site: site.to_owned(), pages_sampled: pages.len(), kgrams: HashSet::new(), built: None };
+        if pages.len() < config.min_pages as usize || pages.len() < 2 {
+            return profile;
+        }
+        let mut counts: HashMap<u64, u32> = HashMap::new();
+        for units in pages {
+            let mut hashes = kgram_hashes(units, k);
+            hashes.sort_unstable();
+            hashes.dedup();
+            for h in hashes {
+                *counts.entry(h).or_default() += 1;
+            }
+        }
+        let need = ((pages.len() as f64 * config.min_share).ceil() as u32).max(2);
+        profile.kgrams = counts.into_iter().filter(|&(_, n)| n >= need).map(|(h, _)| h).collect();
+        profile
+    }
+}
+
+/// The decoded original of `analysis` with every character of its boilerplate k-grams
+/// replaced by a space, and the number of canonical content characters blanked; `None`
+/// when the page holds no boilerplate.
+pub fn blank_boilerplate(analysis: &Analysis, profile: &SiteProfile, k: usize) -> Option<(String, usize)> {
+    if profile.kgrams.is_empty() {
+        return None;
+    }
+    let units = &analysis.chars.units;
+    let hashes = kgram_hashes(units, k);
+    let mut flagged = vec![false; units.len()];
+    let mut any = false;
+    for (i, h) in hashes.iter().enumerate() {
+        if profile.kgrams.contains(h) {
+            any = true;
+            flagged[i..i + k].iter_mut().for_each(|f| *f = true);
+        }
+    }
+    if !any {
+        return None;
+    }
+    let mut original: Vec<char> = analysis.canonical.original().chars().collect();
+    let mut blanked = 0;
+    for (u, _) in flagged.iter().enumerate().filter(|(_, f)| **f) {
+        let Some(&pos) = analysis.chars.positions.get(u) else { continue };
+        let span = analysis.canonical.source_of(pos as usize);
+        let end = (span.end as usize).min(original.len());
+        for c in original.iter_mut().take(end).skip(span.start as usize) {
+            *c = ' ';
+        }
+        blanked += 1;
+    }
+    Some((original.into_iter().collect(), blanked))
+}

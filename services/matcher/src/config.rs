@@ -1,0 +1,128 @@
+//! Every knob of the matcher, in one serialisable struct with defaults.
+//!
+//! The CLI and the server deserialise it from the `[matcher]` table of the configuration
+//! file (unknown fields are refused, so a typo is an error, not a silent default).
+
+use serde::{Deserialize, Serialize};
+use zhiwen_core::compare::Thresholds;
+
+/// Configuration of [`crate::Matcher`] and everything built on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MatcherConfig {
+    /// Decision thresholds of the verification (the core's defaults, chosen on the
+    /// evaluation set: containment 0.5, near duplicate 0.8, at least 50 copied
+    /// characters, excerpts from 300 characters).
+    pub thresholds: Thresholds,
+    /// At most this many candidates (most shared index keys first) are verified per
+    /// document.
+    pub candidate_limit: usize,
+    /// A candidate must share at least this many index keys (all families) to be
+    /// verified. A copy of `min_copied_chars` (50) characters shares about 9 winnowed
+    /// character keys, so 3 drops chance hits without losing real copies.
+    pub min_candidate_hits: u32,
+    /// Section analyses kept in memory (sections are verified again and again).
+    pub section_cache: usize,
+    /// Store the fingerprints of every matched page and add it to the page namespace of
+    /// the index (needed by the reverse direction, work -> stored pages).
+    pub index_pages: bool,
+    /// Pages matched concurrently by a task (each on a blocking thread).
+    pub concurrency: usize,
+    /// Pages per task batch; a checkpoint is written after each batch.
+    pub batch_size: usize,
+    /// Shared-boilerplate suppression.
+    pub boilerplate: BoilerplateConfig,
+    /// The daily schedule.
+    pub schedule: ScheduleConfig,
+    /// Notification of new high-confidence matches.
+    pub webhook: WebhookConfig,
+    /// A running task whose worker has not written progress for this many seconds is
+    /// taken over by another worker (a worker on the same host is checked directly).
+    pub lease_seconds: u64,
+}
+
+impl Default for MatcherConfig {
+    fn default() -> Self {
+        MatcherConfig {
+            thresholds: Thresholds::default(),
+            candidate_limit: 50,
+            min_candidate_hits: 3,
+            section_cache: 20_000,
+            index_pages: true,
+            concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 16),
+            batch_size: 64,
+            boilerplate: BoilerplateConfig::default(),
+            schedule: ScheduleConfig::default(),
+            webhook: WebhookConfig::default(),
+            lease_seconds: 600,
+        }
+    }
+}
+
+/// How shared boilerplate (a site's header on every page, a news agency's prefix on
+/// every story) is measured and suppressed before verification.
+///
+/// A site's profile is the set of character k-grams (the winnowing `chars_k`) that occur
+/// on at least `min_share` of its first `sample_pages` pages (and on at least
+/// `min_pages` of them). Those k-grams are blanked on every page of the site before the
+/// page is looked up and compared, so boilerplate neither produces candidates nor counts
+/// as copied text. Texts copied from a work differ from page to page of one site, so
+/// they are never in a profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoilerplateConfig {
+    /// Suppress boilerplate at all.
+    pub enabled: bool,
+    /// Pages sampled per site (the first ones by id, so the profile is reproducible).
+    pub sample_pages: u32,
+    /// Sites with fewer stored pages than this get no profile.
+    pub min_pages: u32,
+    /// Share of the sampled pages a k-gram must occur on.
+    pub min_share: f64,
+    /// A site's profile is rebuilt after this many seconds (new pages change it).
+    pub profile_ttl_seconds: u64,
+}
+
+impl Default for BoilerplateConfig {
+    fn default() -> Self {
+        BoilerplateConfig { enabled: true, sample_pages: 64, min_pages: 8, min_share: 0.5, profile_ttl_seconds: 3_600 }
+    }
+}
+
+/// When the daily matching task runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScheduleConfig {
+    /// Cron expression with seconds: `sec min hour day-of-month month day-of-week [year]`.
+    pub cron: String,
+    /// IANA time zone the expression is read in.
+    pub time_zone: String,
+}
+
+impl Default for ScheduleConfig {
+    fn default() -> Self {
+        ScheduleConfig { cron: "0 0 2 * * *".into(), time_zone: "Asia/Shanghai".into() }
+    }
+}
+
+/// Where new high-confidence matches are pushed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// Target URL (`None`: no webhook).
+    pub url: Option<String>,
+    /// Only new matches with at least this score are sent.
+    pub min_score: f64,
+    /// Attempts per delivery (1 = no retry).
+    pub max_attempts: u32,
+    /// Delay before the first retry, in milliseconds; doubles each time.
+    pub base_delay_ms: u64,
+    /// Timeout of one attempt, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for WebhookConfig {
+    fn default() -> Self {
+        WebhookConfig { url: None, min_score: 0.8, max_attempts: 5, base_delay_ms: 500, timeout_ms: 10_000 }
+    }
+}

@@ -1,0 +1,128 @@
+//! The matcher's one error type: the caller's mistakes apart from faults of the stores,
+//! the index or the network, and which of them a retry may cure.
+
+use zhiwen_core::CoreError;
+use zhiwen_index::IndexError;
+use zhiwen_store::StoreError;
+
+/// Result with [`MatcherError`].
+pub type Result<T, E = MatcherError> = std::result::Result<T, E>;
+
+/// Everything the matcher can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum MatcherError {
+    /// A store operation failed.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    /// The candidate index failed.
+    #[error("index: {0}")]
+    Index(#[from] IndexError),
+    /// A text could not be fingerprinted (empty, undecodable, too large).
+    #[error("cannot fingerprint {what}: {source}")]
+    Text {
+        /// Which document (`page 12`, `section 7`).
+        what: String,
+        /// The core's reason.
+        #[source]
+        source: CoreError,
+    },
+    /// A referenced work, section, page or task does not exist.
+    #[error("{what} {id} not found")]
+    NotFound {
+        /// Kind of record.
+        what: &'static str,
+        /// Its id.
+        id: i64,
+    },
+    /// The configuration is invalid (bad cron expression, time zone, URL ...).
+    #[error("invalid matcher configuration: {0}")]
+    Config(String),
+    /// Another live worker is running a matching task; a second one is not started.
+    #[error("matching task {task_id} is already running (worker {worker})")]
+    AlreadyRunning {
+        /// The running task.
+        task_id: i64,
+        /// Its worker.
+        worker: String,
+    },
+    /// The task was cancelled (by the caller's token or a shutdown); its checkpoint is
+    /// kept and the next run resumes it.
+    #[error("matching task {task_id} was interrupted; the next run resumes it")]
+    Interrupted {
+        /// The interrupted task.
+        task_id: i64,
+    },
+    /// A persisted task has parameters this version cannot read.
+    #[error("task {task_id} has unreadable parameters: {reason}")]
+    BadTask {
+        /// The task.
+        task_id: i64,
+        /// Why.
+        reason: String,
+    },
+    /// Writing an export failed.
+    #[error("export: {0}")]
+    Export(String),
+    /// An I/O error (export file, output stream).
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+    /// The webhook could not be delivered.
+    #[error("webhook {url}: {reason}")]
+    Webhook {
+        /// Target URL.
+        url: String,
+        /// Last failure.
+        reason: String,
+        /// Whether a later attempt may succeed (network errors, 5xx, 429).
+        retryable: bool,
+    },
+    /// Redis Streams (scale-out workers) failed.
+    #[error("redis stream {op}: {source}")]
+    Stream {
+        /// What was being done.
+        op: &'static str,
+        /// The cause.
+        #[source]
+        source: redis::RedisError,
+    },
+    /// A blocking job panicked or was cancelled by the runtime.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl MatcherError {
+    /// May the same operation succeed when simply retried later?
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            MatcherError::Store(e) => e.is_retryable(),
+            MatcherError::Index(e) => e.is_retryable(),
+            MatcherError::Webhook { retryable, .. } => *retryable,
+            MatcherError::Stream { source, .. } => {
+                source.is_io_error() || source.is_connection_dropped() || source.is_timeout()
+            }
+            MatcherError::AlreadyRunning { .. } | MatcherError::Interrupted { .. } => true,
+            MatcherError::Text { .. }
+            | MatcherError::NotFound { .. }
+            | MatcherError::Config(_)
+            | MatcherError::BadTask { .. }
+            | MatcherError::Export(_)
+            | MatcherError::Io(_)
+            | MatcherError::Internal(_) => false,
+        }
+    }
+
+    /// Is this the caller's (or the operator's) mistake rather than a fault?
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            MatcherError::Store(e) => e.is_user_error(),
+            MatcherError::NotFound { .. } | MatcherError::Config(_) | MatcherError::AlreadyRunning { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+impl From<tokio::task::JoinError> for MatcherError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        MatcherError::Internal(format!("blocking job failed: {e}"))
+    }
+}

@@ -1,0 +1,532 @@
+//! [`Matcher`]: fingerprint, look up, verify, decide, record.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use zhiwen_core::canon::{self, slice_chars, InputFormat};
+use zhiwen_core::compare::{compare, Comparison};
+use zhiwen_core::hash::hash_bytes;
+use zhiwen_core::{Analysis, Fingerprinter};
+use zhiwen_index::{Candidate, CandidateIndex, Namespace};
+use zhiwen_store::{NewMatch, Outcome, Page, Stores, Subject, Timestamp};
+
+use crate::boilerplate::{blank_boilerplate, SiteProfile};
+use crate::cache::BoundedCache;
+use crate::config::MatcherConfig;
+use crate::kind::MatchKind;
+use crate::{MatcherError, Result};
+
+/// Matches pages against protected works (and works against stored pages).
+///
+/// Cheap to clone (shared state behind an `Arc`); every operation is idempotent, so a
+/// batch repeated after a crash changes nothing.
+#[derive(Clone)]
+pub struct Matcher {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    stores: Stores,
+    index: Arc<dyn CandidateIndex>,
+    fp: Fingerprinter,
+    config: MatcherConfig,
+    sections: Mutex<BoundedCache<i64, Arc<SectionEntry>>>,
+    sites: Mutex<HashMap<String, Arc<SiteProfile>>>,
+    site_build: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Matcher")
+            .field("stores", &self.inner.stores.backend)
+            .field("index", &self.inner.index.backend())
+            .field("params_tag", &self.inner.fp.params_tag())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A section ready for verification.
+struct SectionEntry {
+    work_id: i64,
+    text_hash: u64,
+    analysis: Analysis,
+}
+
+/// A page ready for verification: its analysis with the site's boilerplate blanked.
+struct PreparedPage {
+    page_id: i64,
+    url: String,
+    site: String,
+    /// The decoded original (evidence is quoted from it).
+    original: String,
+    /// Analysis of the original as stored (fingerprints for the page index).
+    full: Analysis,
+    /// Analysis with boilerplate blanked, when there was any (`Some(None)`: the page is
+    /// nothing but boilerplate).
+    masked: Option<Option<Analysis>>,
+    boilerplate_chars: usize,
+}
+
+impl PreparedPage {
+    /// What is looked up and compared; `None` when nothing but boilerplate is left.
+    fn view(&self) -> Option<&Analysis> {
+        match &self.masked {
+            None => Some(&self.full),
+            Some(m) => m.as_ref(),
+        }
+    }
+}
+
+/// One recorded match (a verified copy).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatchRecord {
+    /// Match id in the store.
+    pub match_id: i64,
+    /// Work section.
+    pub section_id: i64,
+    /// Work of the section.
+    pub work_id: i64,
+    /// Page.
+    pub page_id: i64,
+    /// Page URL.
+    pub url: String,
+    /// Host of the page.
+    pub site: String,
+    /// What kind of copy.
+    pub kind: MatchKind,
+    /// The verdict's score (0..=1).
+    pub score: f64,
+    /// What the upsert did (`Inserted` = a new match).
+    pub outcome: Outcome,
+    /// Longest evidence passage, section side (original text).
+    pub evidence_section: String,
+    /// The same passage, page side (original text).
+    pub evidence_page: String,
+}
+
+/// What matching one page did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageOutcome {
+    /// The page.
+    pub page_id: i64,
+    /// Candidates the index returned (before the minimum-hits filter).
+    pub candidates: usize,
+    /// Candidates verified with the full measures.
+    pub verified: usize,
+    /// Content characters blanked as site boilerplate.
+    pub boilerplate_chars: usize,
+    /// Matches recorded.
+    pub matches: Vec<MatchRecord>,
+}
+
+/// What matching one work against stored pages did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkOutcome {
+    /// The work.
+    pub work_id: i64,
+    /// Sections looked up.
+    pub sections: usize,
+    /// (section, page) pairs verified.
+    pub verified: usize,
+    /// Matches recorded.
+    pub matches: Vec<MatchRecord>,
+}
+
+/// What indexing did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexReport {
+    /// Documents looked at.
+    pub documents: usize,
+    /// Documents (re)fingerprinted and (re)indexed.
+    pub indexed: usize,
+    /// Documents whose stored fingerprints were current (same parameters, same text).
+    pub unchanged: usize,
+}
+
+impl Matcher {
+    /// A matcher over `stores` and `index`, fingerprinting with `fingerprinter`.
+    pub fn new(
+        stores: Stores,
+        index: Arc<dyn CandidateIndex>,
+        fingerprinter: Fingerprinter,
+        config: MatcherConfig,
+    ) -> Self {
+        let cache = BoundedCache::new(config.section_cache);
+        Matcher {
+            inner: Arc::new(Inner {
+                stores,
+                index,
+                fp: fingerprinter,
+                config,
+                sections: Mutex::new(cache),
+                sites: Mutex::new(HashMap::new()),
+                site_build: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The stores.
+    pub fn stores(&self) -> &Stores {
+        &self.inner.stores
+    }
+
+    /// The candidate index.
+    pub fn index(&self) -> &Arc<dyn CandidateIndex> {
+        &self.inner.index
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MatcherConfig {
+        &self.inner.config
+    }
+
+    /// The fingerprinter.
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.inner.fp
+    }
+
+    /// Fingerprint every section of a work, store the fingerprints and add them to the
+    /// section namespace of the index. Sections whose stored fingerprints have the
+    /// current parameter tag and the same canonical text are skipped.
+    pub async fn index_work(&self, work_id: i64) -> Result<IndexReport> {
+        let s = &self.inner.stores;
+        let sections = s.works.sections_of(work_id).await?;
+        if sections.is_empty() && s.works.get_work(work_id).await?.is_none() {
+            return Err(MatcherError::NotFound { what: "work", id: work_id });
+        }
+        let mut report = IndexReport { documents: sections.len(), ..Default::default() };
+        let mut fingerprints = Vec::new();
+        let mut keys = Vec::new();
+        for section in sections {
+            let stored = s.fingerprints.get_fingerprints(Subject::section(section.id)).await?;
+            let inner = self.inner.clone();
+            let id = section.id;
+            let fresh = tokio::task::spawn_blocking(move || -> Result<Option<Analysis>> {
+                if let Some(rec) = stored {
+                    if rec.params_tag == inner.fp.params_tag() {
+                        let canonical = canon::canonicalize_decoded(
+                            section.text.clone(),
+                            "UTF-8",
+                            InputFormat::Text,
+                            &inner.fp.params().canon,
+                        );
+                        if let Ok(c) = canonical {
+                            if hash_bytes(c.text().as_bytes()) == rec.fingerprints.content_hash {
+                                return Ok(None);
+                            }
+                        }
+                    }
+                }
+                inner.section_entry_from_text(id, section.work_id, &section.text).map(|e| Some(e.analysis.clone()))
+            })
+            .await??;
+            match fresh {
+                None => report.unchanged += 1,
+                Some(analysis) => {
+                    report.indexed += 1;
+                    keys.push((id as u64, analysis.fingerprints.index_keys()));
+                    fingerprints.push((Subject::section(id), analysis.fingerprints));
+                }
+            }
+        }
+        if !fingerprints.is_empty() {
+            s.fingerprints.put_fingerprints_many(&fingerprints).await?;
+            self.inner.index.add_batch(Namespace::Sections, &keys).await?;
+        }
+        tracing::debug!(work_id, indexed = report.indexed, unchanged = report.unchanged, "work indexed");
+        Ok(report)
+    }
+
+    /// Fingerprint a page, store its fingerprints and add it to the page namespace of the
+    /// index (for the reverse direction). Skipped when the stored fingerprints are current.
+    pub async fn index_page(&self, page_id: i64) -> Result<IndexReport> {
+        let s = &self.inner.stores;
+        let page = s.pages.get_page(page_id).await?.ok_or(MatcherError::NotFound { what: "page", id: page_id })?;
+        let stored = s.fingerprints.get_fingerprints(Subject::page(page_id)).await?;
+        let inner = self.inner.clone();
+        let analysis = tokio::task::spawn_blocking(move || inner.analyze_page(&page)).await??;
+        let current = stored.is_some_and(|r| {
+            r.params_tag == self.inner.fp.params_tag()
+                && r.fingerprints.content_hash == analysis.fingerprints.content_hash
+        });
+        if current {
+            return Ok(IndexReport { documents: 1, indexed: 0, unchanged: 1 });
+        }
+        self.store_page_fingerprints(page_id, &analysis).await?;
+        Ok(IndexReport { documents: 1, indexed: 1, unchanged: 0 })
+    }
+
+    async fn store_page_fingerprints(&self, page_id: i64, analysis: &Analysis) -> Result<()> {
+        self.inner.stores.fingerprints.put_fingerprints(Subject::page(page_id), &analysis.fingerprints).await?;
+        self.inner.index.add(Namespace::Pages, page_id as u64, &analysis.fingerprints.index_keys()).await?;
+        Ok(())
+    }
+
+    /// Match one page against the protected sections: look up candidates, verify each
+    /// with every measure, decide, and record the copies. A page that matches nothing
+    /// leaves no match record.
+    pub async fn match_page(&self, page_id: i64) -> Result<PageOutcome> {
+        let s = &self.inner.stores;
+        let page = s.pages.get_page(page_id).await?.ok_or(MatcherError::NotFound { what: "page", id: page_id })?;
+        let profile = self.site_profile(&page.site).await?;
+        let inner = self.inner.clone();
+        let prepared = tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await??;
+        if self.inner.config.index_pages {
+            self.store_page_fingerprints(page_id, &prepared.full).await?;
+        }
+        let mut outcome = PageOutcome { page_id, boilerplate_chars: prepared.boilerplate_chars, ..Default::default() };
+        let Some(view) = prepared.view() else { return Ok(outcome) };
+        let keys = view.fingerprints.index_keys();
+        let found = self.inner.index.lookup(Namespace::Sections, &keys, self.inner.config.candidate_limit).await?;
+        outcome.candidates = found.candidates.len();
+        let mut sections = Vec::new();
+        for c in self.good(&found.candidates) {
+            if let Some(entry) = self.section(c.doc as i64).await? {
+                sections.push((c.doc as i64, entry));
+            }
+        }
+        outcome.verified = sections.len();
+        if sections.is_empty() {
+            return Ok(outcome);
+        }
+        let inner = self.inner.clone();
+        let prepared = Arc::new(prepared);
+        let page_view = prepared.clone();
+        let verdicts = tokio::task::spawn_blocking(move || {
+            sections
+                .into_iter()
+                .filter_map(|(id, entry)| inner.verify(&entry, &page_view).map(|(c, k)| (id, entry.work_id, c, k)))
+                .collect::<Vec<_>>()
+        })
+        .await?;
+        for (section_id, work_id, comparison, kind) in verdicts {
+            outcome.matches.push(self.record(section_id, work_id, &prepared, comparison, kind).await?);
+        }
+        Ok(outcome)
+    }
+
+    /// Match a work (added or changed) against the pages already stored: index its
+    /// sections, look each up in the page namespace, verify and record.
+    pub async fn match_work(&self, work_id: i64) -> Result<WorkOutcome> {
+        self.index_work(work_id).await?;
+        let s = &self.inner.stores;
+        let sections = s.works.sections_of(work_id).await?;
+        let mut outcome = WorkOutcome { work_id, sections: sections.len(), ..Default::default() };
+        // Pages are prepared once even when several sections point at them.
+        let mut pages: HashMap<i64, Option<Arc<PreparedPage>>> = HashMap::new();
+        for section in sections {
+            let Some(entry) = self.section(section.id).await? else { continue };
+            let keys = entry.analysis.fingerprints.index_keys();
+            let found = self.inner.index.lookup(Namespace::Pages, &keys, self.inner.config.candidate_limit).await?;
+            for c in self.good(&found.candidates) {
+                let page_id = c.doc as i64;
+                if !pages.contains_key(&page_id) {
+                    let prepared = match s.pages.get_page(page_id).await? {
+                        Some(page) => {
+                            let profile = self.site_profile(&page.site).await?;
+                            let inner = self.inner.clone();
+                            match tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await? {
+                                Ok(p) => Some(Arc::new(p)),
+                                Err(e) => {
+                                    tracing::warn!(page_id, error = %e, "page skipped");
+                                    None
+                                }
+                            }
+                        }
+                        None => None,
+                    };
+                    pages.insert(page_id, prepared);
+                }
+                let Some(Some(prepared)) = pages.get(&page_id).cloned() else { continue };
+                outcome.verified += 1;
+                let inner = self.inner.clone();
+                let (e, p) = (entry.clone(), prepared.clone());
+                let verdict = tokio::task::spawn_blocking(move || inner.verify(&e, &p)).await?;
+                if let Some((comparison, kind)) = verdict {
+                    outcome.matches.push(self.record(section.id, work_id, &prepared, comparison, kind).await?);
+                }
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Forget cached analyses of these sections (call after a work changed in this process;
+    /// changed texts are also detected by hash on the next use).
+    pub fn forget_sections(&self, section_ids: &[i64]) {
+        let mut cache = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner());
+        section_ids.iter().for_each(|id| cache.remove(id));
+    }
+
+    /// The boilerplate profile of a site (measured on first use, then cached).
+    pub async fn site_profile(&self, site: &str) -> Result<Arc<SiteProfile>> {
+        let cfg = &self.inner.config.boilerplate;
+        if !cfg.enabled {
+            return Ok(Arc::new(SiteProfile::default()));
+        }
+        let ttl = Duration::from_secs(cfg.profile_ttl_seconds);
+        let cached = |inner: &Inner| {
+            let sites = inner.sites.lock().unwrap_or_else(|p| p.into_inner());
+            sites.get(site).filter(|p| p.built.is_some_and(|t| t.elapsed() < ttl)).cloned()
+        };
+        if let Some(p) = cached(&self.inner) {
+            return Ok(p);
+        }
+        let _building = self.inner.site_build.lock().await;
+        if let Some(p) = cached(&self.inner) {
+            return Ok(p);
+        }
+        let s = &self.inner.stores;
+        let refs = s.pages.list_pages(Some(site), 0, cfg.sample_pages.max(1)).await?;
+        let mut streams = Vec::with_capacity(refs.len());
+        if refs.len() >= cfg.min_pages as usize {
+            for r in refs {
+                if let Some(page) = s.pages.get_page(r.id).await? {
+                    let inner = self.inner.clone();
+                    if let Some(units) = tokio::task::spawn_blocking(move || inner.char_units(&page)).await? {
+                        streams.push(units);
+                    }
+                }
+            }
+        }
+        let inner = self.inner.clone();
+        let site_owned = site.to_owned();
+        let mut profile = tokio::task::spawn_blocking(move || {
+            SiteProfile::measure(&site_owned, &streams, inner.fp.params().winnow.chars_k, &inner.config.boilerplate)
+        })
+        .await?;
+        profile.built = Some(Instant::now());
+        tracing::debug!(
+            site,
+            pages = profile.pages_sampled,
+            kgrams = profile.kgrams.len(),
+            "site boilerplate measured"
+        );
+        let profile = Arc::new(profile);
+        self.inner.sites.lock().unwrap_or_else(|p| p.into_inner()).insert(site.to_owned(), profile.clone());
+        Ok(profile)
+    }
+
+    fn good<'a>(&self, candidates: &'a [Candidate]) -> impl Iterator<Item = &'a Candidate> + 'a {
+        let min = self.inner.config.min_candidate_hits;
+        candidates.iter().filter(move |c| c.total >= min)
+    }
+
+    /// The analysis of a section (cached; re-made when its text changed).
+    async fn section(&self, id: i64) -> Result<Option<Arc<SectionEntry>>> {
+        let Some(section) = self.inner.stores.works.get_section(id).await? else {
+            return Ok(None);
+        };
+        let text_hash = hash_bytes(section.text.as_bytes());
+        let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
+        if let Some(entry) = hit.filter(|e| e.text_hash == text_hash) {
+            return Ok(Some(entry));
+        }
+        let inner = self.inner.clone();
+        match tokio::task::spawn_blocking(move || inner.section_entry_from_text(id, section.work_id, &section.text))
+            .await?
+        {
+            Ok(entry) => Ok(Some(entry)),
+            Err(e) => {
+                tracing::warn!(section_id = id, error = %e, "section cannot be fingerprinted; skipped");
+                Ok(None)
+            }
+        }
+    }
+
+    async fn record(
+        &self,
+        section_id: i64,
+        work_id: i64,
+        page: &PreparedPage,
+        comparison: Comparison,
+        kind: MatchKind,
+    ) -> Result<MatchRecord> {
+        let top = comparison.evidence.iter().max_by_key(|e| e.chars);
+        let (evidence_section, evidence_page) = top.map(|e| (e.a_text.clone(), e.b_text.clone())).unwrap_or_default();
+        let score = comparison.verdict.score;
+        let m = NewMatch { section_id, page_id: page.page_id, comparison, seen_at: Timestamp::now() };
+        let up = self.inner.stores.matches.upsert_match(&m).await?;
+        tracing::debug!(section_id, page_id = page.page_id, kind = kind.as_str(), score, outcome = ?up.outcome, "match");
+        Ok(MatchRecord {
+            match_id: up.id,
+            section_id,
+            work_id,
+            page_id: page.page_id,
+            url: page.url.clone(),
+            site: page.site.clone(),
+            kind,
+            score,
+            outcome: up.outcome,
+            evidence_section,
+            evidence_page,
+        })
+    }
+}
+
+impl Inner {
+    fn section_entry_from_text(&self, id: i64, work_id: i64, text: &str) -> Result<Arc<SectionEntry>> {
+        let analysis = self
+            .fp
+            .analyze_text(text, InputFormat::Text)
+            .map_err(|source| MatcherError::Text { what: format!("section {id}"), source })?;
+        let entry = Arc::new(SectionEntry { work_id, text_hash: hash_bytes(text.as_bytes()), analysis });
+        self.sections.lock().unwrap_or_else(|p| p.into_inner()).insert(id, entry.clone());
+        Ok(entry)
+    }
+
+    /// Analyse a page from its original: the raw body decoded with its charset when
+    /// there is one, else the stored text.
+    fn analyze_page(&self, page: &Page) -> Result<Analysis> {
+        let what = || format!("page {}", page.id);
+        if page.body.is_empty() {
+            self.fp.analyze_text(&page.text, InputFormat::Text)
+        } else {
+            self.fp.analyze_bytes(&page.body, InputFormat::Auto, page.charset.as_deref())
+        }
+        .map_err(|source| MatcherError::Text { what: what(), source })
+    }
+
+    /// The normalised character stream of a page (for boilerplate profiles); `None` when
+    /// it has no text.
+    fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
+        let canonical = if page.body.is_empty() {
+            canon::canonicalize_decoded(page.text.clone(), "UTF-8", InputFormat::Text, &self.fp.params().canon)
+        } else {
+            canon::canonicalize_with_hint(
+                &page.body,
+                InputFormat::Auto,
+                page.charset.as_deref(),
+                &self.fp.params().canon,
+            )
+        };
+        let c = canonical.ok()?;
+        Some(c.text().chars().filter(|c| c.is_alphanumeric()).map(|c| c as u32).collect())
+    }
+
+    fn prepare_page(&self, page: Page, profile: &SiteProfile) -> Result<PreparedPage> {
+        let full = self.analyze_page(&page)?;
+        let original = full.canonical.original().to_owned();
+        let (masked, boilerplate_chars) = match blank_boilerplate(&full, profile, self.fp.params().winnow.chars_k) {
+            None => (None, 0),
+            // Nothing left but boilerplate (`NoText`): the page matches nothing.
+            Some((blanked, n)) => (Some(self.fp.analyze_text(&blanked, full.canonical.format()).ok()), n),
+        };
+        Ok(PreparedPage { page_id: page.id, url: page.url, site: page.site, original, full, masked, boilerplate_chars })
+    }
+
+    /// Compare section A with page B; the kind when it is a copy. Page-side quotes come
+    /// from the page's true original (the blanked copy has the same character offsets).
+    fn verify(&self, section: &SectionEntry, page: &PreparedPage) -> Option<(Comparison, MatchKind)> {
+        let t = &self.config.thresholds;
+        let mut c = compare(&section.analysis, page.view()?, self.fp.params(), t);
+        let kind = MatchKind::of(&c, t)?;
+        if page.masked.is_some() {
+            for e in &mut c.evidence {
+                e.b_text = slice_chars(&page.original, e.b_start, e.b_end).to_owned();
+            }
+        }
+        Some((c, kind))
+    }
+}

@@ -1,0 +1,511 @@
+//! The matching task: persisted, checkpointed, resumable.
+//!
+//! `zhiwen match` and the scheduler only *enqueue* a task ([`enqueue`]); one worker loop
+//! ([`run_next_task`]) executes tasks one at a time: it first resumes a task left
+//! `running` by a dead worker (from its checkpoint), else claims the oldest queued one.
+//! A task first indexes the works changed in its scope (and matches changed works
+//! against stored pages: the reverse direction), then matches the pages in scope in
+//! ascending id order, in batches, writing progress and a checkpoint (last page id
+//! done) after each batch. Match upserts are idempotent by (section, page), so the pages
+//! of a batch interrupted by a crash are simply matched again: a resumed task ends with
+//! exactly the matches of an uninterrupted one.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use zhiwen_store::{NewTask, Outcome, Progress, Task, TaskState, Timestamp};
+
+use crate::webhook::Webhook;
+use crate::{MatchRecord, Matcher, MatcherError, Result};
+
+/// Kind of the matching tasks in the task store.
+pub const TASK_KIND: &str = "match";
+
+/// Environment variable: abort the process (as `kill -9` would) after this many pages
+/// were matched in this process. For crash tests of the real binary only.
+pub const ABORT_ENV: &str = "ZHIWEN_MATCH_ABORT_AFTER_PAGES";
+
+/// Which pages a task matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "scope", content = "since")]
+pub enum Scope {
+    /// Pages fetched (new or changed) since the start of the last successful matching
+    /// task; everything when there was none.
+    NewSinceLastRun,
+    /// Every page.
+    All,
+    /// Pages fetched at or after this time.
+    Since(Timestamp),
+}
+
+/// A matching task to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    /// Which pages.
+    pub scope: Scope,
+    /// Idempotency key; `None` for a manual run (a fresh key). The scheduler uses one key
+    /// per scheduled slot, so a slot never runs twice.
+    pub key: Option<String>,
+}
+
+impl TaskSpec {
+    /// A manual run of `scope`.
+    pub fn new(scope: Scope) -> Self {
+        TaskSpec { scope, key: None }
+    }
+}
+
+/// Persisted parameters: the scope resolved at enqueue time, so a resumed task matches
+/// exactly the pages the interrupted one would have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskParams {
+    /// The scope asked for.
+    pub scope: Scope,
+    /// Pages (and works) changed at or after this time; `None`: all.
+    pub since: Option<Timestamp>,
+}
+
+/// Where a task is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Works with id up to this one are done.
+    pub last_work_id: i64,
+    /// The works phase is over.
+    pub works_done: bool,
+    /// Pages with id up to this one are done.
+    pub last_page_id: i64,
+}
+
+/// Progress as reported to a [`ProgressSink`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskProgress {
+    /// The task.
+    pub task_id: i64,
+    /// Items (works and pages) done, including those of earlier runs of this task.
+    pub done: u64,
+    /// Items in scope.
+    pub total: u64,
+    /// Pages that could not be matched (no text, undecodable).
+    pub failed: u64,
+    /// Matches recorded by this run.
+    pub matches: u64,
+}
+
+/// Receives progress (the CLI draws a progress bar with it).
+pub trait ProgressSink: Send + Sync {
+    /// Called after every page and work.
+    fn update(&self, _progress: &TaskProgress) {}
+}
+
+/// A sink that ignores progress.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl ProgressSink for NoProgress {}
+
+/// How a run may be stopped.
+#[derive(Debug, Clone, Default)]
+pub struct TaskControl {
+    /// Set to stop at the next page; the task stays `running` with its checkpoint and
+    /// is resumed by the next run (a shutdown, or a test's simulated crash).
+    pub cancel: Arc<AtomicBool>,
+    /// Stop (as `cancel`) after this many pages matched by this run.
+    pub stop_after_pages: Option<u64>,
+    /// Abort the process after this many pages (see [`ABORT_ENV`]).
+    pub abort_after_pages: Option<u64>,
+}
+
+impl TaskControl {
+    /// No limits, abort point from [`ABORT_ENV`] when set.
+    pub fn from_env() -> Self {
+        let abort_after_pages = std::env::var(ABORT_ENV).ok().and_then(|v| v.trim().parse().ok());
+        TaskControl { abort_after_pages, ..Default::default() }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSummary {
+    /// The task.
+    pub task_id: i64,
+    /// Its key.
+    pub key: String,
+    /// Its state at the end.
+    pub state: TaskState,
+    /// This run resumed a task interrupted earlier.
+    pub resumed: bool,
+    /// Works indexed by this run.
+    pub works: u64,
+    /// Pages matched by this run.
+    pub pages: u64,
+    /// Pages that failed (no text, undecodable) in this run.
+    pub pages_failed: u64,
+    /// Matches first recorded by this run.
+    pub matches_new: u64,
+    /// Matches whose scores changed.
+    pub matches_updated: u64,
+    /// Matches found again unchanged.
+    pub matches_unchanged: u64,
+    /// Wall time of this run in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+impl TaskSummary {
+    fn of(task: &Task, resumed: bool) -> Self {
+        TaskSummary {
+            task_id: task.id,
+            key: task.key.clone(),
+            state: task.state,
+            resumed,
+            works: 0,
+            pages: 0,
+            pages_failed: 0,
+            matches_new: 0,
+            matches_updated: 0,
+            matches_unchanged: 0,
+            elapsed_ms: 0,
+        }
+    }
+
+    fn count(&mut self, records: &[MatchRecord]) {
+        for r in records {
+            match r.outcome {
+                Outcome::Inserted => self.matches_new += 1,
+                Outcome::Updated => self.matches_updated += 1,
+                Outcome::Unchanged => self.matches_unchanged += 1,
+            }
+        }
+    }
+}
+
+/// Tasks being executed by this process (a `running` task of this process that is not
+/// in here was left by an interrupted run and may be resumed).
+static ACTIVE: Mutex<Option<HashSet<i64>>> = Mutex::new(None);
+
+fn set_active(id: i64, on: bool) {
+    let mut active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let set = active.get_or_insert_with(HashSet::new);
+    if on {
+        set.insert(id);
+    } else {
+        set.remove(&id);
+    }
+}
+
+fn is_active_here(id: i64) -> bool {
+    ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|s| s.contains(&id))
+}
+
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_owned()))
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// This process's worker name: `host/pid/nonce`.
+pub fn worker_name() -> String {
+    let nonce = Timestamp::now().0 % 1_000_000;
+    format!("{}/{}/{nonce}", host_name(), std::process::id())
+}
+
+/// Has the worker of a `running` task gone away (so the task may be resumed)?
+pub fn is_abandoned(task: &Task, lease_seconds: u64, now: Timestamp) -> bool {
+    let stale = now.0.saturating_sub(task.updated_at.0) > (lease_seconds as i64).saturating_mul(1000);
+    let Some(worker) = task.worker.as_deref() else { return true };
+    let mut parts = worker.split('/');
+    let (host, pid) = (parts.next().unwrap_or(""), parts.next().and_then(|p| p.parse::<u32>().ok()));
+    match pid {
+        Some(pid) if host == host_name() => {
+            if pid == std::process::id() {
+                !is_active_here(task.id)
+            } else if std::path::Path::new("/proc/self").exists() {
+                // Same host: a dead process is seen at once; a reused pid falls back to the lease.
+                !std::path::Path::new(&format!("/proc/{pid}")).exists() || stale
+            } else {
+                stale
+            }
+        }
+        _ => stale,
+    }
+}
+
+/// Resolve the scope and enqueue a task (idempotent by key).
+pub async fn enqueue(matcher: &Matcher, spec: &TaskSpec) -> Result<Task> {
+    let tasks = &matcher.stores().tasks;
+    let key = match &spec.key {
+        Some(k) => {
+            if let Some(t) = tasks.find_task(k).await? {
+                return Ok(t);
+            }
+            k.clone()
+        }
+        None => format!("match:manual:{}", Timestamp::now().0),
+    };
+    let since = match spec.scope {
+        Scope::All => None,
+        Scope::Since(t) => Some(t),
+        Scope::NewSinceLastRun => last_success(matcher).await?,
+    };
+    let params = serde_json::to_value(TaskParams { scope: spec.scope, since })
+        .map_err(|e| MatcherError::Internal(format!("task parameters: {e}")))?;
+    let (task, _) = tasks.create_task(&NewTask { key, kind: TASK_KIND.into(), params }).await?;
+    Ok(task)
+}
+
+/// Start time of the latest successful matching task.
+pub async fn last_success(matcher: &Matcher) -> Result<Option<Timestamp>> {
+    let tasks = &matcher.stores().tasks;
+    let (mut after, mut best) = (0, None::<Timestamp>);
+    loop {
+        let page = tasks.list_tasks(Some(TaskState::Succeeded), after, 500).await?;
+        let Some(last) = page.last() else { break };
+        after = last.id;
+        for t in page.iter().filter(|t| t.kind == TASK_KIND) {
+            let started = t.started_at.unwrap_or(t.created_at);
+            best = Some(best.map_or(started, |b| b.max(started)));
+        }
+    }
+    Ok(best)
+}
+
+/// Enqueue `spec` and run the worker loop until that task is over; older queued tasks
+/// and an interrupted task are run first. Returns the summary of `spec`'s task.
+pub async fn run_match_task(
+    matcher: &Matcher,
+    spec: TaskSpec,
+    control: &TaskControl,
+    progress: &dyn ProgressSink,
+) -> Result<TaskSummary> {
+    let wanted = enqueue(matcher, &spec).await?;
+    if wanted.state.is_terminal() {
+        return Ok(TaskSummary::of(&wanted, false));
+    }
+    let worker = worker_name();
+    loop {
+        match run_next_task(matcher, &worker, control, progress).await? {
+            Some(summary) if summary.task_id == wanted.id => return Ok(summary),
+            Some(_) => continue,
+            None => {
+                let t = matcher.stores().tasks.get_task(wanted.id).await?;
+                let t = t.ok_or(MatcherError::NotFound { what: "task", id: wanted.id })?;
+                return Ok(TaskSummary::of(&t, false));
+            }
+        }
+    }
+}
+
+/// One step of the worker loop: resume an abandoned `running` matching task, else claim
+/// the oldest queued one, and execute it. `Ok(None)`: nothing to do.
+/// [`MatcherError::AlreadyRunning`] when a live worker is running one.
+pub async fn run_next_task(
+    matcher: &Matcher,
+    worker: &str,
+    control: &TaskControl,
+    progress: &dyn ProgressSink,
+) -> Result<Option<TaskSummary>> {
+    let tasks = &matcher.stores().tasks;
+    let now = Timestamp::now();
+    let mut after = 0;
+    loop {
+        let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
+        let Some(last) = running.last() else { break };
+        after = last.id;
+        for t in running.into_iter().filter(|t| t.kind == TASK_KIND) {
+            if is_abandoned(&t, matcher.config().lease_seconds, now) {
+                tracing::info!(task_id = t.id, key = %t.key, worker = ?t.worker, "resuming an interrupted matching task");
+                return execute(matcher, t, true, control, progress).await.map(Some);
+            }
+            return Err(MatcherError::AlreadyRunning { task_id: t.id, worker: t.worker.unwrap_or_default() });
+        }
+    }
+    match tasks.claim_task(Some(TASK_KIND), worker).await? {
+        Some(t) => execute(matcher, t, false, control, progress).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+struct ActiveGuard(i64);
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        set_active(self.0, false);
+    }
+}
+
+async fn execute(
+    matcher: &Matcher,
+    task: Task,
+    resumed: bool,
+    control: &TaskControl,
+    sink: &dyn ProgressSink,
+) -> Result<TaskSummary> {
+    set_active(task.id, true);
+    let _guard = ActiveGuard(task.id);
+    let started = Instant::now();
+    let mut summary = TaskSummary::of(&task, resumed);
+    let result = execute_inner(matcher, &task, control, sink, &mut summary).await;
+    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    let tasks = &matcher.stores().tasks;
+    match result {
+        Ok(()) => {
+            summary.state = tasks.finish_task(task.id).await?.state;
+            tracing::info!(task_id = task.id, pages = summary.pages, new = summary.matches_new, "matching task done");
+            Ok(summary)
+        }
+        Err(MatcherError::Interrupted { task_id }) => Err(MatcherError::Interrupted { task_id }),
+        Err(e) if e.is_retryable() => {
+            // Left running: the next run resumes it from the checkpoint.
+            tracing::warn!(task_id = task.id, error = %e, "matching task interrupted by a transient failure");
+            Err(e)
+        }
+        Err(e) => {
+            tasks.fail_task(task.id, &e.to_string()).await?;
+            Err(e)
+        }
+    }
+}
+
+async fn execute_inner(
+    matcher: &Matcher,
+    task: &Task,
+    control: &TaskControl,
+    sink: &dyn ProgressSink,
+    summary: &mut TaskSummary,
+) -> Result<()> {
+    let params: TaskParams = serde_json::from_value(task.params.clone())
+        .map_err(|e| MatcherError::BadTask { task_id: task.id, reason: e.to_string() })?;
+    let mut cp: Checkpoint = match &task.checkpoint {
+        Some(v) => serde_json::from_value(v.clone())
+            .map_err(|e| MatcherError::BadTask { task_id: task.id, reason: format!("checkpoint: {e}") })?,
+        None => Checkpoint::default(),
+    };
+    let s = matcher.stores();
+    let in_scope = |t: Timestamp| params.since.is_none_or(|since| t >= since);
+    let webhook = Webhook::from_config(&matcher.config().webhook)?;
+
+    // Totals for the progress bar: works and pages in scope (page refs carry no bodies).
+    let total_works = s.works.count_works().await?;
+    let mut total_pages = 0u64;
+    let mut after = 0;
+    loop {
+        let refs = s.pages.list_pages(None, after, 1000).await?;
+        let Some(last) = refs.last() else { break };
+        after = last.id;
+        total_pages += refs.iter().filter(|r| in_scope(r.last_fetched_at)).count() as u64;
+    }
+    let mut progress = task.progress;
+    progress.total = total_works + total_pages;
+    let mut report =
+        TaskProgress { task_id: task.id, done: progress.done, total: progress.total, ..Default::default() };
+    let mut pages_this_run = 0u64;
+
+    // Works changed in scope: index them; match them against stored pages (reverse
+    // direction) unless every page is matched below anyway.
+    while !cp.works_done {
+        let works = s.works.list_works(None, cp.last_work_id, 50).await?;
+        let Some(last) = works.last() else {
+            cp.works_done = true;
+            break;
+        };
+        for w in &works {
+            check_stop(control, task.id, pages_this_run)?;
+            let changed = match params.since {
+                None => true,
+                Some(since) => s.works.get_work(w.id).await?.is_some_and(|work| work.updated_at >= since),
+            };
+            if changed {
+                matcher.index_work(w.id).await?;
+                if params.since.is_some() {
+                    let out = matcher.match_work(w.id).await?;
+                    summary.count(&out.matches);
+                    notify(&webhook, matcher, &out.matches).await;
+                }
+                summary.works += 1;
+            }
+            progress.done += 1;
+            report.done = progress.done;
+            sink.update(&report);
+        }
+        cp.last_work_id = last.id;
+        save(matcher, task.id, progress, &cp).await?;
+    }
+
+    // Pages in scope, ascending id, one checkpoint per batch.
+    let batch = matcher.config().batch_size.max(1) as u32;
+    let concurrency = matcher.config().concurrency.max(1);
+    loop {
+        let refs = s.pages.list_pages(None, cp.last_page_id, batch).await?;
+        let Some(last) = refs.last() else { break };
+        let ids: Vec<i64> = refs.iter().filter(|r| in_scope(r.last_fetched_at)).map(|r| r.id).collect();
+        let mut results = futures::stream::iter(ids.into_iter().map(|id| {
+            let m = matcher.clone();
+            async move { (id, m.match_page(id).await) }
+        }))
+        .buffer_unordered(concurrency);
+        let mut new_records = Vec::new();
+        while let Some((page_id, r)) = results.next().await {
+            match r {
+                Ok(out) => {
+                    summary.count(&out.matches);
+                    report.matches += out.matches.len() as u64;
+                    new_records.extend(out.matches);
+                }
+                Err(e @ (MatcherError::Text { .. } | MatcherError::NotFound { .. })) => {
+                    tracing::debug!(page_id, error = %e, "page not matched");
+                    progress.failed += 1;
+                    summary.pages_failed += 1;
+                }
+                Err(e) => return Err(e),
+            }
+            summary.pages += 1;
+            pages_this_run += 1;
+            progress.done += 1;
+            report.done = progress.done;
+            report.failed = progress.failed;
+            sink.update(&report);
+            if control.abort_after_pages.is_some_and(|n| pages_this_run >= n) {
+                tracing::error!(task_id = task.id, pages = pages_this_run, "{ABORT_ENV} reached: aborting the process");
+                std::process::abort();
+            }
+            check_stop(control, task.id, pages_this_run)?;
+        }
+        drop(results);
+        notify(&webhook, matcher, &new_records).await;
+        cp.last_page_id = last.id;
+        save(matcher, task.id, progress, &cp).await?;
+    }
+    Ok(())
+}
+
+fn check_stop(control: &TaskControl, task_id: i64, pages: u64) -> Result<()> {
+    if control.cancel.load(Ordering::SeqCst) || control.stop_after_pages.is_some_and(|n| pages >= n) {
+        return Err(MatcherError::Interrupted { task_id });
+    }
+    Ok(())
+}
+
+async fn save(matcher: &Matcher, id: i64, progress: Progress, cp: &Checkpoint) -> Result<()> {
+    let value = serde_json::to_value(cp).map_err(|e| MatcherError::Internal(format!("checkpoint: {e}")))?;
+    matcher.stores().tasks.update_progress(id, progress, Some(&value)).await?;
+    Ok(())
+}
+
+async fn notify(webhook: &Option<Webhook>, matcher: &Matcher, records: &[MatchRecord]) {
+    let Some(hook) = webhook else { return };
+    let min = matcher.config().webhook.min_score;
+    let fresh: Vec<&MatchRecord> =
+        records.iter().filter(|r| r.outcome == Outcome::Inserted && r.score >= min).collect();
+    if fresh.is_empty() {
+        return;
+    }
+    if let Err(e) = hook.send(&fresh).await {
+        tracing::error!(error = %e, matches = fresh.len(), "webhook delivery failed; the matches are stored");
+    }
+}

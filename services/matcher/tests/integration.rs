@@ -1,0 +1,360 @@
+//! Integration tests of the matcher on the embedded store and the embedded index, with
+//! public-domain texts only (the bundled samples and the classics of the shared corpus).
+//! One binary, one module per subject.
+
+mod support {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use zhiwen_core::{Fingerprinter, Params};
+    use zhiwen_index::{EmbeddedIndex, IndexConfig};
+    use zhiwen_matcher::{Matcher, MatcherConfig};
+    use zhiwen_store::{NewPage, NewSection, NewWork, PageSource, StoreConfig, Stores, Timestamp};
+
+    pub struct Env {
+        pub _dir: tempfile::TempDir,
+        pub stores: Stores,
+        pub matcher: Matcher,
+    }
+
+    pub async fn env(config: MatcherConfig) -> Env {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path().join("store"))).await.expect("store");
+        let index =
+            Arc::new(EmbeddedIndex::open(dir.path().join("index.sqlite"), IndexConfig::default()).expect("index"));
+        let fp = Fingerprinter::new(Params::default()).expect("fingerprinter");
+        let matcher = Matcher::new(stores.clone(), index, fp, config);
+        Env { _dir: dir, stores, matcher }
+    }
+
+    pub fn repo() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    pub fn sample(name: &str) -> Vec<u8> {
+        std::fs::read(repo().join("samples").join(name)).expect("bundled sample")
+    }
+
+    /// Chapters of the public-domain classics, by id (`novel-sanguo-001` ...).
+    pub fn classics() -> Option<std::collections::HashMap<String, (String, String)>> {
+        let dir =
+            std::env::var_os("ZHIWEN_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"));
+        let text = std::fs::read_to_string(dir.join("novels_classics.jsonl")).ok()?;
+        let mut out = std::collections::HashMap::new();
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).ok()?;
+            out.insert(v["id"].as_str()?.to_owned(), (v["title"].as_str()?.to_owned(), v["text"].as_str()?.to_owned()));
+        }
+        Some(out)
+    }
+
+    pub fn chars(s: &str, start: usize, len: usize) -> String {
+        s.chars().skip(start).take(len).collect()
+    }
+
+    pub fn work(external_id: &str, title: &str, sections: &[(&str, &str)]) -> NewWork {
+        let mut text = String::new();
+        let mut secs = Vec::new();
+        for (i, (t, body)) in sections.iter().enumerate() {
+            let start = text.chars().count() as u64;
+            text.push_str(body);
+            let end = text.chars().count() as u64;
+            secs.push(NewSection {
+                ordinal: i as u32,
+                title: (*t).to_owned(),
+                text: (*body).to_owned(),
+                char_start: start,
+                char_end: end,
+            });
+        }
+        NewWork {
+            owner: "demo-press".into(),
+            external_id: external_id.into(),
+            title: title.into(),
+            author: "佚名".into(),
+            source_file: None,
+            charset: None,
+            text,
+            sections: secs,
+        }
+    }
+
+    pub fn text_page(url: &str, text: &str) -> NewPage {
+        NewPage {
+            url: url.into(),
+            fetched_at: Timestamp(1_700_000_000_000),
+            http_status: Some(200),
+            charset: None,
+            body: Vec::new(),
+            text: text.into(),
+            source: PageSource::Import("test".into()),
+        }
+    }
+
+    pub fn html_page(url: &str, body: Vec<u8>) -> NewPage {
+        NewPage {
+            url: url.into(),
+            fetched_at: Timestamp(1_700_000_000_000),
+            http_status: Some(200),
+            charset: None,
+            body,
+            text: String::new(),
+            source: PageSource::Crawl,
+        }
+    }
+
+    /// Every match as comparable values: (section, page, kind, score, top evidence).
+    pub async fn all_matches(stores: &Stores) -> Vec<(i64, i64, String, u64, usize)> {
+        let mut out = Vec::new();
+        let mut after = 0;
+        loop {
+            let page = stores.matches.list_matches(&Default::default(), after, 200).await.expect("list matches");
+            let Some(last) = page.last() else { break };
+            after = last.id;
+            for m in page {
+                out.push((m.section_id, m.page_id, m.kind.clone(), m.score.to_bits(), m.comparison.evidence.len()));
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+mod matching {
+    use zhiwen_matcher::{MatchKind, MatcherConfig};
+    use zhiwen_store::Outcome;
+
+    use crate::support::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pirate_page_is_matched_to_the_right_chapter_and_innocent_pages_leave_nothing() {
+        let e = env(MatcherConfig::default()).await;
+        let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+        let classics = classics();
+        let ch3 =
+            classics.as_ref().map(|c| c["novel-hongloumeng-003"].1.clone()).unwrap_or_else(|| "第三回".repeat(40));
+        let w = e
+            .stores
+            .works
+            .upsert_work(&work("HLM", "红楼梦", &[("第一回", &ch1), ("第三回", &ch3)]))
+            .await
+            .expect("work");
+        let report = e.matcher.index_work(w.id).await.expect("index work");
+        assert_eq!(report.indexed, 2);
+        // Indexing again skips unchanged sections.
+        assert_eq!(e.matcher.index_work(w.id).await.expect("reindex").unchanged, 2);
+
+        let pirate = sample("pirate-copy-big5.html");
+        let p1 =
+            e.stores.pages.upsert_page(&html_page("http://pirate.example/hlm/1.html", pirate.clone())).await.unwrap();
+        let p2 = e
+            .stores
+            .pages
+            .upsert_page(&html_page("http://other.example/hlm/2.html", sample("other-chapter-gbk.html")))
+            .await
+            .unwrap();
+        let out = e.matcher.match_page(p1.id).await.expect("match pirate");
+        assert_eq!(out.matches.len(), 1, "{out:?}");
+        let m = &out.matches[0];
+        assert_eq!(m.section_id, w.sections[0].1, "matched to chapter 1");
+        // The pirate page holds the first part of chapter 1 (with ads, navigation and
+        // homophone substitutions): the page is inside the section.
+        assert_eq!(m.kind, MatchKind::Excerpt);
+        assert!(m.score >= 0.5);
+        // Evidence quotes both originals: the section as stored, the page as decoded (Big5, traditional).
+        assert!(ch1.contains(&m.evidence_section), "section quote is original text");
+        let decoded = zhiwen_core::canon::decode(&pirate, None).expect("decode").text;
+        assert!(decoded.contains(&m.evidence_page), "page quote is original text");
+        assert!(m.evidence_page.chars().count() >= 50);
+        let stored = e.stores.matches.get_match(m.match_id).await.unwrap().expect("stored");
+        assert!(!stored.comparison.evidence.is_empty());
+        assert!(stored.comparison.evidence.iter().all(|ev| decoded.contains(&ev.b_text) && ch1.contains(&ev.a_text)));
+
+        // The other chapter (not registered) leaves no match record.
+        let out2 = e.matcher.match_page(p2.id).await.expect("match other");
+        assert!(out2.matches.is_empty(), "{out2:?}");
+        assert_eq!(all_matches(&e.stores).await.len(), 1);
+
+        // Idempotent: matching again changes nothing.
+        let before = all_matches(&e.stores).await;
+        let again = e.matcher.match_page(p1.id).await.expect("again");
+        assert_eq!(again.matches[0].outcome, Outcome::Unchanged);
+        e.matcher.match_page(p2.id).await.expect("again other");
+        assert_eq!(all_matches(&e.stores).await, before);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn excerpt_and_embedded_kinds_and_the_reverse_direction() {
+        let Some(c) = classics() else {
+            eprintln!("skipping: shared corpus not found");
+            return;
+        };
+        let e = env(MatcherConfig::default()).await;
+        let sg1 = &c["novel-sanguo-001"].1;
+        let sg2 = &c["novel-sanguo-002"].1;
+        let xy1 = &c["novel-xiyouji-001"].1;
+        let xy2 = &c["novel-xiyouji-002"].1;
+        // Pages stored BEFORE the work exists.
+        let excerpt = format!("{}{}{}", chars(xy1, 0, 2500), chars(sg1, 1000, 700), chars(xy2, 0, 2500));
+        let embedded = format!("{}{}{}", chars(xy2, 0, 3000), sg2, chars(xy1, 3000, 3000));
+        let innocent = c["novel-shuihu-010"].1.clone();
+        let mut ids = Vec::new();
+        for (url, text) in [
+            ("http://blog.example/a", excerpt.as_str()),
+            ("http://mirror.example/b", embedded.as_str()),
+            ("http://shuihu.example/c", innocent.as_str()),
+        ] {
+            let p = e.stores.pages.upsert_page(&text_page(url, text)).await.unwrap();
+            assert_eq!(e.matcher.index_page(p.id).await.unwrap().indexed, 1);
+            ids.push(p.id);
+        }
+        let w = e.stores.works.upsert_work(&work("SG", "三国演义", &[("第一回", sg1), ("第二回", sg2)])).await.unwrap();
+        let out = e.matcher.match_work(w.id).await.expect("reverse");
+        let mut found: Vec<(i64, i64, MatchKind)> =
+            out.matches.iter().map(|m| (m.section_id, m.page_id, m.kind)).collect();
+        found.sort();
+        assert_eq!(
+            found,
+            vec![(w.sections[0].1, ids[0], MatchKind::Excerpt), (w.sections[1].1, ids[1], MatchKind::Embedded)],
+            "{out:?}"
+        );
+        // The forward direction agrees pair by pair.
+        let before = all_matches(&e.stores).await;
+        for id in &ids {
+            e.matcher.match_page(*id).await.expect("forward");
+        }
+        assert_eq!(all_matches(&e.stores).await, before);
+    }
+}
+
+mod boilerplate {
+    use zhiwen_matcher::{BoilerplateConfig, MatcherConfig};
+
+    use crate::support::*;
+
+    /// 50 stories on one site share a 400-character header; one story is registered as a
+    /// work. Without suppression the header alone makes false matches; with it, only the
+    /// registered story's own page matches.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_prefix_shared_by_every_story_creates_no_match() {
+        let Some(c) = classics() else {
+            eprintln!("skipping: shared corpus not found");
+            return;
+        };
+        let header = chars(&c["novel-shuihu-020"].1, 200, 400);
+        let stories: Vec<String> =
+            (0..50).map(|i| chars(&c[&format!("novel-xiyouji-{:03}", i + 10)].1, 500, 250)).collect();
+        let mut false_matches = Vec::new();
+        for enabled in [false, true] {
+            let config = MatcherConfig {
+                boilerplate: BoilerplateConfig { enabled, ..Default::default() },
+                ..Default::default()
+            };
+            let e = env(config).await;
+            let registered = format!("{header}\n{}", stories[0]);
+            let w = e.stores.works.upsert_work(&work("NEWS-0", "新闻一则", &[("", &registered)])).await.unwrap();
+            e.matcher.index_work(w.id).await.unwrap();
+            let mut pages = Vec::new();
+            for (i, s) in stories.iter().enumerate() {
+                let p = e
+                    .stores
+                    .pages
+                    .upsert_page(&text_page(&format!("http://news.example/story/{i}"), &format!("{header}\n{s}")))
+                    .await
+                    .unwrap();
+                pages.push(p.id);
+            }
+            let mut matched = Vec::new();
+            for (i, id) in pages.iter().enumerate() {
+                if !e.matcher.match_page(*id).await.unwrap().matches.is_empty() {
+                    matched.push(i);
+                }
+            }
+            if enabled {
+                assert_eq!(matched, vec![0], "only the registered story's own page matches");
+            } else {
+                false_matches = matched;
+            }
+        }
+        assert!(false_matches.len() > 1, "without suppression the header makes false matches: {false_matches:?}");
+    }
+}
+
+mod tasks {
+    use std::sync::Arc;
+
+    use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
+    use zhiwen_matcher::{MatcherConfig, MatcherError};
+    use zhiwen_store::TaskState;
+
+    use crate::support::*;
+
+    async fn populate(e: &Env, c: &std::collections::HashMap<String, (String, String)>) {
+        let sections: Vec<(String, String)> =
+            (1..=4).map(|i| (format!("第{i}回"), c[&format!("novel-shuihu-{i:03}")].1.clone())).collect();
+        let refs: Vec<(&str, &str)> = sections.iter().map(|(t, s)| (t.as_str(), s.as_str())).collect();
+        e.stores.works.upsert_work(&work("SH", "水浒传", &refs)).await.unwrap();
+        for i in 0..20 {
+            let text = if i % 3 == 0 {
+                // A copy: an excerpt of one registered chapter inside other text.
+                let src = &c[&format!("novel-shuihu-{:03}", i % 4 + 1)].1;
+                format!("{}{}", chars(&c[&format!("novel-xiyouji-{:03}", i + 30)].1, 0, 1500), chars(src, 500, 1200))
+            } else {
+                chars(&c[&format!("novel-xiyouji-{:03}", i + 30)].1, 0, 2500)
+            };
+            e.stores.pages.upsert_page(&text_page(&format!("http://s{}.example/{i}", i % 3), &text)).await.unwrap();
+        }
+    }
+
+    fn config() -> MatcherConfig {
+        MatcherConfig { batch_size: 4, concurrency: 2, ..Default::default() }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn resumed_after_interruptions_ends_with_the_matches_of_an_uninterrupted_run() {
+        let Some(c) = classics() else {
+            eprintln!("skipping: shared corpus not found");
+            return;
+        };
+        let whole = env(config()).await;
+        populate(&whole, &c).await;
+        let s = run_match_task(&whole.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
+            .await
+            .expect("uninterrupted");
+        assert_eq!(s.state, TaskState::Succeeded);
+        assert_eq!(s.pages, 20);
+        let expected = all_matches(&whole.stores).await;
+        assert!(expected.len() >= 5, "copies found: {expected:?}");
+
+        let broken = env(config()).await;
+        populate(&broken, &c).await;
+        for stop in [3u64, 6, 1] {
+            let control = TaskControl { stop_after_pages: Some(stop), ..Default::default() };
+            match run_match_task(&broken.matcher, TaskSpec::new(Scope::All), &control, &NoProgress).await {
+                Err(MatcherError::Interrupted { .. }) => {}
+                other => panic!("expected an interruption, got {other:?}"),
+            }
+        }
+        let s = run_match_task(&broken.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
+            .await
+            .expect("resumed");
+        assert_eq!(s.state, TaskState::Succeeded);
+        assert_eq!(all_matches(&broken.stores).await, expected);
+        // Every task ended; nothing is left running.
+        let running = broken.stores.tasks.list_tasks(Some(TaskState::Running), 0, 10).await.unwrap();
+        assert!(running.is_empty(), "{running:?}");
+
+        // A second run "new since the last run" finds no new pages and changes nothing.
+        let s = run_match_task(
+            &broken.matcher,
+            TaskSpec::new(Scope::NewSinceLastRun),
+            &TaskControl::default(),
+            &NoProgress,
+        )
+        .await
+        .expect("incremental");
+        assert_eq!(s.pages, 0);
+        assert_eq!(all_matches(&broken.stores).await, expected);
+        let _ = Arc::new(());
+    }
+}
