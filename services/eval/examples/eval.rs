@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use zhiwen_core::canon::InputFormat;
 use zhiwen_core::compare::{compare, Thresholds};
 use zhiwen_core::{Fingerprinter, Params};
-use zhiwen_eval::dataset::{Dataset, Page};
+use zhiwen_eval::dataset::{Dataset, Page, PageClass};
 use zhiwen_eval::{
     default_sweep, evaluate, sweep_rows, DetectorOutput, EvalError, EvalOptions, Family, PairwiseDetector,
 };
@@ -117,17 +117,26 @@ fn explain(dataset: &Dataset, output: &DetectorOutput, detector: &PairwiseDetect
             println!("  - `{}`", quote(page, r));
         }
     }
-    println!("\n### Negative pages with copied passages (copied_chars >= min_copied_chars)\n");
+    println!("\n### Negative pages with copied passages (copied_chars >= min_copied_chars), largest 5 per class\n");
     let fp =
         Fingerprinter::new(Params::default()).map_err(|source| EvalError::Core { what: "params".into(), source })?;
     let mut shown = 0;
-    for h in output.family_hits.iter().filter(|h| h.families.contains(&Family::Passages)) {
-        let Some(page) = dataset.pages.iter().find(|p| p.id == h.page_id && p.label.is_none()) else { continue };
-        let Some((_, section)) = dataset.section(&h.section_id) else { continue };
+    let mut hits: Vec<(&Page, &zhiwen_eval::FamilyHit)> = output
+        .family_hits
+        .iter()
+        .filter(|h| h.families.contains(&Family::Passages))
+        .filter_map(|h| dataset.pages.iter().find(|p| p.id == h.page_id && p.label.is_none()).map(|p| (p, h)))
+        .collect();
+    hits.sort_by(|a, b| a.0.class.cmp(&b.0.class).then(b.1.copied_chars.cmp(&a.1.copied_chars)));
+    let mut per_class: std::collections::HashMap<PageClass, usize> = std::collections::HashMap::new();
+    for (page, h) in hits {
         shown += 1;
-        if shown > 40 {
+        let n = per_class.entry(page.class).or_default();
+        *n += 1;
+        if *n > 5 {
             continue;
         }
+        let Some((_, section)) = dataset.section(&h.section_id) else { continue };
         let a = fp
             .analyze_bytes(&page.bytes, InputFormat::Html, page.http_charset.as_deref())
             .map_err(|source| EvalError::Core { what: page.id.clone(), source })?;

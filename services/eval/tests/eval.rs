@@ -263,6 +263,27 @@ mod generator {
     }
 }
 
+mod near_duplicates {
+    use zhiwen_eval::dataset::NearDupIndex;
+
+    #[test]
+    fn a_reaired_story_is_refused_and_an_unrelated_one_kept() {
+        let set = super::tiny();
+        let news: Vec<&str> = set
+            .works
+            .iter()
+            .filter(|w| w.kind == zhiwen_eval::dataset::WorkKind::News)
+            .map(|w| w.sections[0].text.as_str())
+            .collect();
+        let mut index = NearDupIndex::new().expect("index");
+        assert!(index.add_if_new(news[0]));
+        // The same story with a new opening sentence: a re-aired copy.
+        let reaired = format!("本台记者报道。{}", news[0]);
+        assert!(!index.add_if_new(&reaired));
+        assert!(index.add_if_new(news[1]), "another registered story is distinct");
+    }
+}
+
 mod converter {
     use zhiwen_eval::corpus::S2t;
 
