@@ -43,8 +43,8 @@ impl<'a> Iterator for TagIter<'a> {
         loop {
             let lt = self.i + memchr_byte(b'<', b.get(self.i..)?)?;
             let rest = &self.s[lt..];
-            if rest.starts_with("<!--") {
-                self.i = match rest[4..].find("-->") {
+            if let Some(comment) = rest.strip_prefix("<!--") {
+                self.i = match comment.find("-->") {
                     Some(e) => lt + 4 + e + 3,
                     None => b.len(),
                 };
@@ -193,10 +193,8 @@ pub fn own_url(html: &str) -> Option<String> {
                     }
                 }
             }
-            "meta" if og.is_none() => {
-                if t.attr("property").is_some_and(|p| p.eq_ignore_ascii_case("og:url")) {
-                    og = t.attr("content");
-                }
+            "meta" if og.is_none() && t.attr("property").is_some_and(|p| p.eq_ignore_ascii_case("og:url")) => {
+                og = t.attr("content");
             }
             "body" => break,
             _ => {}

@@ -123,17 +123,29 @@ pub(crate) async fn store_batch(
     Ok(())
 }
 
-/// Canonicalise a page's body into a [`NewPage`]. `hint` is a declared charset.
-pub fn build_page(
-    url: &str,
-    body: Vec<u8>,
-    format: InputFormat,
-    hint: Option<&str>,
-    fetched_at: Timestamp,
-    http_status: Option<u16>,
-    source: PageSource,
-    params: &CanonParams,
-) -> Result<NewPage> {
+/// A page as collected: its URL, raw body and what is known about it.
+#[derive(Debug, Clone)]
+pub struct RawPage<'a> {
+    /// URL (normalised by [`build_page`]).
+    pub url: &'a str,
+    /// Raw body.
+    pub body: Vec<u8>,
+    /// HTML, text, or sniff.
+    pub format: InputFormat,
+    /// A declared charset (HTTP header, WARC header).
+    pub charset_hint: Option<&'a str>,
+    /// Fetch time.
+    pub fetched_at: Timestamp,
+    /// HTTP status, if fetched over HTTP.
+    pub http_status: Option<u16>,
+    /// Provenance.
+    pub source: PageSource,
+}
+
+/// Canonicalise a collected page into a [`NewPage`]: URL normalised, charset detected,
+/// binary bodies refused, text extracted by the core.
+pub fn build_page(raw: RawPage<'_>, params: &CanonParams) -> Result<NewPage> {
+    let RawPage { url, body, format, charset_hint: hint, fetched_at, http_status, source } = raw;
     let norm = zurl::normalize(url)?;
     let what = norm.to_string();
     if body.is_empty() {
@@ -202,8 +214,16 @@ fn saved_page(f: &InputFile, bytes: Vec<u8>, opts: &ImportOptions) -> Result<New
                 ),
             },
         };
-    build_page(&url, bytes, InputFormat::Html, None, file_time(f), None, PageSource::Import(f.display()), &opts.canon)
-        .map_err(|e| e.to_string())
+    let raw = RawPage {
+        url: &url,
+        body: bytes,
+        format: InputFormat::Html,
+        charset_hint: None,
+        fetched_at: file_time(f),
+        http_status: None,
+        source: PageSource::Import(f.display()),
+    };
+    build_page(raw, &opts.canon).map_err(|e| e.to_string())
 }
 
 fn parse_time(v: Option<&Value>) -> Result<Option<Timestamp>, String> {
@@ -242,9 +262,16 @@ fn jsonl_page(line: &[u8], file: &str, opts: &ImportOptions) -> Result<Option<Ne
         (None, Some(t)) => (t.as_bytes().to_vec(), InputFormat::Text),
         (None, None) => return Err("neither \"html\" nor \"text\"".into()),
     };
-    build_page(url, body, format, Some("utf-8"), fetched_at, status, PageSource::Import(file.to_owned()), &opts.canon)
-        .map(Some)
-        .map_err(|e| e.to_string())
+    let raw = RawPage {
+        url,
+        body,
+        format,
+        charset_hint: Some("utf-8"),
+        fetched_at,
+        http_status: status,
+        source: PageSource::Import(file.to_owned()),
+    };
+    build_page(raw, &opts.canon).map(Some).map_err(|e| e.to_string())
 }
 
 fn read_jsonl(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -> bool) {
@@ -508,16 +535,16 @@ fn read_warc(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -
             WarcItem::Page(p) => {
                 let len = p.body.len() as u64;
                 let at = p.date_ms.map_or_else(Timestamp::now, Timestamp);
-                let page = build_page(
-                    &p.url,
-                    p.body,
-                    InputFormat::Auto,
-                    p.charset.as_deref(),
-                    at,
-                    p.status,
-                    source.clone(),
-                    &opts.canon,
-                );
+                let raw = RawPage {
+                    url: &p.url,
+                    body: p.body,
+                    format: InputFormat::Auto,
+                    charset_hint: p.charset.as_deref(),
+                    fetched_at: at,
+                    http_status: p.status,
+                    source: source.clone(),
+                };
+                let page = build_page(raw, &opts.canon);
                 let go = match page {
                     Ok(page) => send(Item::Record(format!("{what} {}", p.url), page)),
                     Err(e) => send(Item::Reject(format!("{what} {}", p.url), e.to_string())),

@@ -23,7 +23,7 @@ fn is_tracking(key: &str) -> bool {
 pub fn normalize(input: &str) -> Result<Url, IngestError> {
     let bad = |reason: &str| IngestError::Url { url: input.chars().take(300).collect(), reason: reason.to_owned() };
     let url = Url::parse(input.trim()).map_err(|e| bad(&format!("not a valid URL: {e}")))?;
-    normalize_parsed(url).map_err(|r| bad(r))
+    normalize_parsed(url).map_err(bad)
 }
 
 /// Resolve `href` against `base` and normalise; `None` for links that are not crawlable

@@ -372,6 +372,12 @@ fn jsonl_work(line: &[u8], owner: &str, item: &str, opts: &ImportOptions) -> Res
 const MAX_EPUB_ENTRY: u64 = 64 << 20;
 const MAX_EPUB_TOTAL: u64 = 512 << 20;
 
+/// The text of an EPUB (its spine documents in order), with its title and author:
+/// `(title, author, text)`.
+pub fn read_epub_text(bytes: &[u8]) -> Result<(Option<String>, Option<String>, String), String> {
+    read_epub(bytes).map(|d| (d.title, d.author, d.text))
+}
+
 /// Read an EPUB's spine documents in order into one text.
 pub(crate) fn read_epub(bytes: &[u8]) -> Result<Document, String> {
     let mut zip =

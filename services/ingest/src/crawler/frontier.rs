@@ -45,6 +45,25 @@ pub struct Entry {
     pub depth: u32,
 }
 
+/// The result of one fetch, as the frontier records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion<'a> {
+    /// The frontier row.
+    pub id: i64,
+    /// Its new state.
+    pub state: UrlState,
+    /// Why it failed or was skipped.
+    pub reason: Option<&'a str>,
+    /// The stored page.
+    pub page_id: Option<i64>,
+    /// The URL a redirect ended on (marked done too).
+    pub final_url: Option<&'a str>,
+    /// Links discovered, with their depth.
+    pub links: &'a [(String, u32)],
+    /// Hosts whose sitemaps were read.
+    pub sitemap_hosts: &'a [String],
+}
+
 /// Counts by state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FrontierCounts {
@@ -128,16 +147,8 @@ impl Frontier {
 
     /// Record the result of one fetch: its state, the links it discovered, and the
     /// hosts whose sitemaps it read, atomically. Returns the newly queued entries.
-    pub fn complete(
-        &mut self,
-        id: i64,
-        state: UrlState,
-        reason: Option<&str>,
-        page_id: Option<i64>,
-        also_done: Option<&str>,
-        links: &[(String, u32)],
-        sitemap_hosts: &[String],
-    ) -> Result<Vec<Entry>, IngestError> {
+    pub fn complete(&mut self, c: &Completion<'_>) -> Result<Vec<Entry>, IngestError> {
+        let Completion { id, state, reason, page_id, final_url: also_done, links, sitemap_hosts } = *c;
         let path = self.path.clone();
         let err = move |e: rusqlite::Error| IngestError::Frontier { path: path.clone(), message: e.to_string() };
         let tx = self.conn.transaction().map_err(&err)?;
@@ -239,17 +250,18 @@ mod tests {
         let added = f.add(&[("http://a/".into(), 0), ("http://a/".into(), 0), ("http://a/x".into(), 1)]).unwrap();
         assert_eq!(added.len(), 2);
         let first = added[0].id;
-        let more = f
-            .complete(
-                first,
-                UrlState::Done,
-                None,
-                Some(7),
-                None,
-                &[("http://a/x".into(), 1), ("http://a/y".into(), 1)],
-                &["a".into()],
-            )
-            .unwrap();
+        let links = [("http://a/x".to_owned(), 1), ("http://a/y".to_owned(), 1)];
+        let hosts = ["a".to_owned()];
+        let c = Completion {
+            id: first,
+            state: UrlState::Done,
+            reason: None,
+            page_id: Some(7),
+            final_url: None,
+            links: &links,
+            sitemap_hosts: &hosts,
+        };
+        let more = f.complete(&c).unwrap();
         assert_eq!(more.len(), 1);
         drop(f);
         let f = Frontier::open(&path).unwrap();

@@ -27,13 +27,13 @@ use zhiwen_core::params::CanonParams;
 use zhiwen_store::{Outcome, PageSource, Stores, Subject, Timestamp};
 
 use self::fetch::{fetch, FetchRules};
-use self::frontier::{Entry, Frontier, UrlState};
+use self::frontier::{Completion, Entry, Frontier, UrlState};
 pub use self::policy::AddressPolicy;
 use self::robots::{parse_sitemap, Robots};
 use crate::error::{IngestError, Result};
 use crate::files::retry_store;
 use crate::html;
-use crate::pages::{build_page, charset_param};
+use crate::pages::{build_page, charset_param, RawPage};
 use crate::report::{write_rejections, ImportSummary, Progress};
 use crate::url as zurl;
 
@@ -356,7 +356,7 @@ impl Crawler {
                 running.insert(handle.id(), entry);
                 dispatched += 1;
             }
-            if tasks.is_empty() && (queue.is_empty() || !cfg.max_pages.is_none_or(|m| dispatched < m)) {
+            if tasks.is_empty() && (queue.is_empty() || cfg.max_pages.is_some_and(|m| dispatched >= m)) {
                 break;
             }
             let wake = queue
@@ -465,7 +465,15 @@ fn complete(
     };
     let sitemap_count = r.sitemap_links.len() as u64;
     summary.sitemap_urls += sitemap_count;
-    frontier.complete(entry.id, state, reason.as_deref(), page_id, also.as_deref(), &links, &sitemap_hosts)
+    frontier.complete(&Completion {
+        id: entry.id,
+        state,
+        reason: reason.as_deref(),
+        page_id,
+        final_url: also.as_deref(),
+        links: &links,
+        sitemap_hosts: &sitemap_hosts,
+    })
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {
@@ -612,16 +620,16 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
     if entry.depth < cfg.max_depth && format != InputFormat::Text {
         result.links = page_links(&final_url, &fetched.body, hint.as_deref());
     }
-    let page = match build_page(
-        final_url.as_str(),
-        fetched.body,
+    let raw = RawPage {
+        url: final_url.as_str(),
+        body: fetched.body,
         format,
-        hint.as_deref(),
-        Timestamp::now(),
-        Some(fetched.status),
-        PageSource::Crawl,
-        &cfg.canon,
-    ) {
+        charset_hint: hint.as_deref(),
+        fetched_at: Timestamp::now(),
+        http_status: Some(fetched.status),
+        source: PageSource::Crawl,
+    };
+    let page = match build_page(raw, &cfg.canon) {
         Ok(p) => p,
         Err(e) => {
             // A link list without text of its own still leads somewhere; garbage does not.

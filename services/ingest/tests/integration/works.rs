@@ -34,7 +34,7 @@ async fn gbk_novel_is_split_into_chapters_and_reimport_updates_it() {
     std::fs::write(&path, gbk(&novel(&ch))).unwrap();
     let opts = ImportOptions::default();
 
-    let s = import_works(&st.stores, &[path.clone()], "rights-co", &opts, &NoProgress).await.unwrap();
+    let s = import_works(&st.stores, std::slice::from_ref(&path), "rights-co", &opts, &NoProgress).await.unwrap();
     assert_eq!((s.imported, s.updated, s.unchanged, s.rejected.len()), (1, 0, 0, 0), "{s}");
     let work = st.stores.works.find_work("rights-co", "三国演义").await.unwrap().expect("stored by file stem");
     assert_eq!(work.charset.as_deref(), Some("GBK"));
@@ -51,7 +51,7 @@ async fn gbk_novel_is_split_into_chapters_and_reimport_updates_it() {
     assert_eq!(s.changed.sections.len(), 4);
 
     // The same file again: unchanged, nothing to fingerprint.
-    let s = import_works(&st.stores, &[path.clone()], "rights-co", &opts, &NoProgress).await.unwrap();
+    let s = import_works(&st.stores, std::slice::from_ref(&path), "rights-co", &opts, &NoProgress).await.unwrap();
     assert_eq!((s.imported, s.updated, s.unchanged), (0, 0, 1), "{s}");
     assert!(s.changed.is_empty());
 
