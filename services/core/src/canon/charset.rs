@@ -236,7 +236,17 @@ fn binary_signature(b: &[u8]) -> Option<&'static str> {
 /// Bytes that never occur in text: C0 controls other than tab, line feed, vertical tab,
 /// form feed, carriage return and escape (ISO-2022 uses it), and DEL.
 fn count_control_bytes(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| matches!(b, 0x00..=0x08 | 0x0E..=0x1A | 0x1C..=0x1F | 0x7F)).count()
+    // Branch-free so that it vectorises: this runs over every input.
+    bytes
+        .chunks(255)
+        .map(|chunk| {
+            let n: u8 = chunk.iter().fold(0u8, |n, &b| {
+                let control = (b < 0x20) & !matches!(b, 0x09..=0x0D | 0x1B) | (b == 0x7F);
+                n + u8::from(control)
+            });
+            usize::from(n)
+        })
+        .sum()
 }
 
 /// More than 2% control bytes: binary.

@@ -209,9 +209,17 @@ impl<'a> Normalizer<'a> {
         };
         self.seek(start);
         let mut pos = self.char_pos;
+        let class = self.class;
         for c in s.chars() {
-            self.feed(c, pos, pos.saturating_add(1), newline_breaks);
-            pos = pos.saturating_add(1);
+            let next = pos.saturating_add(1);
+            // Fast path: a character that passes unchanged, with no chunk pending.
+            if class.get(c as usize) == Some(&PASS) && self.chunk.is_empty() {
+                self.push(Unit { c, start: pos, end: next });
+                self.last_simple = true;
+            } else {
+                self.feed(c, pos, next, newline_breaks);
+            }
+            pos = next;
         }
         self.byte_pos = end;
         self.char_pos = pos;
