@@ -358,3 +358,155 @@ mod tasks {
         let _ = Arc::new(());
     }
 }
+
+mod export {
+    use calamine::Reader;
+    use zhiwen_matcher::export::{export_matches, ExportFormat, COLUMNS};
+    use zhiwen_matcher::MatcherConfig;
+    use zhiwen_store::MatchFilter;
+
+    use crate::support::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn csv_xlsx_and_json_round_trip_the_chinese_text_and_values() {
+        let e = env(MatcherConfig::default()).await;
+        let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).unwrap();
+        let w =
+            e.stores.works.upsert_work(&work("HLM-1", "红楼梦", &[("第一回 甄士隐梦幻识通灵", &ch1)])).await.unwrap();
+        e.matcher.index_work(w.id).await.unwrap();
+        let p = e
+            .stores
+            .pages
+            .upsert_page(&html_page("http://pirate.example/hlm/1.html", sample("pirate-copy-big5.html")))
+            .await
+            .unwrap();
+        let rec = e.matcher.match_page(p.id).await.unwrap().matches.remove(0);
+        let thresholds = e.matcher.config().thresholds.clone();
+        let filter = MatchFilter { work_id: Some(w.id), ..Default::default() };
+
+        let mut csv_bytes = Vec::new();
+        assert_eq!(
+            export_matches(&e.stores, &filter, ExportFormat::Csv, &thresholds, &mut csv_bytes).await.unwrap(),
+            1
+        );
+        assert!(csv_bytes.starts_with("\u{feff}".as_bytes()), "UTF-8 BOM");
+        let mut r = csv::Reader::from_reader(&csv_bytes[3..]);
+        assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), COLUMNS.to_vec());
+        let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(&rows[0][0], "HLM-1");
+        assert_eq!(&rows[0][1], "红楼梦");
+        assert_eq!(&rows[0][2], "第一回 甄士隐梦幻识通灵");
+        assert_eq!(&rows[0][3], "http://pirate.example/hlm/1.html");
+        assert_eq!(&rows[0][5], "excerpt");
+        assert!((rows[0][6].parse::<f64>().unwrap() - rec.score).abs() < 1e-3);
+        assert_eq!(&rows[0][9], "new");
+        assert_eq!(&rows[0][10], rec.evidence_section.as_str());
+        assert_eq!(&rows[0][11], rec.evidence_page.as_str());
+
+        let mut json = Vec::new();
+        export_matches(&e.stores, &filter, ExportFormat::Json, &thresholds, &mut json).await.unwrap();
+        let v: serde_json::Value = serde_json::from_slice(json.trim_ascii_end()).unwrap();
+        assert_eq!(v["work_title"], "红楼梦");
+        assert_eq!(v["evidence_page"], rec.evidence_page.as_str());
+
+        let mut xlsx = Vec::new();
+        export_matches(&e.stores, &filter, ExportFormat::Xlsx, &thresholds, &mut xlsx).await.unwrap();
+        let mut book: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(xlsx)).unwrap();
+        let range = book.worksheet_range("matches").unwrap();
+        let cell = |r: u32, c: u32| range.get_value((r, c)).map(|v| v.to_string()).unwrap_or_default();
+        assert_eq!(cell(0, 0), "work_external_id");
+        assert_eq!(cell(1, 1), "红楼梦");
+        assert_eq!(cell(1, 2), "第一回 甄士隐梦幻识通灵");
+        assert_eq!(cell(1, 11), rec.evidence_page);
+        assert!((cell(1, 6).parse::<f64>().unwrap() - rec.score).abs() < 1e-9);
+
+        // Another work's filter exports nothing.
+        let none = MatchFilter { work_id: Some(w.id + 1000), ..Default::default() };
+        let mut empty = Vec::new();
+        assert_eq!(export_matches(&e.stores, &none, ExportFormat::Csv, &thresholds, &mut empty).await.unwrap(), 0);
+    }
+}
+
+mod webhook {
+    use std::sync::{Arc, Mutex};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use zhiwen_matcher::webhook::Webhook;
+    use zhiwen_matcher::{MatchKind, MatchRecord, WebhookConfig};
+    use zhiwen_store::Outcome;
+
+    /// Answers 500 to the first request and 200 to the next ones; keeps the bodies.
+    async fn flaky_listener() -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let seen = bodies.clone();
+        tokio::spawn(async move {
+            let mut n = 0;
+            while let Ok((mut sock, _)) = listener.accept().await {
+                n += 1;
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let k = sock.read(&mut chunk).await.unwrap_or(0);
+                    if k == 0 {
+                        break;
+                    }
+                    buf.extend_from_slice(&chunk[..k]);
+                    let text = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            seen.lock().unwrap().push(String::from_utf8_lossy(&buf[end + 4..]).to_string());
+                            break;
+                        }
+                    }
+                }
+                let status = if n == 1 { "500 Internal Server Error" } else { "200 OK" };
+                let _ = sock
+                    .write_all(
+                        format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").as_bytes(),
+                    )
+                    .await;
+            }
+        });
+        (url, bodies)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn new_matches_are_posted_as_json_with_a_retry_after_a_failure() {
+        let (url, bodies) = flaky_listener().await;
+        let config = WebhookConfig { url: Some(url), base_delay_ms: 20, ..Default::default() };
+        let hook = Webhook::from_config(&config).unwrap().expect("configured");
+        let rec = MatchRecord {
+            match_id: 7,
+            section_id: 1,
+            work_id: 2,
+            page_id: 3,
+            url: "http://pirate.example/hlm/1.html".into(),
+            site: "pirate.example".into(),
+            kind: MatchKind::Excerpt,
+            score: 0.93,
+            outcome: Outcome::Inserted,
+            evidence_section: "此开卷第一回也".into(),
+            evidence_page: "此開卷第一回也".into(),
+        };
+        hook.send(&[&rec]).await.expect("delivered on the second attempt");
+        let bodies = bodies.lock().unwrap().clone();
+        assert_eq!(bodies.len(), 2, "one failure, one retry");
+        let v: serde_json::Value = serde_json::from_str(&bodies[1]).unwrap();
+        assert_eq!(v["event"], "zhiwen.matches");
+        assert_eq!(v["matches"][0]["kind"], "excerpt");
+        assert_eq!(v["matches"][0]["evidence_page"], "此開卷第一回也");
+        // No URL: no webhook.
+        assert!(Webhook::from_config(&WebhookConfig::default()).unwrap().is_none());
+    }
+}
