@@ -450,4 +450,30 @@ mod tests {
         assert_eq!(s[1].title, "第二章 b");
         assert_eq!(s[1].char_end as usize, t.chars().count());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// Any text, built from heading-like pieces: never panics, chapters tile it.
+        #[test]
+        fn chapters_tile_any_text(parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just("第一章 开端\n".to_owned()),
+                proptest::strategy::Just("卷二\n".to_owned()),
+                proptest::strategy::Just("一、\n".to_owned()),
+                proptest::strategy::Just("# \n".to_owned()),
+                proptest::strategy::Just("\u{3000}\r\n".to_owned()),
+                "[第章回卷〇一十百0-9０-９#、.（）\\n 。a-z]{0,12}",
+                "\\PC{0,30}",
+            ],
+            0..30,
+        ), max in 0usize..50) {
+            let text: String = parts.concat();
+            let opts = ChapterOptions { max_section_chars: max, ..Default::default() };
+            check_cover(&text, &opts);
+            for (i, s) in sections(&text, &opts).iter().enumerate() {
+                proptest::prop_assert_eq!(s.ordinal as usize, i);
+                proptest::prop_assert!(!s.text.trim().is_empty());
+            }
+        }
+    }
 }

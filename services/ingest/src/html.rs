@@ -289,4 +289,17 @@ mod tests {
         assert!(t.contains("ＡＢＣ說&話。"), "{t}");
         assert!(t.contains('\n'), "{t}");
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// Any markup-like text: the scanners never panic.
+        #[test]
+        fn scanners_never_panic(s in "[<>!\\-a-z=\"' /&;#中文]{0,200}") {
+            let _ = links(&s);
+            let _ = own_url(&s);
+            for t in tags(&s) {
+                let _ = t.attr("href");
+            }
+        }
+    }
 }

@@ -323,7 +323,11 @@ impl Crawler {
             seen_text: Mutex::new(HashMap::new()),
             allowed_domains: domains,
         });
-        let mut queue: VecDeque<Entry> = frontier.queued()?.into();
+        // One FIFO per host (breadth first within the host); hosts take turns.
+        let mut queues: HashMap<String, VecDeque<Entry>> = HashMap::new();
+        for e in frontier.queued()? {
+            queues.entry(host_of(&e.url)).or_default().push_back(e);
+        }
         let counts = frontier.counts()?;
         progress.start("crawl", Some(counts.queued + counts.done + counts.failed + counts.skipped));
         progress.advance(counts.done + counts.failed + counts.skipped);
@@ -337,17 +341,23 @@ impl Crawler {
                 summary.cancelled = true;
                 break;
             }
-            let budget_left = cfg.max_pages.is_none_or(|m| dispatched < m);
-            // Dispatch every URL whose host is ready, up to the global limit.
+            // Dispatch a URL of every ready host (the longest-waiting first), up to the
+            // global limit.
             let now = Instant::now();
-            while tasks.len() < cfg.global_concurrency && budget_left && cfg.max_pages.is_none_or(|m| dispatched < m) {
-                let pos = queue.iter().position(|e| {
-                    let key = host_of(&e.url);
-                    hosts.get(&key).is_none_or(|h| h.in_flight < cfg.per_host_concurrency && h.next_at <= now)
-                });
-                let Some(i) = pos else { break };
-                let Some(entry) = queue.remove(i) else { break };
-                let key = host_of(&entry.url);
+            while tasks.len() < cfg.global_concurrency && cfg.max_pages.is_none_or(|m| dispatched < m) {
+                let ready = queues
+                    .keys()
+                    .filter(|k| {
+                        hosts.get(*k).is_none_or(|h| h.in_flight < cfg.per_host_concurrency && h.next_at <= now)
+                    })
+                    .min_by_key(|k| hosts.get(*k).map(|h| h.next_at))
+                    .cloned();
+                let Some(key) = ready else { break };
+                let Some(queue) = queues.get_mut(&key) else { break };
+                let Some(entry) = queue.pop_front() else { break };
+                if queue.is_empty() {
+                    queues.remove(&key);
+                }
                 let h = hosts.entry(key).or_insert(HostState { in_flight: 0, next_at: now, delay: cfg.per_host_delay });
                 h.in_flight += 1;
                 h.next_at = now + h.delay;
@@ -356,12 +366,12 @@ impl Crawler {
                 running.insert(handle.id(), entry);
                 dispatched += 1;
             }
-            if tasks.is_empty() && (queue.is_empty() || cfg.max_pages.is_some_and(|m| dispatched >= m)) {
+            if tasks.is_empty() && (queues.is_empty() || cfg.max_pages.is_some_and(|m| dispatched >= m)) {
                 break;
             }
-            let wake = queue
-                .iter()
-                .filter_map(|e| hosts.get(&host_of(&e.url)))
+            let wake = queues
+                .keys()
+                .filter_map(|k| hosts.get(k))
                 .filter(|h| h.in_flight < cfg.per_host_concurrency)
                 .map(|h| h.next_at)
                 .min();
@@ -397,7 +407,9 @@ impl Crawler {
                     total += added.len() as u64;
                     progress.set_total(total);
                     progress.advance(1);
-                    queue.extend(added);
+                    for e in added {
+                        queues.entry(host_of(&e.url)).or_default().push_back(e);
+                    }
                 }
                 _ = sleep_until_opt(wake), if wake.is_some() => {}
             }
