@@ -95,7 +95,7 @@ async fn pirate_site() -> Server {
         r.insert("/evil".into(), Response::redirect("http://10.255.255.1/admin.html"));
         r.insert("/sneaky".into(), Response::redirect("/vip/secret.html"));
         let mut slow = Response::html(pirate_page("slow", &ch[4].text, &[], &[], None), "text/html");
-        slow.delay = Duration::from_secs(3);
+        slow.delay = Duration::from_secs(4);
         r.insert("/slow.html".into(), slow);
         let mut huge = Response::html(format!("<html><body><p>{}</p></body></html>", "大".repeat(1_000_000)), "text/html");
         huge.stream = true;
@@ -127,7 +127,7 @@ fn test_config(dir: &std::path::Path) -> CrawlConfig {
         per_host_delay: Duration::from_millis(20),
         per_host_concurrency: 1,
         global_concurrency: 4,
-        request_timeout: Duration::from_millis(700),
+        request_timeout: Duration::from_millis(1500),
         connect_timeout: Duration::from_secs(2),
         max_retries: 1,
         retry_backoff: Duration::from_millis(10),
