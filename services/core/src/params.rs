@@ -10,7 +10,7 @@ use crate::hash::hash_bytes;
 use crate::CoreError;
 
 /// All parameters of the fingerprint pipeline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Canonicalisation.
@@ -27,20 +27,6 @@ pub struct Params {
     pub minhash: MinhashParams,
     /// Winnowing (local fingerprints for passage evidence).
     pub winnow: WinnowParams,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params {
-            canon: CanonParams::default(),
-            segment: SegmentParams::default(),
-            dna: DnaParams::default(),
-            simhash: SimhashParams::default(),
-            shingle: ShingleParams::default(),
-            minhash: MinhashParams::default(),
-            winnow: WinnowParams::default(),
-        }
-    }
 }
 
 /// Canonicalisation parameters.
@@ -232,7 +218,7 @@ impl Params {
         if !(1..=1024).contains(&m.functions) {
             return invalid("minhash.functions", format!("{} is outside 1..=1024", m.functions));
         }
-        if m.super_shingles == 0 || m.functions % m.super_shingles != 0 {
+        if m.super_shingles == 0 || !m.functions.is_multiple_of(m.super_shingles) {
             return invalid(
                 "minhash.super_shingles",
                 format!("{} does not divide minhash.functions = {}", m.super_shingles, m.functions),
