@@ -35,9 +35,10 @@ impl Default for Thresholds {
     /// Chosen on the evaluation set (`docs/evaluation.md`, `zhiwen-eval`, seeds 1-3).
     /// `min_excerpt_chars` is 150, not 300: at 300 a news excerpt of 20-40% (80-1,200
     /// characters) is missed 60% of the time (excerpt recall 0.70-0.75), at 150 excerpt
-    /// recall is 0.95-1.00 with no more negative pages flagged and no wrong work named.
-    /// The largest chance or boilerplate passage between a negative page and a work
-    /// was 107 characters (a sentence repeated between two chapters of 水浒传); at 100,
+    /// recall is 0.95-1.00 with no more negative pages flagged and no wrong work named
+    /// (large set: excerpt recall 0.63 -> 0.88, 2 more of 2,509 negative pages flagged,
+    /// both from phrases repeated on the page, see docs/evaluation.md). Ordinary shared
+    /// passages between a negative page and a work stay at 50-107 characters; at 100,
     /// 5-7 of 1,000 negative pages become false accusations.
     fn default() -> Self {
         Thresholds { containment: 0.5, near_duplicate: 0.8, min_copied_chars: 50, min_excerpt_chars: 150 }
