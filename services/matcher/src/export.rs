@@ -175,7 +175,7 @@ pub async fn export_matches<W: Write + Send>(
 }
 
 enum Sink<W: Write + Send> {
-    Csv(csv::Writer<W>),
+    Csv(Box<csv::Writer<W>>),
     Json(W),
     Xlsx(Box<rust_xlsxwriter::Workbook>, W),
 }
@@ -195,7 +195,7 @@ impl<W: Write + Send> Sink<W> {
                 out.write_all("\u{feff}".as_bytes())?;
                 let mut w = csv::Writer::from_writer(out);
                 w.write_record(COLUMNS).map_err(csv_err)?;
-                Sink::Csv(w)
+                Sink::Csv(Box::new(w))
             }
             ExportFormat::Json => Sink::Json(out),
             ExportFormat::Xlsx => {

@@ -322,7 +322,7 @@ impl Matcher {
             let found = self.inner.index.lookup(Namespace::Pages, &keys, self.inner.config.candidate_limit).await?;
             for c in self.good(&found.candidates) {
                 let page_id = c.doc as i64;
-                if !pages.contains_key(&page_id) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = pages.entry(page_id) {
                     let prepared = match s.pages.get_page(page_id).await? {
                         Some(page) => {
                             let profile = self.site_profile(&page.site).await?;
@@ -337,7 +337,7 @@ impl Matcher {
                         }
                         None => None,
                     };
-                    pages.insert(page_id, prepared);
+                    slot.insert(prepared);
                 }
                 let Some(Some(prepared)) = pages.get(&page_id).cloned() else { continue };
                 outcome.verified += 1;

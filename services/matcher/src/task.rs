@@ -317,7 +317,7 @@ pub async fn run_next_task(
         let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
         let Some(last) = running.last() else { break };
         after = last.id;
-        for t in running.into_iter().filter(|t| t.kind == TASK_KIND) {
+        if let Some(t) = running.into_iter().find(|t| t.kind == TASK_KIND) {
             if is_abandoned(&t, matcher.config().lease_seconds, now) {
                 tracing::info!(task_id = t.id, key = %t.key, worker = ?t.worker, "resuming an interrupted matching task");
                 return execute(matcher, t, true, control, progress).await.map(Some);
