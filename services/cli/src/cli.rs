@@ -36,6 +36,14 @@ pub enum Command {
     Import(ImportCommand),
     /// Crawl the web from a seed list (polite, resumable, refuses internal addresses).
     Crawl(CrawlArgs),
+    /// Run one matching task now: fingerprint, index and match new and changed works and
+    /// pages (resumes an interrupted task first).
+    Match(MatchArgs),
+    /// Run the daily matching schedule (cron in the settings file; default 02:00 Asia/Shanghai).
+    Scheduler,
+    /// Reports for analysts.
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Create or upgrade the store's schema (collections, validators, indexes). Safe to run twice.
     Migrate,
     /// Rebuild the candidate index from the fingerprint store (e.g. after wiping Redis).
@@ -189,4 +197,57 @@ pub struct CrawlArgs {
     /// Allow private network addresses (refused by default).
     #[arg(long)]
     pub allow_private: bool,
+}
+
+/// `zhiwen match`.
+#[derive(Debug, Args)]
+pub struct MatchArgs {
+    /// Match every stored page, not only those new or changed since the last successful run.
+    #[arg(long, conflicts_with = "since")]
+    pub all: bool,
+    /// Match pages fetched on or after this day (YYYY-MM-DD, UTC).
+    #[arg(long, value_parser = parse_day)]
+    pub since: Option<time::Date>,
+}
+
+/// `zhiwen report ...`.
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Write the match list (work, chapter, page URL, site, kind, score, first/last seen,
+    /// review status, top evidence passage).
+    Export(ExportArgs),
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormatArg {
+    /// CSV, UTF-8 with BOM (opens correctly in spreadsheet programs).
+    Csv,
+    /// Excel workbook.
+    Xlsx,
+    /// JSON Lines.
+    Json,
+}
+
+/// `zhiwen report export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExportFormatArg::Csv)]
+    pub format: ExportFormatArg,
+    /// Only matches last seen on or after this day (YYYY-MM-DD, UTC).
+    #[arg(long, value_parser = parse_day)]
+    pub since: Option<time::Date>,
+    /// Only matches of this work (its numeric id).
+    #[arg(long)]
+    pub work: Option<i64>,
+    /// Write here instead of standard output (required for xlsx).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Parse `YYYY-MM-DD`.
+pub fn parse_day(s: &str) -> Result<time::Date, String> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    time::Date::parse(s, &format).map_err(|e| format!("{s:?} is not a day as YYYY-MM-DD: {e}"))
 }

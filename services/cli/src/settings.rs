@@ -86,6 +86,7 @@ struct FileConfig {
     store: FileStore,
     index: FileIndex,
     params: Option<Params>,
+    matcher: Option<zhiwen_matcher::MatcherConfig>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -122,6 +123,8 @@ pub struct Settings {
     pub index: IndexConfig,
     /// Fingerprint parameters.
     pub params: Params,
+    /// Matching thresholds, schedule, webhook.
+    pub matcher: zhiwen_matcher::MatcherConfig,
 }
 
 impl Settings {
@@ -165,6 +168,7 @@ impl Settings {
             redis,
             index,
             params,
+            matcher: file.matcher.unwrap_or_default(),
         })
     }
 
@@ -173,6 +177,14 @@ impl Settings {
         zhiwen_store::open(&self.store)
             .await
             .with_context(|| format!("cannot open the {} store", self.store.backend_name()))
+    }
+
+    /// The matcher over the configured stores and index.
+    pub async fn open_matcher(&self) -> Result<zhiwen_matcher::Matcher> {
+        let stores = self.open_stores().await?;
+        let index = self.open_index().await?;
+        let fingerprinter = zhiwen_core::Fingerprinter::new(self.params.clone())?;
+        Ok(zhiwen_matcher::Matcher::new(stores, index, fingerprinter, self.matcher.clone()))
     }
 
     /// Open the index, wrapped in the retrying decorator.

@@ -9,8 +9,10 @@ mod crawl;
 mod dna_frame;
 mod fingerprint;
 mod import;
+mod matching;
 mod migrate;
 mod reindex;
+mod report;
 
 /// Run the chosen subcommand.
 pub fn run(cli: Cli) -> Result<()> {
@@ -20,6 +22,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::DnaFrame(args) => dna_frame::run(&args),
         Command::Import(cmd) => block_on(import::run(&cli.data, &cmd)),
         Command::Crawl(args) => block_on(crawl::run(&cli.data, &args)),
+        Command::Match(args) => block_on(matching::run(&cli.data, &args)),
+        Command::Scheduler => block_on(matching::scheduler(&cli.data)),
+        Command::Report(cmd) => block_on(report::run(&cli.data, &cmd)),
         Command::Migrate => block_on(migrate::run(&cli.data)),
         Command::Reindex(args) => block_on(reindex::run(&cli.data, &args)),
     }

@@ -1,0 +1,64 @@
+//! `zhiwen match` (one task now) and `zhiwen scheduler` (the daily schedule).
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use zhiwen_matcher::task::{run_match_task, ProgressSink, Scope, TaskControl, TaskProgress, TaskSpec};
+use zhiwen_store::Timestamp;
+
+use crate::cli::MatchArgs;
+use crate::settings::{DataArgs, Settings};
+
+struct Bar(ProgressBar);
+
+impl ProgressSink for Bar {
+    fn update(&self, p: &TaskProgress) {
+        if self.0.length() != Some(p.total) {
+            self.0.set_length(p.total);
+        }
+        self.0.set_position(p.done);
+        self.0.set_message(format!("{} matches", p.matches));
+    }
+}
+
+pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
+    let settings = Settings::resolve(data)?;
+    let matcher = settings.open_matcher().await?;
+    let scope = match (args.all, args.since) {
+        (true, _) => Scope::All,
+        (false, Some(day)) => Scope::Since(Timestamp::from_offset(day.midnight().assume_utc())),
+        (false, None) => Scope::NewSinceLastRun,
+    };
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("matching [{bar:40}] {pos}/{len} {msg} {elapsed_precise}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let summary = run_match_task(&matcher, TaskSpec::new(scope), &TaskControl::from_env(), &Bar(bar.clone())).await?;
+    bar.finish_and_clear();
+    println!(
+        "task {} ({}) {:?}{}: {} works and {} pages processed ({} failed); matches: {} new, {} updated, {} unchanged; {:.1} s",
+        summary.task_id,
+        summary.key,
+        summary.state,
+        if summary.resumed { ", resumed" } else { "" },
+        summary.works,
+        summary.pages,
+        summary.pages_failed,
+        summary.matches_new,
+        summary.matches_updated,
+        summary.matches_unchanged,
+        summary.elapsed_ms as f64 / 1000.0
+    );
+    Ok(())
+}
+
+pub async fn scheduler(data: &DataArgs) -> Result<()> {
+    let settings = Settings::resolve(data)?;
+    let matcher = settings.open_matcher().await?;
+    tracing::info!(schedule = ?settings.matcher.schedule, "scheduler started");
+    zhiwen_matcher::schedule::run_scheduler(&matcher, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! `zhiwen report export`: the match list for analysts, streamed page by page.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use zhiwen_matcher::export::{export_matches, ExportFormat};
+use zhiwen_store::{MatchFilter, Timestamp};
+
+use crate::cli::{ExportFormatArg, ReportCommand};
+use crate::settings::{DataArgs, Settings};
+
+pub async fn run(data: &DataArgs, cmd: &ReportCommand) -> Result<()> {
+    let ReportCommand::Export(args) = cmd;
+    let settings = Settings::resolve(data)?;
+    let stores = settings.open_stores().await?;
+    let filter = MatchFilter {
+        work_id: args.work,
+        seen_from: args.since.map(|d| Timestamp::from_offset(d.midnight().assume_utc())),
+        ..MatchFilter::default()
+    };
+    let format = match args.format {
+        ExportFormatArg::Csv => ExportFormat::Csv,
+        ExportFormatArg::Xlsx => ExportFormat::Xlsx,
+        ExportFormatArg::Json => ExportFormat::Json,
+    };
+    let thresholds = &settings.matcher.thresholds;
+    let rows = match &args.out {
+        Some(path) => {
+            let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            let rows = export_matches(&stores, &filter, format, thresholds, std::io::BufWriter::new(file)).await?;
+            eprintln!("{rows} matches written to {}", path.display());
+            rows
+        }
+        None => {
+            anyhow::ensure!(format != ExportFormat::Xlsx, "an xlsx export needs --out FILE");
+            // `Stdout` (not its lock) is Send, as the streaming export needs.
+            let mut out = std::io::BufWriter::new(std::io::stdout());
+            let rows = export_matches(&stores, &filter, format, thresholds, &mut out).await?;
+            out.flush()?;
+            rows
+        }
+    };
+    tracing::info!(rows, "export finished");
+    Ok(())
+}
