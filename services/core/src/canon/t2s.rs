@@ -79,7 +79,16 @@ pub(crate) struct T2s {
     bmp_bits: Box<[u64]>,
     bmp: Box<[u32]>,
     astral: IntMap<u32, u32>,
+    /// Bloom-style filter over the first two characters of the phrases: most characters
+    /// that start some phrase (之, 不, 一 ...) are not followed by one, and this bit test
+    /// spares them the hash lookup.
+    pair_bits: Box<[u64]>,
     phrases: IntMap<u64, Vec<Phrase>>,
+}
+
+fn pair_bit(a: char, b: char) -> usize {
+    let h = pair_key(a, b).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 48) as usize
 }
 
 /// What a lookup of one character says.
@@ -122,7 +131,9 @@ impl T2s {
         }
         if e & PHRASE_START != 0 {
             if let Some(second) = next(1) {
-                if let Some(list) = self.phrases.get(&pair_key(first, second)) {
+                let bit = pair_bit(first, second);
+                let maybe = self.pair_bits.get(bit >> 6).is_some_and(|w| w & (1 << (bit & 63)) != 0);
+                if let Some(list) = maybe.then(|| self.phrases.get(&pair_key(first, second))).flatten() {
                     'phrases: for p in list {
                         for (k, &want) in p.key.iter().enumerate().skip(2) {
                             if next(k) != Some(want) {
@@ -414,8 +425,11 @@ pub(crate) fn merge() -> Merged {
         }
     }
     let mut phrases: IntMap<u64, Vec<Phrase>> = IntMap::default();
+    let mut pair_bits = vec![0u64; 0x1_0000 / 64].into_boxed_slice();
     for (k, v) in merged.phrases {
         set(k[0], PHRASE_START, true);
+        let bit = pair_bit(k[0], k[1]);
+        pair_bits[bit >> 6] |= 1 << (bit & 63);
         phrases
             .entry(pair_key(k[0], k[1]))
             .or_default()
@@ -431,7 +445,7 @@ pub(crate) fn merge() -> Merged {
             bmp_bits[u >> 6] |= 1 << (u & 63);
         }
     }
-    Merged { table: T2s { bmp_bits, bmp, astral, phrases }, report }
+    Merged { table: T2s { bmp_bits, bmp, astral, pair_bits, phrases }, report }
 }
 
 #[cfg(test)]
