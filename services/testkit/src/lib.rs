@@ -14,10 +14,7 @@ pub mod redis;
 
 /// A free TCP port on 127.0.0.1 (bound and released; the server binds it next).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("no free loopback port")
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("no free loopback port")
 }
 
 /// Must tests that need a server fail (rather than skip) when it is unavailable?
