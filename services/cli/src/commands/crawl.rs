@@ -22,11 +22,7 @@ pub async fn run(data: &DataArgs, args: &CrawlArgs) -> Result<()> {
         max_pages: args.max_pages,
         global_concurrency: args.concurrency.max(1),
         per_host_delay: Duration::from_millis(args.delay_ms),
-        address_policy: AddressPolicy {
-            allow_loopback: args.allow_loopback,
-            allow_private: args.allow_private,
-            ..AddressPolicy::default()
-        },
+        address_policy: AddressPolicy { allow_loopback: args.allow_loopback, allow_private: args.allow_private },
         canon: settings.params.canon.clone(),
         ..CrawlConfig::default()
     };
