@@ -101,6 +101,58 @@ pub(crate) enum Item<T> {
     File(String),
 }
 
+/// Read a JSONL file line by line (lines longer than `max_line_bytes` are rejected and
+/// skipped), turning each line into a record with `parse(line, item_name)`; bad lines
+/// become rejections, blank lines (`Ok(None)`) nothing. Stops early when `send` says so.
+pub(crate) fn read_jsonl<T>(
+    f: &InputFile,
+    max_line_bytes: u64,
+    send: &dyn Fn(Item<T>) -> bool,
+    parse: impl Fn(&[u8], &str) -> Result<Option<T>, String>,
+) {
+    use std::io::{BufRead, Read};
+    let name = f.display();
+    let file = match std::fs::File::open(&f.path) {
+        Ok(file) => file,
+        Err(e) => {
+            send(Item::Reject(name, format!("cannot open: {e}")));
+            return;
+        }
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    let mut n = 0u64;
+    loop {
+        line.clear();
+        n += 1;
+        let read = match (&mut reader).take(max_line_bytes + 1).read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(r) => r,
+            Err(e) => {
+                send(Item::Reject(format!("{name}:{n}"), format!("cannot read: {e}")));
+                break;
+            }
+        };
+        let item = format!("{name}:{n}");
+        if line.len() as u64 > max_line_bytes {
+            send(Item::Reject(item, format!("line longer than {max_line_bytes} bytes")));
+            // Skip the rest of the over-long line.
+            let mut sink = Vec::new();
+            let _ = reader.read_until(b'\n', &mut sink);
+            continue;
+        }
+        let keep_going = match parse(&line, &item) {
+            Ok(None) => true,
+            Ok(Some(record)) => send(Item::Record(item, record)),
+            Err(e) => send(Item::Reject(item, e)),
+        };
+        send(Item::Advance(read as u64));
+        if !keep_going {
+            break;
+        }
+    }
+}
+
 /// Run `read` on a blocking thread, feeding the returned channel.
 pub(crate) fn spawn_reader<T, F>(read: F) -> (mpsc::Receiver<Item<T>>, tokio::task::JoinHandle<()>)
 where

@@ -276,44 +276,7 @@ fn jsonl_page(line: &[u8], file: &str, opts: &ImportOptions) -> Result<Option<Ne
 
 fn read_jsonl(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -> bool) {
     let name = f.display();
-    let file = match std::fs::File::open(&f.path) {
-        Ok(file) => file,
-        Err(e) => {
-            send(Item::Reject(name, format!("cannot open: {e}")));
-            return;
-        }
-    };
-    let mut reader = BufReader::new(file);
-    let mut line = Vec::new();
-    let mut n = 0u64;
-    loop {
-        line.clear();
-        n += 1;
-        let read = match (&mut reader).take(opts.max_file_bytes + 1).read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(r) => r,
-            Err(e) => {
-                send(Item::Reject(format!("{name}:{n}"), format!("cannot read: {e}")));
-                break;
-            }
-        };
-        let item = format!("{name}:{n}");
-        if line.len() as u64 > opts.max_file_bytes {
-            send(Item::Reject(item, format!("line longer than {} bytes", opts.max_file_bytes)));
-            let mut sink = Vec::new();
-            let _ = reader.read_until(b'\n', &mut sink);
-            continue;
-        }
-        let go = match jsonl_page(&line, &name, opts) {
-            Ok(None) => true,
-            Ok(Some(p)) => send(Item::Record(item, p)),
-            Err(e) => send(Item::Reject(item, e)),
-        };
-        send(Item::Advance(read as u64));
-        if !go {
-            break;
-        }
-    }
+    files::read_jsonl(f, opts.max_file_bytes, send, |line, _item| jsonl_page(line, &name, opts));
 }
 
 // ---------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 //! folders of them, and JSONL (one work per line), split into chapters and stored by
 //! `(owner, external id)`: a re-import updates the work, never duplicates it.
 
-use std::io::{BufRead, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -288,46 +288,7 @@ fn strip_extension(rel: &str) -> String {
 }
 
 fn read_jsonl(f: &InputFile, owner: &str, opts: &ImportOptions, send: &dyn Fn(Item<NewWork>) -> bool) {
-    let name = f.display();
-    let file = match std::fs::File::open(&f.path) {
-        Ok(file) => file,
-        Err(e) => {
-            send(Item::Reject(name, format!("cannot open: {e}")));
-            return;
-        }
-    };
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = Vec::new();
-    let mut n = 0u64;
-    loop {
-        line.clear();
-        n += 1;
-        let read = match (&mut reader).take(opts.max_file_bytes + 1).read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(r) => r,
-            Err(e) => {
-                send(Item::Reject(format!("{name}:{n}"), format!("cannot read: {e}")));
-                break;
-            }
-        };
-        let item = format!("{name}:{n}");
-        if line.len() as u64 > opts.max_file_bytes {
-            send(Item::Reject(item, format!("line longer than {} bytes", opts.max_file_bytes)));
-            // Skip the rest of the over-long line.
-            let mut sink = Vec::new();
-            let _ = reader.read_until(b'\n', &mut sink);
-            continue;
-        }
-        let keep_going = match jsonl_work(&line, owner, &item, opts) {
-            Ok(None) => true,
-            Ok(Some(w)) => send(Item::Record(item, w)),
-            Err(e) => send(Item::Reject(item, e)),
-        };
-        send(Item::Advance(read as u64));
-        if !keep_going {
-            break;
-        }
-    }
+    files::read_jsonl(f, opts.max_file_bytes, send, |line, item| jsonl_work(line, owner, item, opts));
 }
 
 fn jsonl_work(line: &[u8], owner: &str, item: &str, opts: &ImportOptions) -> Result<Option<NewWork>, String> {

@@ -751,17 +751,6 @@ impl MongoStore {
 
 #[async_trait]
 impl FingerprintStore for MongoStore {
-    async fn put_fingerprints(&self, subject: Subject, fingerprints: &Fingerprints) -> StoreResult<Outcome> {
-        let counts = self.put_fingerprints_many(&[(subject, fingerprints.clone())]).await?;
-        Ok(if counts.inserted > 0 {
-            Outcome::Inserted
-        } else if counts.updated > 0 {
-            Outcome::Updated
-        } else {
-            Outcome::Unchanged
-        })
-    }
-
     async fn put_fingerprints_many(&self, items: &[(Subject, Fingerprints)]) -> StoreResult<BatchCounts> {
         validate_fingerprints(items)?;
         let encoded = items

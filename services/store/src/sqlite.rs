@@ -519,17 +519,6 @@ fn finish_fp((kind, id, tag, data, at): (String, i64, String, Vec<u8>, i64)) -> 
 
 #[async_trait]
 impl FingerprintStore for SqliteStore {
-    async fn put_fingerprints(&self, subject: Subject, fingerprints: &Fingerprints) -> StoreResult<Outcome> {
-        let counts = self.put_fingerprints_many(&[(subject, fingerprints.clone())]).await?;
-        Ok(if counts.inserted > 0 {
-            Outcome::Inserted
-        } else if counts.updated > 0 {
-            Outcome::Updated
-        } else {
-            Outcome::Unchanged
-        })
-    }
-
     async fn put_fingerprints_many(&self, items: &[(Subject, Fingerprints)]) -> StoreResult<BatchCounts> {
         validate_fingerprints(items)?;
         let encoded = items

@@ -62,7 +62,16 @@ pub trait PageStore: Send + Sync {
 #[async_trait]
 pub trait FingerprintStore: Send + Sync {
     /// Store the fingerprints of one subject (replacing older ones).
-    async fn put_fingerprints(&self, subject: Subject, fingerprints: &Fingerprints) -> StoreResult<Outcome>;
+    async fn put_fingerprints(&self, subject: Subject, fingerprints: &Fingerprints) -> StoreResult<Outcome> {
+        let counts = self.put_fingerprints_many(&[(subject, fingerprints.clone())]).await?;
+        Ok(if counts.inserted > 0 {
+            Outcome::Inserted
+        } else if counts.updated > 0 {
+            Outcome::Updated
+        } else {
+            Outcome::Unchanged
+        })
+    }
     /// Store many (validated first; duplicates of one subject in the batch are refused).
     async fn put_fingerprints_many(&self, items: &[(Subject, Fingerprints)]) -> StoreResult<BatchCounts>;
     /// The fingerprints of one subject.
