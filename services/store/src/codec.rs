@@ -247,6 +247,18 @@ pub(crate) fn prepare_pages(ps: &[NewPage]) -> Result<Vec<PreparedPage>, StoreEr
     Ok(prepared)
 }
 
+/// Check a review change's reviewer and note before anything is written.
+pub(crate) fn validate_review(by: &str, note: Option<&str>) -> Result<(), StoreError> {
+    if by.trim().is_empty() || by.len() > MAX_FIELD_BYTES {
+        return Err(StoreError::invalid("reviewer", "empty or too long"));
+    }
+    if note.is_some_and(|n| n.len() > MAX_FIELD_BYTES) {
+        return Err(StoreError::invalid("review note", "too long"));
+    }
+    Ok(())
+}
+
+/// Check a batch of fingerprint records before anything is written.
 pub(crate) fn validate_fingerprints(items: &[(Subject, Fingerprints)]) -> Result<(), StoreError> {
     let mut seen = HashSet::with_capacity(items.len());
     for (s, fp) in items {

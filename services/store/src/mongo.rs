@@ -1030,12 +1030,7 @@ impl MatchStore for MongoStore {
         note: Option<&str>,
         at: Timestamp,
     ) -> StoreResult<Outcome> {
-        if by.trim().is_empty() || by.len() > MAX_FIELD_BYTES {
-            return Err(StoreError::invalid("reviewer", "empty or too long"));
-        }
-        if note.is_some_and(|n| n.len() > MAX_FIELD_BYTES) {
-            return Err(StoreError::invalid("review note", "too long"));
-        }
+        validate_review(by, note)?;
         let coll = self.coll("matches");
         let d = coll
             .find_one(doc! {"_id": id})

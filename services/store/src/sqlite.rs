@@ -841,12 +841,7 @@ impl MatchStore for SqliteStore {
         note: Option<&str>,
         at: Timestamp,
     ) -> StoreResult<Outcome> {
-        if by.trim().is_empty() || by.len() > MAX_FIELD_BYTES {
-            return Err(StoreError::invalid("reviewer", "empty or too long"));
-        }
-        if note.is_some_and(|n| n.len() > MAX_FIELD_BYTES) {
-            return Err(StoreError::invalid("review note", "too long"));
-        }
+        validate_review(by, note)?;
         let (by, note) = (by.to_owned(), note.map(str::to_owned));
         self.run(move |conn| {
             let tx = conn.transaction()?;
