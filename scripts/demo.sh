@@ -1,45 +1,168 @@
 #!/usr/bin/env bash
 # The README's first command: build zhiwen and run the main job end to end on bundled
-# public-domain samples with the embedded default (SQLite store + embedded index in a
-# fresh data directory; no servers needed).
+# public-domain works with the embedded default (SQLite store + embedded index in a fresh
+# data directory; no database servers needed):
+#
+#   register works -> serve a local "pirate site" -> crawl it -> match -> summary
+#   -> (when `zhiwen serve` is built in) the dashboard with a fresh admin key.
+#
+# Needs cargo and python3 (standard library only). Everything stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT="$PWD"
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# The demo always runs on the embedded default in its own fresh data directory, whatever
+# the caller's environment says.
+unset ZHIWEN_CONFIG ZHIWEN_MONGO_URI ZHIWEN_MONGO_DATABASE ZHIWEN_REDIS_URL ZHIWEN_REDIS_PREFIX
+export ZHIWEN_STORE=embedded ZHIWEN_INDEX=embedded
+DATA="$ROOT/.zhiwen-data/demo"
+export ZHIWEN_DATA_DIR="$DATA"
+
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
 step "building zhiwen (the first build takes a few minutes)"
 cargo build --locked --bin zhiwen
-ZHIWEN="$PWD/target/debug/zhiwen"
-export ZHIWEN_DATA_DIR="$PWD/.zhiwen-data/demo"
-rm -rf "$ZHIWEN_DATA_DIR"
+ZHIWEN="$ROOT/target/debug/zhiwen"
+has_command() { "$ZHIWEN" --help | grep -qE "^  $1 "; }
 
-step "1. compare: a chapter of 红楼梦 against a pirate-style copy (Big5, traditional script, homophones, ads, cut at 60%)"
-"$ZHIWEN" compare samples/hongloumeng-01.txt samples/pirate-copy-big5.html --max-passages 2
+rm -rf "$DATA"
+mkdir -p "$DATA"
+echo "fresh data directory: $DATA"
 
-step "2. register the work of rights holder 'demo' (store: $ZHIWEN_DATA_DIR)"
-"$ZHIWEN" import works samples/hongloumeng-01.txt --owner demo
+step "1. register the works: the first chapter of each of four classic novels, two rights holders"
+"$ZHIWEN" import works samples/works/classics.jsonl --owner demo
 
-step "3. import two pages of a pirate site: the copy above and an innocent page (the next chapter, GBK)"
-pages="$(mktemp -d)"
-trap 'rm -rf "$pages"' EXIT
-cp samples/pirate-copy-big5.html samples/other-chapter-gbk.html "$pages/"
-"$ZHIWEN" import pages "$pages" --base-url http://pirate.example/book/
+step "2. a local pirate site on 127.0.0.1 (traditional script, homophones, ads, cuts, excerpts, innocent pages)"
+SITE="$DATA/pirate-site"
+mkdir -p "$SITE"
+python3 - "$SITE" "$DATA/pirate-site.port" <<'PY' &
+import functools, http.server, sys
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+handler = functools.partial(Quiet, directory=sys.argv[1])
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+with open(sys.argv[2] + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+import os
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+server.serve_forever()
+PY
+PIDS+=($!)
+for _ in $(seq 1 100); do
+    [ -s "$DATA/pirate-site.port" ] && break
+    sleep 0.1
+done
+[ -s "$DATA/pirate-site.port" ] || { echo "the pirate site did not start" >&2; exit 1; }
+SITE_URL="http://127.0.0.1:$(cat "$DATA/pirate-site.port")/"
+python3 scripts/make-pirate-site.py --out "$SITE" --base-url "$SITE_URL" --manifest "$DATA/pirate-site.json"
+echo "serving $SITE_URL (index.html, sitemap.xml, robots.txt)"
+
+step "3. crawl it (robots.txt obeyed, sitemap read; --allow-loopback because the site is on 127.0.0.1)"
+printf '%s\n' "$SITE_URL" >"$DATA/seeds.txt"
+"$ZHIWEN" crawl --seeds "$DATA/seeds.txt" --job demo --allow-loopback --delay-ms 20 --depth 3
 
 step "4. run the matching task (fingerprint, index, look up, verify, record)"
 "$ZHIWEN" match
 
-step "5. the match list for analysts (CSV, UTF-8 with BOM; xlsx and json too)"
-"$ZHIWEN" report export --format csv --out "$ZHIWEN_DATA_DIR/matches.csv"
-python3 - "$ZHIWEN_DATA_DIR/matches.csv" <<'PY'
-import csv, sys
-with open(sys.argv[1], encoding="utf-8-sig") as f:
-    rows = list(csv.DictReader(f))
-print(f"{len(rows)} match(es):")
+step "5. summary (from the match list: zhiwen report export --format json)"
+"$ZHIWEN" report export --format json --out "$DATA/matches.jsonl"
+"$ZHIWEN" report export --format csv --out "$DATA/matches.csv" 2>/dev/null
+python3 - "$DATA/pirate-site.json" "$DATA/matches.jsonl" samples/works/classics.jsonl <<'PY'
+import collections, json, sys
+
+manifest = json.load(open(sys.argv[1], encoding="utf-8"))
+rows = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8") if l.strip()]
+works = [json.loads(l) for l in open(sys.argv[3], encoding="utf-8") if l.strip()]
+by_url = collections.defaultdict(list)
 for r in rows:
-    print(f"  {r['work_external_id']}  ->  {r['page_url']}  kind={r['kind']}  score={r['score']}  status={r['review_status']}")
-    print(f"    work: {r['evidence_section'][:60].replace(chr(10), ' ')}…")
-    print(f"    page: {r['evidence_page'][:60].replace(chr(10), ' ')}…")
-innocent = [r for r in rows if "other-chapter" in r["page_url"]]
-print("innocent page accused!" if innocent else "the innocent page (other-chapter-gbk.html) has no match")
+    by_url[r["page_url"]].append(r)
+
+def width(s):
+    return sum(2 if ord(c) > 0x2E80 else 1 for c in s)
+
+def pad(s, n):
+    return s + " " * max(0, n - width(s))
+
+print(f"works registered: {len(works)}")
+for w in works:
+    print(f"  {pad(w['id'], 16)} {pad(w['owner'], 14)} {w['title']}")
+pages = manifest["pages"]
+crawlable = [p for p in pages if p["expect"] != "not_crawled"]
+copies = [p for p in pages if p["expect"] == "copy"]
+innocent = [p for p in pages if p["expect"] == "innocent"]
+print(f"\npirate site: {len(pages)} content pages ({len(copies)} copies, {len(innocent)} innocent, "
+      f"{len(pages) - len(crawlable)} forbidden by robots.txt) + index, ranking, sitemap, robots.txt")
+print(f"matches: {len(rows)}  by kind: " + ", ".join(f"{k}={n}" for k, n in sorted(collections.Counter(r['kind'] for r in rows).items())))
+print()
+print(f"  {pad('page', 28)} {pad('expected', 10)} {pad('found', 44)} result")
+found_copies = accused = 0
+for p in pages:
+    path = p["url"][len(manifest["base_url"]) - 1:]
+    hits = by_url.get(p["url"], [])
+    found = ", ".join(f"{r['work_external_id']} {r['kind']} {r['score']:.2f}" for r in hits) or "-"
+    if p["expect"] == "copy":
+        ok = any(r["work_external_id"] == p["work"] for r in hits)
+        found_copies += ok
+        result = "found" if ok else "MISSED"
+        if hits and not all(r["work_external_id"] == p["work"] for r in hits):
+            result += " (+ WRONG WORK)"
+    elif p["expect"] == "innocent":
+        accused += bool(hits)
+        result = "ACCUSED" if hits else "not accused"
+    else:
+        result = "not fetched" if not hits else "FETCHED"
+        p["expect"] = "forbidden"
+    print(f"  {pad(path, 28)} {pad(p['expect'], 10)} {pad(found[:44], 44)} {result}")
+    print(f"      {p['how']}")
+
+if rows:
+    import re
+    clean = lambda s: re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", s)).strip()
+    cut = lambda s: clean(s)[:56] + ("…" if len(clean(s)) > 56 else "")
+    print("\ntop evidence of each match (the longest copied passage, quoted from both originals; tags hidden):")
+    for r in sorted(rows, key=lambda r: (-r["score"], r["page_url"])):
+        path = r["page_url"][len(manifest["base_url"]) - 1:]
+        print(f"  {r['work_external_id']} -> {path}  kind={r['kind']} score={r['score']:.2f} status={r['review_status']}")
+        print(f"    work: {cut(r['evidence_section'])}")
+        print(f"    page: {cut(r['evidence_page'])}")
+
+print(f"\ncopies found: {found_copies} of {len(copies)}; innocent pages accused: {accused} of {len(innocent)}"
+      + ("" if accused else " (none of the innocent pages was accused)"))
 PY
-echo "data: $ZHIWEN_DATA_DIR"
+echo "match list: $DATA/matches.csv (also .jsonl); try: $ZHIWEN compare samples/hongloumeng-01.txt samples/pirate-copy-big5.html"
+
+if ! has_command serve || ! has_command keys; then
+    echo
+    echo "done (this build has no 'zhiwen serve' yet: the dashboard step is skipped)"
+    exit 0
+fi
+
+step "6. the dashboard: an admin key and zhiwen serve (Ctrl-C to stop)"
+KEY_OUT="$("$ZHIWEN" keys create --role admin --name demo-admin)"
+KEY="$(printf '%s\n' "$KEY_OUT" | grep -oE 'zw[A-Za-z0-9_-]{16,}' | head -n1 || true)"
+[ -n "$KEY" ] || KEY="$(printf '%s\n' "$KEY_OUT" | tail -n1)"
+API_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+"$ZHIWEN" serve --listen "127.0.0.1:$API_PORT" &
+PIDS+=($!)
+for _ in $(seq 1 300); do
+    python3 -c "import sys, urllib.request; urllib.request.urlopen('http://127.0.0.1:$API_PORT/health', timeout=1)" 2>/dev/null && break
+    sleep 0.2
+done
+echo
+echo "dashboard:  http://127.0.0.1:$API_PORT/"
+echo "admin key:  $KEY"
+echo "pirate site: $SITE_URL"
+echo "(Ctrl-C stops zhiwen serve and the pirate site)"
+wait "${PIDS[-1]}"

@@ -7,6 +7,14 @@ STPhrases/STCharacters tables), a few homophone swaps, ad lines from real pirate
 inserted between paragraphs, the chapter cut short, site boilerplate around it, and
 Big5 bytes. Deterministic (fixed random seed), so re-running gives the same files.
 
+It also writes the data of the one-command demo (scripts/demo.sh): the registered works
+(samples/works/classics.jsonl: the first chapter of each of the four classic novels,
+assigned to two fictional rights holders), the chapters that stay unregistered
+(samples/site/unregistered.jsonl: second chapters, innocent pages of the demo's pirate
+site) and a selection of real pirate-site ad lines (samples/site/ad-lines.txt).
+samples/site/filler.jsonl (news, a blog post, an essay) is original text written for the
+demo and is not generated.
+
 Usage: python3 scripts/make-samples.py [CORPUS_DIR]   (default: ../shared/corpus)
 """
 import html
@@ -114,4 +122,48 @@ def main():
     print("wrote", ", ".join(sorted(os.listdir(out_dir))))
 
 
+# The demo's registered works: (corpus id, external id, author, rights holder).
+DEMO_WORKS = [
+    ("novel-hongloumeng-001", "hongloumeng-001", "曹雪芹", "jinling-press"),
+    ("novel-xiyouji-001", "xiyouji-001", "吴承恩", "jinling-press"),
+    ("novel-sanguo-001", "sanguo-001", "罗贯中", "luoguan-books"),
+    ("novel-shuihu-001", "shuihu-001", "施耐庵", "luoguan-books"),
+]
+# Chapters of the same novels that nobody registers (innocent pages of the demo site).
+DEMO_UNREGISTERED = [
+    ("novel-hongloumeng-002", "hongloumeng-002", "曹雪芹"),
+    ("novel-xiyouji-002", "xiyouji-002", "吴承恩"),
+    ("novel-sanguo-002", "sanguo-002", "罗贯中"),
+]
+
+
+def demo_data():
+    works_dir = os.path.join(out_dir, "works")
+    site_dir = os.path.join(out_dir, "site")
+    os.makedirs(works_dir, exist_ok=True)
+    os.makedirs(site_dir, exist_ok=True)
+
+    def line(doc, external_id, author, owner=None):
+        rec = {"id": external_id, "title": doc["title"], "author": author}
+        if owner:
+            rec["owner"] = owner
+        rec["source"] = doc["source"]
+        rec["text"] = doc["text"].strip()
+        return json.dumps(rec, ensure_ascii=False) + "\n"
+
+    with open(os.path.join(works_dir, "classics.jsonl"), "w", encoding="utf-8") as f:
+        for cid, eid, author, owner in DEMO_WORKS:
+            f.write(line(chapter(cid), eid, author, owner))
+    with open(os.path.join(site_dir, "unregistered.jsonl"), "w", encoding="utf-8") as f:
+        for cid, eid, author in DEMO_UNREGISTERED:
+            f.write(line(chapter(cid), eid, author))
+    picker = random.Random(20261122)
+    ads = sorted(set(ad_lines()))
+    chosen = sorted(picker.sample(ads, 16))
+    with open(os.path.join(site_dir, "ad-lines.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(a.strip() + "\n" for a in chosen))
+    print("wrote samples/works/classics.jsonl, samples/site/unregistered.jsonl, samples/site/ad-lines.txt")
+
+
 main()
+demo_data()
