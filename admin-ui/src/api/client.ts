@@ -1,0 +1,217 @@
+import type {
+  BulkReviewResult,
+  MatchDetail,
+  MatchFilters,
+  MatchItem,
+  Me,
+  NewWorkBody,
+  Page,
+  ReviewStatus,
+  SectionText,
+  Stats,
+  Task,
+  WorkDetail,
+  WorkItem,
+  WorkSaved,
+} from './types';
+import { filtersToQuery } from '../lib/filters';
+
+/** An error the API answered with (`{"error":{"code","message"}}`) or a network failure (`code: "network"`). */
+export class ApiError extends Error {
+  constructor(
+    public readonly status: number,
+    public readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export type FetchLike = typeof fetch;
+
+export interface ClientOptions {
+  key: string;
+  base?: string;
+  fetch?: FetchLike;
+  /** Called on every 401, so the app can send the user back to sign-in. */
+  onUnauthorized?: () => void;
+}
+
+async function errorOf(res: Response): Promise<ApiError> {
+  let code = res.status === 401 ? 'unauthorized' : 'internal';
+  let message = `HTTP ${res.status}`;
+  try {
+    const body = await res.json();
+    if (body && body.error) {
+      code = String(body.error.code ?? code);
+      message = String(body.error.message ?? message);
+    }
+  } catch {
+    /* not JSON: keep the status */
+  }
+  return new ApiError(res.status, code, message);
+}
+
+/** The dashboard's view of the admin API v1. */
+export class ApiClient {
+  private readonly key: string;
+  private readonly base: string;
+  private readonly fetchFn: FetchLike;
+  private readonly onUnauthorized?: () => void;
+
+  constructor(opts: ClientOptions) {
+    this.key = opts.key;
+    this.base = opts.base ?? '';
+    this.fetchFn = opts.fetch ?? ((...args) => fetch(...args));
+    this.onUnauthorized = opts.onUnauthorized;
+  }
+
+  /** A raw authorised request; errors become `ApiError`. */
+  async raw(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    headers.set('Authorization', `Bearer ${this.key}`);
+    let res: Response;
+    try {
+      res = await this.fetchFn(this.base + path, { ...init, headers });
+    } catch (e) {
+      throw new ApiError(0, 'network', e instanceof Error ? e.message : String(e));
+    }
+    if (!res.ok) {
+      const err = await errorOf(res);
+      if (res.status === 401) this.onUnauthorized?.();
+      throw err;
+    }
+    return res;
+  }
+
+  private async json<T>(path: string, init: RequestInit = {}): Promise<T> {
+    const res = await this.raw(path, init);
+    return (await res.json()) as T;
+  }
+
+  private send<T>(method: string, path: string, body: unknown): Promise<T> {
+    return this.json<T>(path, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  }
+
+  me(): Promise<Me> {
+    return this.json('/api/v1/me');
+  }
+
+  stats(params: { from?: string; to?: string; work_id?: number; top?: number } = {}): Promise<Stats> {
+    return this.json(`/api/v1/stats${query(params)}`);
+  }
+
+  works(params: { q?: string; owner?: string; cursor?: string | null; limit?: number } = {}): Promise<Page<WorkItem>> {
+    return this.json(`/api/v1/works${query(params)}`);
+  }
+
+  work(id: number): Promise<WorkDetail> {
+    return this.json(`/api/v1/works/${id}`);
+  }
+
+  section(workId: number, sectionId: number): Promise<SectionText> {
+    return this.json(`/api/v1/works/${workId}/sections/${sectionId}`);
+  }
+
+  createWork(body: NewWorkBody): Promise<WorkSaved> {
+    return this.send('POST', '/api/v1/works', body);
+  }
+
+  uploadWork(file: Blob, filename: string, owner?: string): Promise<{ works: WorkSaved[] }> {
+    return this.json(`/api/v1/works/upload${query({ filename, owner })}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/octet-stream' },
+      body: file,
+    });
+  }
+
+  deleteWork(id: number): Promise<{ deleted: boolean; sections: number; matches: number }> {
+    return this.json(`/api/v1/works/${id}`, { method: 'DELETE' });
+  }
+
+  workReport(id: number, lang: 'zh' | 'en', filters: MatchFilters = {}): Promise<string> {
+    const params: Record<string, string | number | undefined> = { lang };
+    if (filters.status) params.status = filters.status;
+    if (filters.min_score !== undefined) params.min_score = filters.min_score;
+    return this.raw(`/api/v1/works/${id}/report${query(params)}`).then((r) => r.text());
+  }
+
+  matches(filters: MatchFilters, cursor?: string | null, limit = 50): Promise<Page<MatchItem>> {
+    const qs = filtersToQuery(filters);
+    if (cursor) qs.set('cursor', cursor);
+    qs.set('limit', String(limit));
+    return this.json(`/api/v1/matches?${qs.toString()}`);
+  }
+
+  match(id: number): Promise<MatchDetail> {
+    return this.json(`/api/v1/matches/${id}`);
+  }
+
+  review(id: number, status: ReviewStatus, note?: string): Promise<MatchDetail> {
+    return this.send('POST', `/api/v1/matches/${id}/review`, note ? { status, note } : { status });
+  }
+
+  bulkReview(ids: number[], status: ReviewStatus, note?: string): Promise<BulkReviewResult> {
+    return this.send('POST', '/api/v1/matches/review', note ? { ids, status, note } : { ids, status });
+  }
+
+  /** The export of the current filter, with the server's file name. */
+  async exportMatches(format: 'csv' | 'xlsx', filters: MatchFilters): Promise<{ blob: Blob; filename: string }> {
+    const qs = filtersToQuery(filters);
+    qs.set('format', format);
+    const res = await this.raw(`/api/v1/exports/matches?${qs.toString()}`);
+    const filename = filenameFrom(res.headers.get('Content-Disposition')) ?? `zhiwen-matches.${format}`;
+    return { blob: await res.blob(), filename };
+  }
+
+  tasks(params: { state?: string; kind?: string; cursor?: string | null; limit?: number } = {}): Promise<Page<Task>> {
+    return this.json(`/api/v1/tasks${query(params)}`);
+  }
+
+  task(id: number): Promise<Task> {
+    return this.json(`/api/v1/tasks/${id}`);
+  }
+
+  startMatch(scope: 'new' | 'all' | 'since', since?: string): Promise<Task> {
+    return this.send('POST', '/api/v1/tasks/match', scope === 'since' ? { scope, since } : { scope });
+  }
+
+  startCrawl(seeds: string[], maxPages?: number, maxDepth?: number): Promise<Task> {
+    return this.send('POST', '/api/v1/tasks/crawl', { seeds, max_pages: maxPages, max_depth: maxDepth });
+  }
+
+  cancelTask(id: number): Promise<Task> {
+    return this.json(`/api/v1/tasks/${id}/cancel`, { method: 'POST' });
+  }
+}
+
+/** `?a=1&b=x` of the defined, non-empty values (empty string when none). */
+export function query(params: Record<string, string | number | null | undefined>): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === '') continue;
+    qs.set(k, String(v));
+  }
+  const s = qs.toString();
+  return s ? `?${s}` : '';
+}
+
+/** The file name of a `Content-Disposition` header (RFC 6266 `filename*` preferred). */
+export function filenameFrom(header: string | null): string | null {
+  if (!header) return null;
+  const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(header);
+  if (star) {
+    try {
+      return decodeURIComponent(star[1].trim());
+    } catch {
+      /* fall through */
+    }
+  }
+  const plain = /filename\s*=\s*"?([^";]+)"?/.exec(header);
+  return plain ? plain[1].trim() : null;
+}

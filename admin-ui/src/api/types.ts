@@ -1,0 +1,209 @@
+// Typed models of the admin API v1 (docs/api.md in the repository is the contract).
+
+export type Role = 'admin' | 'analyst' | 'holder';
+export type ReviewStatus = 'new' | 'confirmed' | 'dismissed' | 'takedown_sent';
+export type MatchKind = 'identical' | 'near_duplicate' | 'excerpt' | 'embedded' | string;
+export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export const REVIEW_STATUSES: ReviewStatus[] = ['new', 'confirmed', 'dismissed', 'takedown_sent'];
+export const MATCH_KINDS: MatchKind[] = ['identical', 'near_duplicate', 'embedded', 'excerpt'];
+
+/** Unix milliseconds, UTC. */
+export type Millis = number;
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface Me {
+  key_id: number;
+  name: string | null;
+  role: Role;
+  owner: string | null;
+  expires_at: Millis | null;
+  created_at: Millis;
+}
+
+export interface Stats {
+  from: string;
+  to: string;
+  total: number;
+  new_today: number;
+  new_this_week: number;
+  by_status: Partial<Record<ReviewStatus, number>>;
+  by_day: { day: string; count: number }[];
+  top_sites: { site: string; count: number }[];
+  top_works: { work_id: number; title: string; owner: string; count: number }[];
+  totals: { works: number; pages: number; matches_all_time: number };
+}
+
+export interface WorkItem {
+  id: number;
+  owner: string;
+  external_id: string;
+  title: string;
+  author: string;
+  section_count: number;
+  match_count: number;
+}
+
+export interface SectionItem {
+  id: number;
+  ordinal: number;
+  title: string;
+  chars: number;
+  char_start: number;
+  char_end: number;
+  match_count: number;
+}
+
+export interface WorkDetail {
+  id: number;
+  owner: string;
+  external_id: string;
+  title: string;
+  author: string;
+  source_file: string | null;
+  charset: string | null;
+  chars: number;
+  created_at: Millis;
+  updated_at: Millis;
+  match_count: number;
+  sections: SectionItem[];
+}
+
+export interface SectionText {
+  id: number;
+  work_id: number;
+  ordinal: number;
+  title: string;
+  text: string;
+  char_start: number;
+  char_end: number;
+}
+
+export interface NewWorkBody {
+  owner?: string;
+  external_id: string;
+  title: string;
+  author: string;
+  text: string;
+}
+
+export interface WorkSaved {
+  id: number;
+  outcome: 'inserted' | 'updated' | 'unchanged';
+  section_count: number;
+  title?: string;
+}
+
+export interface MatchItem {
+  id: number;
+  work_id: number;
+  work_title: string;
+  owner: string;
+  section_id: number;
+  section_ordinal: number;
+  section_title: string;
+  page_id: number;
+  url: string;
+  site: string;
+  kind: MatchKind;
+  score: number;
+  duplicate: boolean;
+  copied_chars: number;
+  coverage: number;
+  first_seen: Millis;
+  last_seen: Millis;
+  status: ReviewStatus;
+}
+
+export interface PassageSide {
+  start: number;
+  end: number;
+  text: string;
+  before: string;
+  after: string;
+}
+
+export interface Passage {
+  chars: number;
+  work: PassageSide;
+  page: PassageSide;
+}
+
+export interface ReviewEvent {
+  by: string;
+  at: Millis;
+  from: ReviewStatus;
+  to: ReviewStatus;
+  note: string | null;
+}
+
+export interface MatchDetail {
+  match: MatchItem;
+  scores: {
+    resemblance?: number;
+    containment_ab?: number;
+    containment_ba?: number;
+    dna_score?: number;
+    minhash_similarity?: number;
+    simhash_distance?: number;
+    winnow_containment_ab?: number;
+    evidence_coverage_a?: number;
+    evidence_coverage_b?: number;
+    copied_chars?: number;
+  };
+  explanation: { zh: string; en: string };
+  passages: Passage[];
+  review_log: ReviewEvent[];
+}
+
+export interface BulkReviewResult {
+  updated: number[];
+  unchanged: number[];
+  not_found: number[];
+}
+
+export interface Task {
+  id: number;
+  key: string;
+  kind: 'match' | 'crawl' | string;
+  state: TaskState;
+  progress: { done: number; total: number; failed: number };
+  percent: number | null;
+  params: unknown;
+  error: string | null;
+  created_at: Millis;
+  started_at: Millis | null;
+  finished_at: Millis | null;
+  updated_at: Millis;
+}
+
+export type MatchSort =
+  | '-last_seen'
+  | 'last_seen'
+  | '-score'
+  | 'score'
+  | '-id'
+  | 'id'
+  | '-first_seen'
+  | 'first_seen';
+
+/** The filters of the match list (and of its exports). */
+export interface MatchFilters {
+  work_id?: number;
+  section_id?: number;
+  site?: string;
+  kind?: string;
+  status?: ReviewStatus;
+  min_score?: number;
+  max_score?: number;
+  /** `YYYY-MM-DD`, last seen on or after. */
+  from?: string;
+  /** `YYYY-MM-DD`, last seen on or before (inclusive). */
+  to?: string;
+  owner?: string;
+  sort?: MatchSort;
+}

@@ -1,0 +1,41 @@
+import { Progress, Tag, Tooltip } from 'antd';
+import type { ReviewStatus } from '../api/types';
+import type { Key } from '../i18n/dict';
+import { useI18n } from '../i18n/I18nProvider';
+import { percent, scoreLevel } from '../lib/format';
+
+const STATUS_COLORS: Record<ReviewStatus, string> = {
+  new: 'blue',
+  confirmed: 'red',
+  dismissed: 'default',
+  takedown_sent: 'green',
+};
+
+export function StatusTag({ status }: { status: ReviewStatus }) {
+  const { t } = useI18n();
+  return (
+    <Tag color={STATUS_COLORS[status] ?? 'default'} data-testid="status-tag" data-status={status}>
+      {t(`status.${status}` as Key)}
+    </Tag>
+  );
+}
+
+export function KindTag({ kind }: { kind: string }) {
+  const { t } = useI18n();
+  const key = `kind.${kind}` as Key;
+  const label = t(key);
+  return <Tag>{label === key ? kind : label}</Tag>;
+}
+
+export function ScoreBar({ score }: { score: number }) {
+  const { t } = useI18n();
+  const level = scoreLevel(score);
+  const color = level === 'high' ? '#cf1322' : level === 'medium' ? '#fa8c16' : '#8c8c8c';
+  return (
+    <Tooltip title={t(`score.${level}` as Key)}>
+      <div style={{ minWidth: 110 }}>
+        <Progress percent={Math.round(score * 100)} size="small" strokeColor={color} format={() => percent(score)} />
+      </div>
+    </Tooltip>
+  );
+}

@@ -1,0 +1,124 @@
+import { Button, Card, Col, Row, Statistic, Table, Typography } from 'antd';
+import { Link, useNavigate } from 'react-router-dom';
+import type { EChartsOption } from 'echarts';
+import { useApiClient, useAuth } from '../auth';
+import { useI18n } from '../i18n/I18nProvider';
+import { useLoad } from '../lib/useLoad';
+import { EmptyState, Loadable } from '../components/States';
+import { Chart } from '../components/Chart';
+import { count, fillDays } from '../lib/format';
+import type { Stats } from '../api/types';
+
+export function Overview() {
+  const { t } = useI18n();
+  const api = useApiClient();
+  const state = useLoad(() => api.stats({ top: 10 }), [api]);
+  return (
+    <div data-testid="page-overview">
+      <Typography.Title level={3}>{t('overview.title')}</Typography.Title>
+      <Loadable state={state}>{(s) => <OverviewBody stats={s} />}</Loadable>
+    </div>
+  );
+}
+
+function OverviewBody({ stats }: { stats: Stats }) {
+  const { t } = useI18n();
+  const { can } = useAuth();
+  const navigate = useNavigate();
+
+  if (stats.totals.works === 0) {
+    return (
+      <Card>
+        <EmptyState
+          title={t('overview.noWorks')}
+          hint={t('overview.noWorksHint')}
+          action={can('works.write') ? <Button type="primary" onClick={() => navigate('/works?upload=1')}>{t('overview.goUpload')}</Button> : undefined}
+        />
+      </Card>
+    );
+  }
+
+  const days = fillDays(stats.from, stats.to, stats.by_day);
+  const trend: EChartsOption = {
+    tooltip: { trigger: 'axis' },
+    grid: { left: 40, right: 16, top: 16, bottom: 28 },
+    xAxis: { type: 'category', data: days.map((d) => d.day.slice(5)) },
+    yAxis: { type: 'value', minInterval: 1 },
+    series: [{ type: 'line', name: t('overview.count'), smooth: true, areaStyle: { opacity: 0.15 }, data: days.map((d) => d.count), color: '#b8322a' }],
+  };
+  const sites = stats.top_sites.slice(0, 10).reverse();
+  const sitesChart: EChartsOption = {
+    tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
+    grid: { left: 8, right: 24, top: 8, bottom: 8, containLabel: true },
+    xAxis: { type: 'value', minInterval: 1 },
+    yAxis: { type: 'category', data: sites.map((s) => s.site) },
+    series: [{ type: 'bar', name: t('overview.count'), data: sites.map((s) => s.count), color: '#fa8c16' }],
+  };
+  const unit = t('overview.matchesUnit');
+
+  return (
+    <>
+      <Row gutter={[16, 16]}>
+        <Col xs={12} lg={6}>
+          <Card><Statistic title={t('overview.newToday')} value={stats.new_today} suffix={unit} data-testid="stat-new-today" /></Card>
+        </Col>
+        <Col xs={12} lg={6}>
+          <Card><Statistic title={t('overview.newWeek')} value={stats.new_this_week} suffix={unit} data-testid="stat-new-week" /></Card>
+        </Col>
+        <Col xs={12} lg={6}>
+          <Card><Statistic title={t('overview.confirmed')} value={stats.by_status.confirmed ?? 0} suffix={unit} valueStyle={{ color: '#cf1322' }} /></Card>
+        </Col>
+        <Col xs={12} lg={6}>
+          <Card><Statistic title={t('overview.takedown')} value={stats.by_status.takedown_sent ?? 0} suffix={unit} valueStyle={{ color: '#389e0d' }} /></Card>
+        </Col>
+      </Row>
+      <Typography.Paragraph type="secondary" style={{ marginTop: 12 }} data-testid="totals">
+        {t('overview.totals', { works: count(stats.totals.works), pages: count(stats.totals.pages), matches: count(stats.totals.matches_all_time) })}
+      </Typography.Paragraph>
+      <Card title={t('overview.trend')} style={{ marginTop: 4 }}>
+        {stats.total === 0 ? (
+          <EmptyState title={t('overview.noMatches')} hint={t('overview.noMatchesHint')} />
+        ) : (
+          <Chart option={trend} testId="trend-chart" />
+        )}
+      </Card>
+      <Row gutter={[16, 16]} style={{ marginTop: 16 }}>
+        <Col xs={24} lg={12}>
+          <Card title={t('overview.topSites')}>
+            {sites.length === 0 ? (
+              <EmptyState title={t('overview.noMatches')} />
+            ) : (
+              <>
+                <Chart option={sitesChart} height={Math.max(160, sites.length * 32)} testId="sites-chart" />
+                <div style={{ marginTop: 8 }}>
+                  {stats.top_sites.slice(0, 10).map((s) => (
+                    <Link key={s.site} to={`/matches?site=${encodeURIComponent(s.site)}`} style={{ marginRight: 12 }}>
+                      {s.site}
+                    </Link>
+                  ))}
+                </div>
+              </>
+            )}
+          </Card>
+        </Col>
+        <Col xs={24} lg={12}>
+          <Card title={t('overview.topWorks')}>
+            <Table
+              size="small"
+              rowKey="work_id"
+              pagination={false}
+              dataSource={stats.top_works}
+              locale={{ emptyText: t('overview.noMatches') }}
+              data-testid="top-works"
+              columns={[
+                { title: t('overview.work'), dataIndex: 'title', render: (title: string, r) => <Link to={`/works/${r.work_id}`}>{title}</Link> },
+                { title: t('works.owner'), dataIndex: 'owner' },
+                { title: t('overview.count'), dataIndex: 'count', align: 'right', render: (c: number, r) => <Link to={`/matches?work_id=${r.work_id}`}>{count(c)}</Link> },
+              ]}
+            />
+          </Card>
+        </Col>
+      </Row>
+    </>
+  );
+}
