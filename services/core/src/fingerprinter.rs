@@ -39,7 +39,7 @@ impl CharStream {
         let mut units = Vec::with_capacity(text.len() / 3);
         let mut positions = Vec::with_capacity(text.len() / 3);
         for (i, c) in text.chars().enumerate() {
-            if c.is_alphanumeric() {
+            if crate::segment::is_alphanumeric_fast(c) {
                 units.push(c as u32);
                 positions.push(i as u32);
             }

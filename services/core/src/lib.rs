@@ -34,4 +34,6 @@ pub use params::Params;
 
 /// Version of the algorithms themselves; part of every fingerprint's parameter tag, so
 /// that a code change that alters fingerprints is detected like a parameter change.
-pub const ALGORITHM_VERSION: u32 = 1;
+/// Version 2: MinHash functions `a * x + b` over the shingle hashes (was a mixer of
+/// `x ^ salt`), so version-1 signatures, super-/mega-shingles and LSH bands differ.
+pub const ALGORITHM_VERSION: u32 = 2;

@@ -33,12 +33,22 @@ pub struct Token {
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
-static STOP_WORDS: LazyLock<FxHashSet<&'static str>> = LazyLock::new(|| {
-    include_str!("../data/stopwords_zh_stopwords-iso.txt").lines().map(str::trim).filter(|w| !w.is_empty()).collect()
+/// Stop words, by the [`hash_bytes`] of the word (the hash every token computes anyway,
+/// so the check costs no second pass over the word's bytes).
+static STOP_WORDS: LazyLock<FxHashSet<u64>> = LazyLock::new(|| {
+    include_str!("../data/stopwords_zh_stopwords-iso.txt")
+        .lines()
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(|w| hash_bytes(w.as_bytes()))
+        .collect()
 });
 
 struct IdfTable {
-    weights: FxHashMap<Box<str>, f32>,
+    /// Keyed by the [`hash_bytes`] of the word: one probe of a flat table instead of
+    /// hashing the string again and comparing it through a pointer (the table has
+    /// 280,000 words, so each probe is a cache miss; this halves them).
+    weights: FxHashMap<u64, f32>,
     median: f32,
 }
 
@@ -56,7 +66,7 @@ static IDF: LazyLock<IdfTable> = LazyLock::new(|| {
         let mut parts = line.split_whitespace();
         if let (Some(word), Some(value)) = (parts.next(), parts.next()) {
             if let Ok(v) = value.parse::<f32>() {
-                weights.insert(word.into(), v);
+                weights.insert(hash_bytes(word.as_bytes()), v);
                 values.push(v);
             }
         }
@@ -76,18 +86,42 @@ pub fn warm_up() {
 
 /// Is `word` a stop word?
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.contains(word)
+    STOP_WORDS.contains(&hash_bytes(word.as_bytes()))
 }
 
 /// IDF weight of `word` in jieba's table (its median for unknown words).
 pub fn idf(word: &str) -> f32 {
+    idf_of_hash(hash_bytes(word.as_bytes()))
+}
+
+#[inline]
+fn idf_of_hash(hash: u64) -> f32 {
     let table = &*IDF;
-    table.weights.get(word).copied().unwrap_or(table.median)
+    table.weights.get(&hash).copied().unwrap_or(table.median)
+}
+
+/// `c.is_alphanumeric()`, answered without the Unicode tables for ASCII and the two
+/// CJK ideograph blocks that make up nearly all of Chinese text (every code point of
+/// U+3400..=U+4DBF and U+4E00..=U+9FFF is an assigned letter), nor for their punctuation.
+#[inline]
+pub fn is_alphanumeric_fast(c: char) -> bool {
+    let cp = c as u32;
+    if cp < 0x80 {
+        c.is_ascii_alphanumeric()
+    } else if (0x4E00..=0x9FFF).contains(&cp) || (0x3400..=0x4DBF).contains(&cp) {
+        true
+    } else if (0x2000..=0x206F).contains(&cp) || (0x3000..=0x3004).contains(&cp) || (0x3008..=0x3020).contains(&cp) {
+        // General punctuation (quotes, dashes, ellipsis) and CJK punctuation (。、《》「」).
+        false
+    } else {
+        c.is_alphanumeric()
+    }
 }
 
 /// A word carries content when it has a letter, digit or Han character.
+#[inline]
 fn is_content(word: &str) -> bool {
-    word.chars().any(char::is_alphanumeric)
+    word.chars().any(is_alphanumeric_fast)
 }
 
 /// Segment `text` once and return its content words in order.
@@ -96,15 +130,14 @@ pub fn segment(text: &str, params: &SegmentParams) -> Vec<Token> {
     let mut tokens = Vec::with_capacity(text.len() / 5);
     for t in jieba.cut(text, params.hmm) {
         let word = t.word;
-        if !is_content(word) || (params.drop_stop_words && is_stop_word(word)) {
+        if !is_content(word) {
             continue;
         }
-        tokens.push(Token {
-            start: t.start as u32,
-            end: t.end as u32,
-            hash: hash_bytes(word.as_bytes()),
-            idf: idf(word),
-        });
+        let hash = hash_bytes(word.as_bytes());
+        if params.drop_stop_words && STOP_WORDS.contains(&hash) {
+            continue;
+        }
+        tokens.push(Token { start: t.start as u32, end: t.end as u32, hash, idf: idf_of_hash(hash) });
     }
     tokens
 }
@@ -129,6 +162,21 @@ mod tests {
         assert!(idf("劳动防护") > idf("中国"));
         // Unknown words get the median, not zero.
         assert!(idf("不存在的词语ABC") > 0.0);
+    }
+
+    #[test]
+    fn the_fast_alphanumeric_check_agrees_with_the_unicode_tables() {
+        for cp in 0..=0x10FFFFu32 {
+            if let Some(c) = char::from_u32(cp) {
+                assert_eq!(is_alphanumeric_fast(c), c.is_alphanumeric(), "U+{cp:04X}");
+            }
+        }
+    }
+
+    #[test]
+    fn stop_words_are_found_by_hash() {
+        assert!(is_stop_word("的") && is_stop_word("我们"));
+        assert!(!is_stop_word("北京"));
     }
 
     #[test]

@@ -53,29 +53,46 @@ pub fn winnow(units: &[u32], k: usize, w: usize) -> Vec<WinnowFp> {
     if units.len() < k {
         return vec![WinnowFp { hash: kgram_hashes(units, units.len())[0], pos: 0 }];
     }
-    let hashes = kgram_hashes(units, k);
     let w = w.max(1);
-    if hashes.len() <= w {
+    let count = units.len() - k + 1;
+    if count <= w {
+        let hashes = kgram_hashes(units, k);
         let (pos, &hash) = hashes.iter().enumerate().rev().min_by_key(|(_, h)| **h).unwrap_or((0, &hashes[0]));
         return vec![WinnowFp { hash, pos: pos as u32 }];
     }
-    // Monotone deque of candidate minima: O(n) for any window size.
-    let mut deque: std::collections::VecDeque<usize> = std::collections::VecDeque::with_capacity(w);
-    let mut out: Vec<WinnowFp> = Vec::with_capacity(2 * hashes.len() / (w + 1) + 1);
-    for (i, &h) in hashes.iter().enumerate() {
-        while deque.back().is_some_and(|&j| hashes[j] >= h) {
-            deque.pop_back();
+    // The k-gram hashes are rolled on the fly into a ring of the last `w` (no vector of
+    // every hash); the window keeps the position of its rightmost minimum and rescans
+    // only when that minimum leaves the window (about once per window on random hashes).
+    let top = (1..k).fold(1u64, |p, _| p.wrapping_mul(BASE));
+    let mut roll = units[..k].iter().fold(0u64, |h, &u| h.wrapping_mul(BASE).wrapping_add(u as u64 + 1));
+    let mut ring = vec![0u64; w];
+    let mut out: Vec<WinnowFp> = Vec::with_capacity(2 * count / (w + 1) + 1);
+    let (mut min_pos, mut min_hash) = (0usize, u64::MAX);
+    let mut last_out = usize::MAX;
+    for i in 0..count {
+        if i > 0 {
+            let (gone, new) = (units[i - 1], units[i + k - 1]);
+            roll = roll.wrapping_sub((gone as u64 + 1).wrapping_mul(top));
+            roll = roll.wrapping_mul(BASE).wrapping_add(new as u64 + 1);
         }
-        deque.push_back(i);
-        if deque.front().is_some_and(|&j| j + w <= i) {
-            deque.pop_front();
-        }
-        if i + 1 >= w {
-            if let Some(&m) = deque.front() {
-                if out.last().is_none_or(|f| f.pos as usize != m) {
-                    out.push(WinnowFp { hash: hashes[m], pos: m as u32 });
+        let h = mix64(roll);
+        ring[i % w] = h;
+        if h <= min_hash {
+            (min_pos, min_hash) = (i, h);
+        } else if min_pos + w <= i {
+            // The minimum left the window: rescan it, keeping the rightmost minimum.
+            let lo = i + 1 - w;
+            (min_pos, min_hash) = (i, h);
+            for j in (lo..i).rev() {
+                let v = ring[j % w];
+                if v < min_hash {
+                    (min_pos, min_hash) = (j, v);
                 }
             }
+        }
+        if i + 1 >= w && last_out != min_pos {
+            out.push(WinnowFp { hash: min_hash, pos: min_pos as u32 });
+            last_out = min_pos;
         }
     }
     out
@@ -246,6 +263,54 @@ mod tests {
         let rolled = kgram_hashes(&u, 5);
         for (i, h) in rolled.iter().enumerate() {
             assert_eq!(*h, kgram_hashes(&u[i..i + 5], 5)[0]);
+        }
+    }
+
+    /// The textbook monotone-deque winnowing over a vector of every k-gram hash: the
+    /// optimised [`winnow`] must give exactly the same fingerprints.
+    fn reference_winnow(units: &[u32], k: usize, w: usize) -> Vec<WinnowFp> {
+        if units.is_empty() {
+            return Vec::new();
+        }
+        if units.len() < k {
+            return vec![WinnowFp { hash: kgram_hashes(units, units.len())[0], pos: 0 }];
+        }
+        let hashes = kgram_hashes(units, k);
+        let w = w.max(1);
+        if hashes.len() <= w {
+            let (pos, &hash) = hashes.iter().enumerate().rev().min_by_key(|(_, h)| **h).unwrap_or((0, &hashes[0]));
+            return vec![WinnowFp { hash, pos: pos as u32 }];
+        }
+        let mut deque = std::collections::VecDeque::new();
+        let mut out: Vec<WinnowFp> = Vec::new();
+        for (i, &h) in hashes.iter().enumerate() {
+            while deque.back().is_some_and(|&j| hashes[j] >= h) {
+                deque.pop_back();
+            }
+            deque.push_back(i);
+            if deque.front().is_some_and(|&j| j + w <= i) {
+                deque.pop_front();
+            }
+            if i + 1 >= w {
+                if let Some(&m) = deque.front() {
+                    if out.last().is_none_or(|f| f.pos as usize != m) {
+                        out.push(WinnowFp { hash: hashes[m], pos: m as u32 });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn winnow_equals_the_textbook_algorithm(
+            u in proptest::collection::vec(0u32..4, 0..400),
+            k in 1usize..14,
+            w in 1usize..12,
+        ) {
+            // A 4-letter alphabet makes repeated k-grams (equal hashes, ties) common.
+            prop_assert_eq!(winnow(&u, k, w), reference_winnow(&u, k, w));
         }
     }
 
