@@ -29,5 +29,8 @@ cargo fmt --all --check
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "deployment files (deploy/: compose schema, Kubernetes schemas, systemd-analyze, Dockerfile, real CLI)"
+scripts/validate-deploy.sh
+
 step "cargo test (workspace)"
 cargo test --workspace --locked

@@ -17,8 +17,8 @@
 # Not validated (no tool for it here): building the image (no container engine; hadolint
 # is not in the package registries) and running the stacks.
 #
-# Installs pinned tools from PyPI into .test-servers/deploy-venv. Uses target/debug/zhiwen
-# (building it if missing). Exit status non-zero on any finding.
+# Installs pinned tools from PyPI into .test-servers/deploy-venv. Builds and uses
+# target/debug/zhiwen. Exit status non-zero on any finding.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
@@ -41,11 +41,9 @@ if ! command -v systemd-analyze >/dev/null; then
     fi
 fi
 
+step "building zhiwen (the command-line checks run the real binary)"
+cargo build --locked --bin zhiwen
 ZHIWEN="$ROOT/target/debug/zhiwen"
-if [ ! -x "$ZHIWEN" ]; then
-    step "building zhiwen (for the command-line checks)"
-    cargo build --locked --bin zhiwen
-fi
 
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
