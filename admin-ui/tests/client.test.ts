@@ -83,3 +83,11 @@ describe('helpers', () => {
     expect(filenameFrom(null)).toBeNull();
   });
 });
+
+describe('errors without a JSON body', () => {
+  it('take their code from the status', async () => {
+    const { fn } = fakeFetch(() => new Response('<html>Bad Gateway</html>', { status: 502 }));
+    const err = await new ApiClient({ key: 'k', fetch: fn }).me().catch((e) => e);
+    expect(err.code).toBe('unavailable');
+  });
+});

@@ -38,8 +38,34 @@ export interface ClientOptions {
   onUnauthorized?: () => void;
 }
 
+/** The error code of a status when the body does not say (e.g. a proxy's HTML page). */
+export function codeOfStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return 'bad_request';
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not_found';
+    case 409:
+      return 'conflict';
+    case 413:
+      return 'payload_too_large';
+    case 429:
+      return 'rate_limited';
+    case 502:
+    case 503:
+    case 504:
+      return 'unavailable';
+    default:
+      return 'internal';
+  }
+}
+
 async function errorOf(res: Response): Promise<ApiError> {
-  let code = res.status === 401 ? 'unauthorized' : 'internal';
+  let code = codeOfStatus(res.status);
   let message = `HTTP ${res.status}`;
   try {
     const body = await res.json();

@@ -107,34 +107,37 @@ export function Matches() {
   };
 
   const columns: TableProps<MatchItem>['columns'] = [
-    { title: t('matches.work'), dataIndex: 'work_title', key: 'work', render: (v: string, r) => <Link to={`/works/${r.work_id}`}>{v}</Link> },
+    { title: t('matches.work'), dataIndex: 'work_title', key: 'work', width: 180, render: (v: string, r) => <Link to={`/works/${r.work_id}`}>{v}</Link> },
     {
       title: t('matches.chapter'),
       key: 'chapter',
+      width: 90,
       render: (_: unknown, r) => (
         <Tooltip title={r.section_title}>
           <span>{chapterLabel(lang, r.section_ordinal)}</span>
         </Tooltip>
       ),
     },
-    { title: t('matches.site'), dataIndex: 'site', key: 'site' },
+    { title: t('matches.site'), dataIndex: 'site', key: 'site', width: 170, ellipsis: true },
     {
       title: t('matches.url'),
       dataIndex: 'url',
       key: 'url',
+      width: 240,
       ellipsis: true,
       render: (u: string) => (
         <a href={u} target="_blank" rel="noreferrer noopener">{u}</a>
       ),
     },
-    { title: t('matches.kind'), dataIndex: 'kind', key: 'kind', render: (k: string) => <KindTag kind={k} /> },
-    { title: t('matches.score'), dataIndex: 'score', key: 'score', sorter: true, sortOrder: sortState('score'), render: (s: number) => <ScoreBar score={s} /> },
-    { title: t('matches.firstSeen'), dataIndex: 'first_seen', key: 'first_seen', sorter: true, sortOrder: sortState('first_seen'), render: dateTime },
-    { title: t('matches.lastSeen'), dataIndex: 'last_seen', key: 'last_seen', sorter: true, sortOrder: sortState('last_seen'), render: dateTime },
-    { title: t('matches.status'), dataIndex: 'status', key: 'status', render: (s: ReviewStatus) => <StatusTag status={s} /> },
+    { title: t('matches.kind'), dataIndex: 'kind', key: 'kind', width: 110, render: (k: string) => <KindTag kind={k} /> },
+    { title: t('matches.score'), dataIndex: 'score', key: 'score', width: 150, sorter: true, sortOrder: sortState('score'), render: (s: number) => <ScoreBar score={s} /> },
+    { title: t('matches.firstSeen'), dataIndex: 'first_seen', key: 'first_seen', width: 150, sorter: true, sortOrder: sortState('first_seen'), render: dateTime },
+    { title: t('matches.lastSeen'), dataIndex: 'last_seen', key: 'last_seen', width: 150, sorter: true, sortOrder: sortState('last_seen'), render: dateTime },
+    { title: t('matches.status'), dataIndex: 'status', key: 'status', width: 130, render: (s: ReviewStatus) => <StatusTag status={s} /> },
     {
       title: t('matches.actions'),
       key: 'actions',
+      width: 100,
       fixed: 'right',
       render: (_: unknown, r) => <Link to={`/matches/${r.id}`} data-testid="evidence-link">{t('matches.evidence')}</Link>,
     },
@@ -241,7 +244,7 @@ export function Matches() {
               dataSource={items}
               columns={columns}
               pagination={false}
-              scroll={{ x: 1200 }}
+              scroll={{ x: 1500 }}
               onChange={onTableChange}
               rowSelection={can('review') ? { selectedRowKeys: selected, onChange: (keys) => setSelected(keys as number[]) } : undefined}
               locale={{ emptyText: loading ? ' ' : <EmptyState title={t('matches.empty')} hint={t('matches.emptyHint')} /> }}

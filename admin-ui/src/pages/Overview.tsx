@@ -44,7 +44,7 @@ function OverviewBody({ stats }: { stats: Stats }) {
     grid: { left: 40, right: 16, top: 16, bottom: 28 },
     xAxis: { type: 'category', data: days.map((d) => d.day.slice(5)) },
     yAxis: { type: 'value', minInterval: 1 },
-    series: [{ type: 'line', name: t('overview.count'), smooth: true, areaStyle: { opacity: 0.15 }, data: days.map((d) => d.count), color: '#b8322a' }],
+    series: [{ type: 'line', name: t('overview.count'), smooth: false, areaStyle: { opacity: 0.15 }, data: days.map((d) => d.count), color: '#b8322a' }],
   };
   const sites = stats.top_sites.slice(0, 10).reverse();
   const sitesChart: EChartsOption = {

@@ -1,0 +1,388 @@
+// End-to-end tests of the dashboard in headless Chromium against a real `zhiwen serve`.
+//
+// The run builds nothing itself (scripts/test-ui.sh builds the UI and the binary first):
+//   1. a fresh embedded data directory, seeded by real imports (`zhiwen import works`,
+//      `zhiwen import pages` of the generated pirate site and the bundled samples) and a
+//      real matching run (`zhiwen match`);
+//   2. keys made with `zhiwen keys create` (an admin and two rights holders);
+//   3. `zhiwen serve` on a free loopback port, serving admin-ui/dist;
+//   4. Debian's Chromium driven by playwright-core walks through the dashboard as users
+//      would, and saves screenshots of the main pages into docs/screenshots/.
+//
+// Environment: ZHIWEN_BIN (default target/debug/zhiwen), CHROMIUM (default
+// /usr/bin/chromium), E2E_SCREENSHOTS=0 to skip writing the screenshots, E2E_KEEP=1 to keep the
+// data directory of a failed run.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, copyFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const UI = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = resolve(UI, '..');
+const BIN = process.env.ZHIWEN_BIN ?? join(ROOT, 'target', 'debug', 'zhiwen');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = join(ROOT, 'docs', 'screenshots');
+const WRITE_SHOTS = process.env.E2E_SCREENSHOTS !== '0';
+const PIRATE = 'http://pirate.example/';
+
+const data = mkdtempSync(join(tmpdir(), 'zhiwen-e2e-'));
+const env = {
+  ...process.env,
+  ZHIWEN_DATA_DIR: join(data, 'store'),
+  ZHIWEN_STORE: 'embedded',
+  ZHIWEN_INDEX: 'embedded',
+  ZHIWEN_UI_DIR: join(UI, 'dist'),
+  RUST_LOG: process.env.RUST_LOG ?? 'warn',
+};
+for (const k of ['ZHIWEN_CONFIG', 'ZHIWEN_MONGO_URI', 'ZHIWEN_MONGO_DATABASE', 'ZHIWEN_REDIS_URL', 'ZHIWEN_REDIS_PREFIX']) delete env[k];
+
+function zhiwen(...args) {
+  const r = spawnSync(BIN, args, { env, cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`zhiwen ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = net.createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function keyOf(out) {
+  const m = /zw_[A-Za-z0-9]{20,}/.exec(out);
+  if (!m) throw new Error(`no key in the output of zhiwen keys create:\n${out}`);
+  return m[0];
+}
+
+// ---------------------------------------------------------------------------------------
+// Seeding: real imports and a real matching run.
+
+function seed() {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run cargo build --bin zhiwen first`);
+  if (!existsSync(join(UI, 'dist', 'index.html'))) throw new Error('admin-ui/dist is missing: run npm run build first');
+  zhiwen('import', 'works', 'samples/works/classics.jsonl', '--owner', 'demo');
+  zhiwen('import', 'works', 'samples/hongloumeng-01.txt', '--owner', 'demo');
+  const site = join(data, 'site');
+  mkdirSync(site, { recursive: true });
+  const gen = spawnSync('python3', ['scripts/make-pirate-site.py', '--out', site, '--base-url', PIRATE, '--manifest', join(data, 'site.json')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (gen.status !== 0) throw new Error(`make-pirate-site.py failed:\n${gen.stderr}`);
+  copyFileSync(join(ROOT, 'samples', 'pirate-copy-big5.html'), join(site, 'pirate-copy-big5.html'));
+  copyFileSync(join(ROOT, 'samples', 'other-chapter-gbk.html'), join(site, 'other-chapter-gbk.html'));
+  zhiwen('import', 'pages', site, '--base-url', PIRATE);
+  zhiwen('match');
+  return {
+    admin: keyOf(zhiwen('keys', 'create', '--role', 'admin', '--name', '版权中心管理员')),
+    jinling: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'jinling-press', '--name', '金陵出版社')),
+    luoguan: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'luoguan-books', '--name', '洛观书局')),
+    demo: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'demo', '--name', 'demo')),
+  };
+}
+
+async function startServe() {
+  const port = await freePort();
+  const help = spawnSync(BIN, ['serve', '--help'], { env, encoding: 'utf8' }).stdout ?? '';
+  const args = ['serve', '--listen', `127.0.0.1:${port}`];
+  if (help.includes('--ui-dir')) args.push('--ui-dir', join(UI, 'dist'));
+  const proc = spawn(BIN, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proc.stdout.on('data', (d) => (log += d));
+  proc.stderr.on('data', (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (proc.exitCode !== null) throw new Error(`zhiwen serve exited (${proc.exitCode}):\n${log}`);
+    try {
+      const r = await fetch(`${base}/health`);
+      if (r.ok) return { proc, base, log: () => log };
+    } catch {
+      /* not up yet */
+    }
+    await sleep(200);
+  }
+  proc.kill();
+  throw new Error(`zhiwen serve did not answer /health within 60 s:\n${log}`);
+}
+
+async function api(base, key, path, init = {}) {
+  const r = await fetch(base + path, { ...init, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) } });
+  const body = await r.json().catch(() => null);
+  return { status: r.status, body };
+}
+
+// ---------------------------------------------------------------------------------------
+// A tiny test runner: named steps, in order; the first failure ends the run.
+
+const results = [];
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    console.log(`  ✓ ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    results.push({ name, ok: false });
+    console.log(`  ✗ ${name}\n${e.stack ?? e}`);
+    throw e;
+  }
+}
+
+async function shot(page, name) {
+  if (!WRITE_SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.waitForTimeout(400); // chart animations
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+}
+
+async function signIn(page, base, key) {
+  await page.goto(`${base}/`);
+  await page.waitForURL(/\/signin/);
+  await page.getByTestId('key-input').fill(key);
+  await page.getByTestId('sign-in').click();
+  await page.getByTestId('whoami').waitFor();
+}
+
+async function waitRowsSettled(page, testId) {
+  // the table shows a spinner while it loads; wait for it to go away
+  await page.waitForFunction(
+    (id) => {
+      const t = document.querySelector(`[data-testid="${id}"]`);
+      return t && !t.querySelector('.ant-spin-spinning');
+    },
+    testId,
+    { timeout: 15000 },
+  );
+  return page.getByTestId(testId).locator('tbody tr.ant-table-row');
+}
+
+// ---------------------------------------------------------------------------------------
+
+async function main() {
+  console.log(`data directory: ${data}`);
+  const keys = seed();
+  const serve = await startServe();
+  const { base } = serve;
+  console.log(`zhiwen serve on ${base}`);
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  let ok = false;
+  try {
+    // What the API says, to check the UI against.
+    const allMatches = (await api(base, keys.admin, '/api/v1/matches?limit=500')).body.items;
+    const works = (await api(base, keys.admin, '/api/v1/works?limit=500')).body.items;
+    assert.ok(allMatches.length >= 3, `the seeded store should have several matches, has ${allMatches.length}`);
+    const sanguo = works.find((w) => w.external_id === 'sanguo-001');
+    const hlm = works.find((w) => w.external_id === 'hongloumeng-001');
+    assert.ok(sanguo && hlm, 'the classics are registered');
+    const hlmMatches = allMatches.filter((m) => m.work_id === hlm.id);
+    assert.ok(hlmMatches.length >= 1 && hlmMatches.length < allMatches.length, '红楼梦 has some but not all matches');
+
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true, locale: 'zh-CN' });
+    const page = await ctx.newPage();
+    const consoleErrors = [];
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+
+    await step('a wrong key is refused with a message that says what to do', async () => {
+      await page.goto(`${base}/`);
+      await page.waitForURL(/\/signin/);
+      await shot(page, 'signin');
+      await page.getByTestId('key-input').fill('zw_' + 'x'.repeat(43));
+      await page.getByTestId('sign-in').click();
+      await page.getByTestId('signin-error').waitFor();
+      assert.match(await page.getByTestId('signin-error').innerText(), /密钥无效、已吊销或已过期，请重新登录/);
+    });
+
+    await step('the admin signs in and sees the overview (counts, trend chart, top sites, most copied works)', async () => {
+      await page.getByTestId('key-input').fill(keys.admin);
+      await page.getByTestId('sign-in').click();
+      await page.getByTestId('page-overview').waitFor();
+      await page.getByTestId('trend-chart').locator('canvas').first().waitFor();
+      const today = await page.getByTestId('stat-new-today').locator('.ant-statistic-content-value').innerText();
+      assert.equal(Number(today.replace(/,/g, '')), allMatches.length, 'every seeded match was first seen today');
+      await page.getByTestId('sites-chart').locator('canvas').first().waitFor();
+      const topWorks = await page.getByTestId('top-works').locator('tbody tr.ant-table-row').count();
+      assert.ok(topWorks >= 2, `top works lists the copied works (${topWorks})`);
+      assert.match(await page.getByTestId('whoami').innerText(), /管理员/);
+      await shot(page, 'overview');
+    });
+
+    await step('works: the list and a work page with its chapters and copy counts', async () => {
+      await page.getByTestId('nav').getByText('作品').click();
+      const rows = await waitRowsSettled(page, 'works-table');
+      assert.equal(await rows.count(), works.length);
+      await shot(page, 'works');
+      await page.getByTestId('works-table').getByText(hlm.title).click();
+      await page.getByTestId('work-title').waitFor();
+      assert.equal(await page.getByTestId('work-title').innerText(), hlm.title);
+      const sec = page.getByTestId('sections-table').locator('tbody tr.ant-table-row');
+      assert.ok((await sec.count()) >= 1);
+      await shot(page, 'work');
+    });
+
+    let matchId;
+    await step('matches: filtering by work narrows the table to that work', async () => {
+      await page.getByTestId('nav').getByText('侵权线索').click();
+      let rows = await waitRowsSettled(page, 'matches-table');
+      assert.equal(await rows.count(), allMatches.length);
+      await page.getByTestId('filter-work').click();
+      await page.locator('.ant-select-dropdown .ant-select-item-option').filter({ hasText: hlm.title }).click();
+      await page.waitForURL(new RegExp(`work_id=${hlm.id}`));
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('[data-testid="matches-table"] tbody tr.ant-table-row').length === n,
+        hlmMatches.length,
+      );
+      rows = await waitRowsSettled(page, 'matches-table');
+      assert.equal(await rows.count(), hlmMatches.length);
+      for (const text of await rows.allInnerTexts()) assert.ok(text.includes(hlm.title), `row of another work: ${text}`);
+      await shot(page, 'matches');
+      matchId = hlmMatches[0].id;
+    });
+
+    await step('evidence: the passages side by side, copied text highlighted, the score in plain words', async () => {
+      await page.goto(`${base}/matches/${matchId}`);
+      await page.getByTestId('explanation').waitFor();
+      const explanation = await page.getByTestId('explanation').innerText();
+      assert.match(explanation, /%/);
+      assert.match(explanation, /第\s*\d+\s*章|本页/);
+      const workMarks = page.getByTestId('passage-work').first().locator('mark.copied');
+      const pageMarks = page.getByTestId('passage-page').first().locator('mark.copied');
+      assert.equal(await workMarks.count(), 1);
+      assert.equal(await pageMarks.count(), 1);
+      const copied = await workMarks.first().innerText();
+      assert.ok(copied.length >= 20, `a real passage is highlighted (${copied.length} chars)`);
+      const detail = (await api(base, keys.admin, `/api/v1/matches/${matchId}`)).body;
+      assert.equal(copied.trim(), detail.passages[0].work.text.trim());
+      assert.equal(await page.getByTestId('open-page').getAttribute('href'), detail.match.url);
+      await shot(page, 'evidence');
+    });
+
+    await step('evidence: confirming a match changes its status, and it stays changed', async () => {
+      await page.getByTestId('review-confirm').click();
+      await page.getByTestId('review-card').locator('[data-status="confirmed"]').waitFor();
+      await page.reload();
+      await page.getByTestId('review-card').locator('[data-status="confirmed"]').waitFor();
+      const detail = (await api(base, keys.admin, `/api/v1/matches/${matchId}`)).body;
+      assert.equal(detail.match.status, 'confirmed');
+      assert.equal(detail.review_log.at(-1).to, 'confirmed');
+    });
+
+    await step('matches: filter by status, export the filter as CSV and read it back', async () => {
+      await page.goto(`${base}/matches?status=confirmed`);
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="matches-table"] tbody tr.ant-table-row').length === 1);
+      await page.getByTestId('export').hover();
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-csv').click()]);
+      const file = join(data, 'export.csv');
+      await download.saveAs(file);
+      const text = readFileSync(file, 'utf8');
+      assert.ok(text.startsWith('\ufeff'), 'CSV starts with a BOM (Excel opens it as UTF-8)');
+      const lines = text.slice(1).trim().split(/\r?\n/);
+      const header = lines[0].split(',');
+      const idCol = header.indexOf('match_id');
+      const statusCol = header.indexOf('status');
+      assert.ok(idCol >= 0 && statusCol >= 0, `columns: ${lines[0]}`);
+      assert.equal(lines.length, 2, `one confirmed match exported:\n${text}`);
+      const cells = lines[1].split(',');
+      assert.equal(Number(cells[idCol]), matchId);
+      assert.equal(cells[statusCol], 'confirmed');
+    });
+
+    await step('matches: bulk review marks every selected match', async () => {
+      const xyj = works.find((w) => w.external_id === 'xiyouji-001');
+      const xyjMatches = allMatches.filter((m) => m.work_id === xyj.id);
+      assert.ok(xyjMatches.length >= 1, '西游记 was copied');
+      await page.goto(`${base}/matches?work_id=${xyj.id}`);
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="matches-table"] tbody tr.ant-table-row').length === n, xyjMatches.length);
+      await page.getByTestId('matches-table').locator('thead .ant-checkbox-input').check();
+      await page.getByTestId('bulk-takedown').click();
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('[data-testid="matches-table"] [data-status="takedown_sent"]').length === n,
+        xyjMatches.length,
+      );
+      const after = (await api(base, keys.admin, `/api/v1/matches?work_id=${xyj.id}&limit=500`)).body.items;
+      assert.ok(after.every((m) => m.status === 'takedown_sent'));
+    });
+
+    await step('tasks: the admin starts a matching run and watches it finish', async () => {
+      await page.getByTestId('nav').getByText('任务').click();
+      await page.getByTestId('page-tasks').waitFor();
+      const before = (await api(base, keys.admin, '/api/v1/tasks?limit=500')).body.items.length;
+      await page.getByTestId('start-match').click();
+      await page.getByTestId('start-match-ok').click();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="tasks-table"] tbody tr.ant-table-row').length > n, before, { timeout: 15000 });
+      await page.getByTestId('tasks-table').locator('tbody tr.ant-table-row').first().locator('[data-state="succeeded"]').waitFor({ timeout: 120000 });
+      await shot(page, 'tasks');
+    });
+
+    await step('the language switches to English and back', async () => {
+      await page.goto(`${base}/matches?status=confirmed`);
+      await page.getByTestId('lang-toggle').click();
+      await page.getByRole('heading', { name: 'Matches' }).waitFor();
+      await page.getByTestId('matches-table').getByText('Confirmed').first().waitFor();
+      assert.equal(await page.evaluate(() => document.documentElement.lang), 'en');
+      await shot(page, 'matches-en');
+      await page.getByTestId('lang-toggle').click();
+      await page.getByRole('heading', { name: '侵权线索' }).waitFor();
+    });
+
+    await step('a rights holder sees only its own works, and no admin actions', async () => {
+      const hctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
+      const hp = await hctx.newPage();
+      await signIn(hp, base, keys.jinling);
+      assert.match(await hp.getByTestId('whoami').innerText(), /版权方/);
+      assert.equal(await hp.getByTestId('nav').getByText('任务').count(), 0, 'no tasks menu for holders');
+      await hp.getByTestId('nav').getByText('作品').click();
+      const rows = await waitRowsSettled(hp, 'works-table');
+      const texts = (await rows.allInnerTexts()).join('\n');
+      assert.ok(texts.includes(hlm.title), 'own work listed');
+      assert.ok(!texts.includes(sanguo.title), 'another holder’s work is not listed');
+      await hp.goto(`${base}/works/${sanguo.id}`);
+      await hp.getByTestId('error-message').waitFor();
+      assert.match(await hp.getByTestId('error-message').innerText(), /找不到该内容/);
+      const foreign = allMatches.find((m) => m.work_id === sanguo.id);
+      if (foreign) {
+        await hp.goto(`${base}/matches/${foreign.id}`);
+        await hp.getByTestId('error-message').waitFor();
+      }
+      await hp.goto(`${base}/matches`);
+      const mrows = await waitRowsSettled(hp, 'matches-table');
+      const mt = (await mrows.allInnerTexts()).join('\n');
+      assert.ok(!mt.includes('三国演义') && !mt.includes('水浒传'), 'no matches of another holder');
+      await hp.goto(`${base}/tasks`);
+      await hp.getByTestId('error-message').waitFor();
+      assert.match(await hp.getByTestId('error-message').innerText(), /没有权限/);
+      await hctx.close();
+    });
+
+    assert.deepEqual(consoleErrors, [], 'no uncaught errors in the page');
+    ok = true;
+  } finally {
+    await browser.close();
+    serve.proc.kill('SIGTERM');
+    if (!ok) console.log(`\nzhiwen serve log (tail):\n${serve.log().slice(-4000)}`);
+    if (ok || process.env.E2E_KEEP !== '1') rmSync(data, { recursive: true, force: true });
+  }
+  const passed = results.filter((r) => r.ok).length;
+  console.log(`\ne2e: ${passed} passed, ${results.length - passed} failed`);
+  if (WRITE_SHOTS) console.log(`screenshots: ${readdirSync(SHOTS).filter((f) => f.endsWith('.png')).join(', ')}`);
+}
+
+main().catch((e) => {
+  console.error(`e2e failed: ${e.message ?? e}`);
+  process.exit(1);
+});
+

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The dashboard's checks (admin-ui/): installs what they need (Debian's chromium and a CJK
+# font with apt-get, the npm packages from package-lock.json), then typecheck, unit tests
+# (Vitest), the production build, and the end-to-end tests in headless Chromium against a
+# real `zhiwen serve` seeded by real imports and a real matching run.
+# The end-to-end run saves screenshots of the main pages into docs/screenshots/
+# (E2E_SCREENSHOTS=0 skips them).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT="$PWD"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+apt_install() {
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$@"
+}
+
+step "browser and fonts for the end-to-end tests (Debian chromium, fonts-noto-cjk)"
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+fc-list :lang=zh 2>/dev/null | grep -q . || missing+=(fonts-noto-cjk)
+if [ "${#missing[@]}" -gt 0 ]; then
+    apt_install "${missing[@]}"
+fi
+/usr/bin/chromium --version
+
+step "npm ci (admin-ui)"
+cd "$ROOT/admin-ui"
+npm ci --no-audit --no-fund
+
+step "typecheck (tsc)"
+npm run --silent typecheck
+
+step "unit tests (vitest)"
+npm test --silent
+
+step "production build (vite build -> admin-ui/dist, served by zhiwen serve)"
+npm run --silent build
+
+step "building zhiwen"
+cd "$ROOT"
+cargo build --locked --bin zhiwen
+
+step "end-to-end tests (headless chromium, real zhiwen serve)"
+cd "$ROOT/admin-ui"
+ZHIWEN_BIN="$ROOT/target/debug/zhiwen" CHROMIUM=/usr/bin/chromium node e2e/run.mjs
