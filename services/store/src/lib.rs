@@ -13,6 +13,7 @@
 //! them), chapter splitting (the ingest crate's), the Redis index, HTTP or the command
 //! line: callers build a [`StoreConfig`] and call [`open`] or [`migrate`].
 
+mod admin;
 mod codec;
 mod config;
 mod error;
@@ -24,6 +25,7 @@ mod traits;
 
 use std::sync::Arc;
 
+pub use admin::*;
 pub use codec::{normalize_url, utf8_field, MAX_BODY_BYTES, MAX_FIELD_BYTES, MAX_SECTIONS, MAX_TEXT_BYTES};
 pub use config::{StoreConfig, DEFAULT_DATA_DIR, DEFAULT_MONGO_DATABASE};
 pub use error::StoreError;
@@ -44,6 +46,10 @@ pub struct Stores {
     pub matches: Arc<dyn MatchStore>,
     /// Tasks.
     pub tasks: Arc<dyn TaskStore>,
+    /// API keys.
+    pub keys: Arc<dyn KeyStore>,
+    /// The admin API's queries.
+    pub queries: Arc<dyn QueryStore>,
     /// Backend name (`embedded` or `mongodb`).
     pub backend: &'static str,
 }
@@ -57,7 +63,7 @@ impl std::fmt::Debug for Stores {
 impl Stores {
     fn from_backend<B>(backend: B, name: &'static str) -> Self
     where
-        B: WorkStore + PageStore + FingerprintStore + MatchStore + TaskStore + 'static,
+        B: WorkStore + PageStore + FingerprintStore + MatchStore + TaskStore + KeyStore + QueryStore + 'static,
     {
         let b = Arc::new(backend);
         Stores {
@@ -65,7 +71,9 @@ impl Stores {
             pages: b.clone(),
             fingerprints: b.clone(),
             matches: b.clone(),
-            tasks: b,
+            tasks: b.clone(),
+            keys: b.clone(),
+            queries: b,
             backend: name,
         }
     }

@@ -13,14 +13,19 @@ pub(crate) struct SqlMigration {
 }
 
 /// The embedded schema's migrations, in order.
-pub(crate) const EMBEDDED: &[SqlMigration] =
-    &[SqlMigration { version: 1, name: "initial", sql: include_str!("../../../migrations/embedded/0001_initial.sql") }];
+pub(crate) const EMBEDDED: &[SqlMigration] = &[
+    SqlMigration { version: 1, name: "initial", sql: include_str!("../../../migrations/embedded/0001_initial.sql") },
+    SqlMigration { version: 2, name: "api", sql: include_str!("../../../migrations/embedded/0002_api.sql") },
+];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
-pub(crate) const MONGODB: &[(u32, &str)] = &[(1, include_str!("../../../migrations/mongodb/0001_initial.json"))];
+pub(crate) const MONGODB: &[(u32, &str)] = &[
+    (1, include_str!("../../../migrations/mongodb/0001_initial.json")),
+    (2, include_str!("../../../migrations/mongodb/0002_api.json")),
+];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 1;
+pub const LATEST: u32 = 2;
 
 /// What `migrate` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

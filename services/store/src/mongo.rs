@@ -27,6 +27,9 @@ use crate::model::*;
 use crate::traits::*;
 use crate::StoreError;
 
+#[path = "mongo_admin.rs"]
+mod admin;
+
 /// Largest compressed field kept inside its document.
 pub(crate) const INLINE_MAX: usize = 4 * 1024 * 1024;
 /// Size of one piece in `blob_chunks`.

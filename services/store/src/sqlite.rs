@@ -15,6 +15,9 @@ use crate::model::*;
 use crate::traits::*;
 use crate::StoreError;
 
+#[path = "sqlite_admin.rs"]
+mod admin;
+
 const DB_FILE: &str = "zhiwen.db";
 
 /// The embedded store.

@@ -6,6 +6,7 @@
 //! case in its own database. Without the server the MongoDB part is skipped, unless
 //! `ZHIWEN_REQUIRE_SERVERS=1`, where it fails.
 
+mod admin;
 mod fixtures;
 mod migrations;
 mod suite;
@@ -17,7 +18,7 @@ macro_rules! conformance {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
                     let env = crate::fixtures::Embedded::new().await;
-                    crate::suite::$case(&env.stores).await;
+                    crate::cases::$case(&env.stores).await;
                 }
             )*
         }
@@ -30,12 +31,18 @@ macro_rules! conformance {
                 $(
                     eprintln!("mongodb conformance: {}", stringify!($case));
                     let stores = crate::fixtures::mongo_stores(&server, stringify!($case)).await;
-                    crate::suite::$case(&stores).await;
+                    crate::cases::$case(&stores).await;
                 )*
                 crate::migrations::mongo_backend_checks(&server).await;
             }
         }
     };
+}
+
+/// Every conformance case, by name.
+mod cases {
+    pub use crate::admin::*;
+    pub use crate::suite::*;
 }
 
 conformance!(
@@ -47,4 +54,6 @@ conformance!(
     fingerprints_params_and_scans,
     matches_upsert_review_and_filters,
     tasks_life_cycle,
+    api_keys_life_cycle,
+    queries_sort_filter_group_and_delete,
 );

@@ -10,7 +10,7 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
     let config = StoreConfig::embedded(dir.path().join("nested/data"));
     let first = migrate(&config).await.unwrap();
     assert_eq!((first.from_version, first.to_version), (0, SCHEMA_VERSION));
-    assert_eq!(first.applied, vec!["0001_initial".to_string()]);
+    assert_eq!(first.applied, vec!["0001_initial".to_string(), "0002_api".to_string()]);
     let second = migrate(&config).await.unwrap();
     assert!(second.applied.is_empty());
     assert_eq!(second.from_version, SCHEMA_VERSION);
@@ -63,7 +63,7 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     assert!(err.to_string().contains("zhiwen migrate"), "{err}");
 
     let first = migrate(&config).await.unwrap();
-    assert_eq!((first.from_version, first.to_version, first.applied.len()), (0, SCHEMA_VERSION, 1));
+    assert_eq!((first.from_version, first.to_version, first.applied.len()), (0, SCHEMA_VERSION, 2));
     let second = migrate(&config).await.unwrap();
     assert!(second.applied.is_empty(), "{second:?}");
     let stores = open(&config).await.unwrap();
@@ -89,6 +89,7 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
         "counters",
         "blob_chunks",
         "_migrations",
+        "api_keys",
     ] {
         assert!(names.iter().any(|n| n == c), "collection {c} missing: {names:?}");
     }

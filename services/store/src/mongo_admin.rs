@@ -1,0 +1,410 @@
+//! [`KeyStore`] and [`QueryStore`] on MongoDB (a child module of `mongo`). No
+//! transactions: deletions remove dependants first and the work last, so a retry after a
+//! failure completes the deletion.
+
+use std::collections::{HashMap, HashSet};
+
+use async_trait::async_trait;
+use mongodb::bson::{doc, Bson, Document};
+use serde::Deserialize;
+
+use super::{collect, date, num, opt_string, opt_time, string, time, MongoStore, Target};
+use crate::admin::*;
+use crate::codec::*;
+use crate::error::is_mongo_duplicate;
+use crate::model::*;
+use crate::traits::StoreResult;
+use crate::StoreError;
+
+fn key_from(d: &Document) -> StoreResult<ApiKey> {
+    let id = num(d, "_id")?;
+    let role = string(d, "role")?;
+    Ok(ApiKey {
+        id,
+        hash: string(d, "hash")?,
+        prefix: string(d, "prefix")?,
+        name: string(d, "name")?,
+        role: KeyRole::parse(&role).ok_or_else(|| StoreError::corrupt(format!("role of api key {id}"), role))?,
+        owner: opt_string(d, "owner")?,
+        created_at: time(d, "created_at")?,
+        expires_at: opt_time(d, "expires_at")?,
+        revoked_at: opt_time(d, "revoked_at")?,
+    })
+}
+
+#[async_trait]
+impl KeyStore for MongoStore {
+    async fn create_key(&self, key: &NewApiKey) -> StoreResult<ApiKey> {
+        validate_key(key)?;
+        let coll = self.coll("api_keys");
+        if coll.find_one(doc! {"hash": &key.hash}).await?.is_some() {
+            return Err(StoreError::Duplicate { what: "api key", key: key.prefix.clone() });
+        }
+        let id = self.next_ids("api_keys", 1).await?;
+        let d = doc! {
+            "_id": id, "hash": &key.hash, "prefix": &key.prefix, "name": &key.name, "role": key.role.as_str(),
+            "owner": key.owner.clone().map_or(Bson::Null, Bson::String), "created_at": date(key.created_at),
+            "expires_at": key.expires_at.map_or(Bson::Null, date), "revoked_at": Bson::Null,
+        };
+        if let Err(e) = coll.insert_one(d).await {
+            if is_mongo_duplicate(&e) {
+                return Err(StoreError::Duplicate { what: "api key", key: key.prefix.clone() });
+            }
+            return Err(e.into());
+        }
+        Ok(ApiKey {
+            id,
+            hash: key.hash.clone(),
+            prefix: key.prefix.clone(),
+            name: key.name.clone(),
+            role: key.role,
+            owner: key.owner.clone(),
+            created_at: key.created_at,
+            expires_at: key.expires_at,
+            revoked_at: None,
+        })
+    }
+
+    async fn find_key(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        self.coll("api_keys").find_one(doc! {"hash": hash}).await?.map(|d| key_from(&d)).transpose()
+    }
+
+    async fn get_key(&self, id: i64) -> StoreResult<Option<ApiKey>> {
+        self.coll("api_keys").find_one(doc! {"_id": id}).await?.map(|d| key_from(&d)).transpose()
+    }
+
+    async fn list_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        let docs = collect(self.coll("api_keys").find(doc! {}).sort(doc! {"_id": 1}).await?).await?;
+        docs.iter().map(key_from).collect()
+    }
+
+    async fn revoke_key(&self, id: i64, at: Timestamp) -> StoreResult<Option<Outcome>> {
+        let coll = self.coll("api_keys");
+        let Some(d) = coll.find_one(doc! {"_id": id}).await? else { return Ok(None) };
+        if opt_time(&d, "revoked_at")?.is_some() {
+            return Ok(Some(Outcome::Unchanged));
+        }
+        coll.update_one(doc! {"_id": id, "revoked_at": Bson::Null}, doc! {"$set": {"revoked_at": date(at)}}).await?;
+        Ok(Some(Outcome::Updated))
+    }
+}
+
+/// The few comparison fields a listing shows.
+#[derive(Deserialize)]
+struct Coverage {
+    #[serde(default)]
+    copied_chars: u64,
+    #[serde(default)]
+    evidence_coverage_a: f64,
+}
+
+fn sort_field(key: MatchSortKey) -> &'static str {
+    match key {
+        MatchSortKey::Id => "_id",
+        MatchSortKey::Score => "score",
+        MatchSortKey::FirstSeen => "first_seen",
+        MatchSortKey::LastSeen => "last_seen",
+    }
+}
+
+fn sort_bson(key: MatchSortKey, v: f64) -> Bson {
+    match key {
+        MatchSortKey::Id => Bson::Int64(v as i64),
+        MatchSortKey::Score => Bson::Double(v),
+        MatchSortKey::FirstSeen | MatchSortKey::LastSeen => date(Timestamp(v as i64)),
+    }
+}
+
+impl MongoStore {
+    async fn owner_work_ids(&self, owner: &str) -> StoreResult<Vec<i64>> {
+        let docs = collect(self.coll("works").find(doc! {"owner": owner}).projection(doc! {"_id": 1}).await?).await?;
+        docs.iter().map(|d| num(d, "_id")).collect()
+    }
+
+    /// The filter document of `q` (the owner resolved to its work ids).
+    async fn query_filter(&self, q: &MatchQuery) -> StoreResult<Document> {
+        let mut clauses: Vec<Document> = Vec::new();
+        if let Some(o) = &q.owner {
+            clauses.push(doc! {"work_id": {"$in": self.owner_work_ids(o).await?}});
+        }
+        if let Some(v) = q.work_id {
+            clauses.push(doc! {"work_id": v});
+        }
+        if let Some(v) = q.section_id {
+            clauses.push(doc! {"section_id": v});
+        }
+        if let Some(v) = q.page_id {
+            clauses.push(doc! {"page_id": v});
+        }
+        if let Some(v) = &q.site {
+            clauses.push(doc! {"site": v.to_lowercase()});
+        }
+        if let Some(v) = &q.kind {
+            clauses.push(doc! {"kind": v});
+        }
+        if let Some(v) = q.status {
+            clauses.push(doc! {"status": v.as_str()});
+        }
+        if !q.not_status.is_empty() {
+            let names: Vec<&str> = q.not_status.iter().map(|s| s.as_str()).collect();
+            clauses.push(doc! {"status": {"$nin": names}});
+        }
+        if let Some(v) = q.min_score {
+            clauses.push(doc! {"score": {"$gte": v}});
+        }
+        if let Some(v) = q.max_score {
+            clauses.push(doc! {"score": {"$lte": v}});
+        }
+        if let Some(v) = q.last_seen_from {
+            clauses.push(doc! {"last_seen": {"$gte": date(v)}});
+        }
+        if let Some(v) = q.last_seen_until {
+            clauses.push(doc! {"last_seen": {"$lt": date(v)}});
+        }
+        if let Some(v) = q.first_seen_from {
+            clauses.push(doc! {"first_seen": {"$gte": date(v)}});
+        }
+        if let Some(v) = q.first_seen_until {
+            clauses.push(doc! {"first_seen": {"$lt": date(v)}});
+        }
+        Ok(match clauses.len() {
+            0 => Document::new(),
+            1 => clauses.remove(0),
+            _ => doc! {"$and": clauses},
+        })
+    }
+
+    /// `_id -> document` of `coll` for `ids`, with `projection`.
+    async fn by_ids(
+        &self,
+        coll: &str,
+        ids: &HashSet<i64>,
+        projection: Document,
+    ) -> StoreResult<HashMap<i64, Document>> {
+        let ids: Vec<i64> = ids.iter().copied().collect();
+        let docs = collect(self.coll(coll).find(doc! {"_id": {"$in": ids}}).projection(projection).await?).await?;
+        docs.into_iter().map(|d| Ok((num(&d, "_id")?, d))).collect()
+    }
+}
+
+fn status_of(id: i64, s: String) -> StoreResult<ReviewStatus> {
+    ReviewStatus::parse(&s).ok_or_else(|| StoreError::corrupt(format!("status of match {id}"), s))
+}
+
+#[async_trait]
+impl QueryStore for MongoStore {
+    async fn query_matches(
+        &self,
+        q: &MatchQuery,
+        sort: MatchSort,
+        after: Option<MatchCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<MatchRow>> {
+        let limit = check_limit(limit)?;
+        let mut filter = self.query_filter(q).await?;
+        let field = sort_field(sort.key);
+        let (op, dir) = if sort.descending { ("$lt", -1) } else { ("$gt", 1) };
+        if let Some(c) = after {
+            let v = sort_bson(sort.key, c.value);
+            let keyset = if sort.key == MatchSortKey::Id {
+                doc! {"_id": {op: c.id}}
+            } else {
+                doc! {"$or": [{field: {op: v.clone()}}, {field: v, "_id": {op: c.id}}]}
+            };
+            filter = if filter.is_empty() {
+                keyset
+            } else {
+                doc! {"$and": [filter, keyset]}
+            };
+        }
+        let sort_doc = if sort.key == MatchSortKey::Id {
+            doc! {"_id": dir}
+        } else {
+            doc! {field: dir, "_id": dir}
+        };
+        let docs = collect(self.coll("matches").find(filter).sort(sort_doc).limit(limit).await?).await?;
+        let work_ids: HashSet<i64> = docs.iter().map(|d| num(d, "work_id")).collect::<StoreResult<_>>()?;
+        let section_ids: HashSet<i64> = docs.iter().map(|d| num(d, "section_id")).collect::<StoreResult<_>>()?;
+        let page_ids: HashSet<i64> = docs.iter().map(|d| num(d, "page_id")).collect::<StoreResult<_>>()?;
+        let works = self.by_ids("works", &work_ids, doc! {"owner": 1, "external_id": 1, "title": 1}).await?;
+        let sections = self.by_ids("sections", &section_ids, doc! {"ordinal": 1, "title": 1}).await?;
+        let pages = self.by_ids("pages", &page_ids, doc! {"url": 1}).await?;
+        let mut out = Vec::with_capacity(docs.len());
+        for d in docs {
+            let id = num(&d, "_id")?;
+            let (work_id, section_id, page_id) = (num(&d, "work_id")?, num(&d, "section_id")?, num(&d, "page_id")?);
+            let missing = |what: &str| StoreError::corrupt(format!("match {id}"), format!("{what} missing"));
+            let w = works.get(&work_id).ok_or_else(|| missing("work"))?;
+            let s = sections.get(&section_id).ok_or_else(|| missing("section"))?;
+            let p = pages.get(&page_id).ok_or_else(|| missing("page"))?;
+            let json =
+                decompress(&self.get_blob(&d, &format!("matches/{id}/comparison"), "comparison").await?, "comparison")?;
+            let cov: Coverage = serde_json::from_slice(&json)
+                .map_err(|e| StoreError::corrupt(format!("comparison of match {id}"), e))?;
+            out.push(MatchRow {
+                id,
+                work_id,
+                owner: string(w, "owner")?,
+                work_external_id: string(w, "external_id")?,
+                work_title: string(w, "title")?,
+                section_id,
+                section_ordinal: num(s, "ordinal")? as u32,
+                section_title: string(s, "title")?,
+                page_id,
+                url: string(p, "url")?,
+                site: string(&d, "site")?,
+                kind: string(&d, "kind")?,
+                score: super::float(&d, "score")?,
+                duplicate: d.get_bool("duplicate").unwrap_or(false),
+                copied_chars: cov.copied_chars,
+                coverage: cov.evidence_coverage_a,
+                first_seen: time(&d, "first_seen")?,
+                last_seen: time(&d, "last_seen")?,
+                status: status_of(id, string(&d, "status")?)?,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn group_matches(&self, q: &MatchQuery, by: MatchGroup) -> StoreResult<Vec<(String, u64)>> {
+        let filter = self.query_filter(q).await?;
+        let field = match by {
+            MatchGroup::Work => "work_id",
+            MatchGroup::Section => "section_id",
+            MatchGroup::Site => "site",
+            MatchGroup::Status => "status",
+            MatchGroup::FirstDay => "first_day",
+        };
+        let mut out = self
+            .count_by(&filter, field)
+            .await?
+            .into_iter()
+            .map(|(k, n)| {
+                let key = match k {
+                    Bson::String(s) => s,
+                    Bson::Int64(v) => v.to_string(),
+                    Bson::Int32(v) => v.to_string(),
+                    other => return Err(StoreError::corrupt("match group key", other)),
+                };
+                Ok((key, n))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Ok(out)
+    }
+
+    async fn count_matches(&self, q: &MatchQuery) -> StoreResult<u64> {
+        let filter = self.query_filter(q).await?;
+        Ok(self.coll("matches").count_documents(filter).await?)
+    }
+
+    async fn search_works(
+        &self,
+        owner: Option<&str>,
+        text: Option<&str>,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<WorkSummary>> {
+        let limit = check_limit(limit)? as usize;
+        let mut filter = doc! {"_id": {"$gt": after_id}};
+        if let Some(o) = owner {
+            filter.insert("owner", o);
+        }
+        let proj = doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1};
+        let text = text.filter(|t| !t.is_empty());
+        // Titles are short and works number in the thousands: filter the projected
+        // documents here instead of relying on server-side regular expressions.
+        let docs = collect(self.coll("works").find(filter).projection(proj).sort(doc! {"_id": 1}).await?).await?;
+        let mut out = Vec::new();
+        for d in &docs {
+            let w = WorkSummary {
+                id: num(d, "_id")?,
+                owner: string(d, "owner")?,
+                external_id: string(d, "external_id")?,
+                title: string(d, "title")?,
+                author: string(d, "author")?,
+                section_count: num(d, "section_count")? as u32,
+            };
+            if text.is_none_or(|t| w.title.contains(t) || w.author.contains(t) || w.external_id.contains(t)) {
+                out.push(w);
+                if out.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn delete_work(&self, id: i64) -> StoreResult<Option<WorkDeleted>> {
+        if self.coll("works").find_one(doc! {"_id": id}).projection(doc! {"_id": 1}).await?.is_none() {
+            return Ok(None);
+        }
+        let sections =
+            collect(self.coll("sections").find(doc! {"work_id": id}).projection(doc! {"_id": 1}).await?).await?;
+        let mut section_ids = sections.iter().map(|d| num(d, "_id")).collect::<StoreResult<Vec<_>>>()?;
+        section_ids.sort_unstable();
+        let matches =
+            collect(self.coll("matches").find(doc! {"work_id": id}).projection(doc! {"_id": 1}).await?).await?;
+        let match_ids = matches.iter().map(|d| num(d, "_id")).collect::<StoreResult<Vec<_>>>()?;
+        let mut owners: Vec<String> = match_ids.iter().map(|m| format!("matches/{m}/comparison")).collect();
+        owners.extend(section_ids.iter().map(|s| format!("sections/{s}/text")));
+        owners.extend(section_ids.iter().map(|s| format!("fingerprints/section:{s}/data")));
+        owners.extend(section_ids.iter().map(|s| format!("fingerprints/section:{s}")));
+        owners.push(format!("works/{id}/text"));
+        let fp_ids: Vec<String> = section_ids.iter().map(|s| Subject::section(*s).to_string()).collect();
+        self.coll("fingerprints").delete_many(doc! {"_id": {"$in": fp_ids}}).await?;
+        let removed = self.coll("matches").delete_many(doc! {"work_id": id}).await?.deleted_count;
+        self.coll("sections").delete_many(doc! {"work_id": id}).await?;
+        self.coll("blob_chunks").delete_many(doc! {"owner": {"$in": owners}}).await?;
+        self.coll("works").delete_one(doc! {"_id": id}).await?;
+        Ok(Some(WorkDeleted { section_ids, matches: removed.max(match_ids.len() as u64) }))
+    }
+
+    async fn search_pages(&self, q: &PageQuery, after_id: i64, limit: u32) -> StoreResult<Vec<PageRef>> {
+        let limit = check_limit(limit)?;
+        let mut filter = Document::new();
+        if let Some(u) = &q.url {
+            filter.insert("url", normalize_url(u)?.0);
+        }
+        if let Some(s) = &q.site {
+            filter.insert("site", s.to_lowercase());
+        }
+        let mut fetched = Document::new();
+        if let Some(v) = q.fetched_from {
+            fetched.insert("$gte", date(v));
+        }
+        if let Some(v) = q.fetched_until {
+            fetched.insert("$lt", date(v));
+        }
+        if !fetched.is_empty() {
+            filter.insert("last_fetched_at", fetched);
+        }
+        let proj = doc! {"_id": 1, "url": 1, "site": 1, "content_hash": 1, "last_fetched_at": 1};
+        let docs = if let Some(o) = &q.owner {
+            let works = self.owner_work_ids(o).await?;
+            let pm = collect(
+                self.coll("matches").find(doc! {"work_id": {"$in": works}}).projection(doc! {"page_id": 1}).await?,
+            )
+            .await?;
+            let mut ids = pm.iter().map(|d| num(d, "page_id")).collect::<StoreResult<Vec<_>>>()?;
+            ids.retain(|i| *i > after_id);
+            ids.sort_unstable();
+            ids.dedup();
+            filter.insert("_id", doc! {"$in": ids});
+            collect(self.coll("pages").find(filter).projection(proj).sort(doc! {"_id": 1}).limit(limit).await?).await?
+        } else {
+            self.scan(Target::ids("pages"), filter, after_id, limit, Some(proj)).await?
+        };
+        docs.iter()
+            .map(|d| {
+                Ok(PageRef {
+                    id: num(d, "_id")?,
+                    url: string(d, "url")?,
+                    site: string(d, "site")?,
+                    content_hash: i2h(num(d, "content_hash")?),
+                    last_fetched_at: time(d, "last_fetched_at")?,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,387 @@
+//! [`KeyStore`] and [`QueryStore`] on the embedded store (a child module of `sqlite`).
+
+use async_trait::async_trait;
+use rusqlite::types::Value;
+use rusqlite::{params, params_from_iter, OptionalExtension, Row};
+
+use super::{opt_ts, ts, SqliteStore};
+use crate::admin::*;
+use crate::codec::*;
+use crate::model::*;
+use crate::traits::StoreResult;
+use crate::StoreError;
+
+const KEY_COLS: &str = "id, hash, prefix, name, role, owner, created_at, expires_at, revoked_at";
+
+fn key_row(r: &Row) -> rusqlite::Result<(ApiKey, String)> {
+    let role: String = r.get(4)?;
+    Ok((
+        ApiKey {
+            id: r.get(0)?,
+            hash: r.get(1)?,
+            prefix: r.get(2)?,
+            name: r.get(3)?,
+            role: KeyRole::Admin,
+            owner: r.get(5)?,
+            created_at: ts(r, 6)?,
+            expires_at: opt_ts(r, 7)?,
+            revoked_at: opt_ts(r, 8)?,
+        },
+        role,
+    ))
+}
+
+fn finish_key((mut k, role): (ApiKey, String)) -> StoreResult<ApiKey> {
+    k.role = KeyRole::parse(&role).ok_or_else(|| StoreError::corrupt(format!("role of api key {}", k.id), role))?;
+    Ok(k)
+}
+
+#[async_trait]
+impl KeyStore for SqliteStore {
+    async fn create_key(&self, key: &NewApiKey) -> StoreResult<ApiKey> {
+        validate_key(key)?;
+        let k = key.clone();
+        self.run(move |c| {
+            let exists: Option<i64> =
+                c.query_row("SELECT id FROM api_keys WHERE hash = ?1", params![k.hash], |r| r.get(0)).optional()?;
+            if exists.is_some() {
+                return Err(StoreError::Duplicate { what: "api key", key: k.prefix.clone() });
+            }
+            c.execute(
+                "INSERT INTO api_keys (hash, prefix, name, role, owner, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![k.hash, k.prefix, k.name, k.role.as_str(), k.owner, k.created_at.0, k.expires_at.map(|t| t.0)],
+            )?;
+            Ok(ApiKey {
+                id: c.last_insert_rowid(),
+                hash: k.hash,
+                prefix: k.prefix,
+                name: k.name,
+                role: k.role,
+                owner: k.owner,
+                created_at: k.created_at,
+                expires_at: k.expires_at,
+                revoked_at: None,
+            })
+        })
+        .await
+    }
+
+    async fn find_key(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
+        let hash = hash.to_owned();
+        self.run(move |c| {
+            c.prepare_cached(&format!("SELECT {KEY_COLS} FROM api_keys WHERE hash = ?1"))?
+                .query_row(params![hash], key_row)
+                .optional()?
+                .map(finish_key)
+                .transpose()
+        })
+        .await
+    }
+
+    async fn get_key(&self, id: i64) -> StoreResult<Option<ApiKey>> {
+        self.run(move |c| {
+            c.prepare_cached(&format!("SELECT {KEY_COLS} FROM api_keys WHERE id = ?1"))?
+                .query_row(params![id], key_row)
+                .optional()?
+                .map(finish_key)
+                .transpose()
+        })
+        .await
+    }
+
+    async fn list_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        self.run(|c| {
+            let mut stmt = c.prepare(&format!("SELECT {KEY_COLS} FROM api_keys ORDER BY id"))?;
+            let rows = stmt.query_map([], key_row)?.collect::<Result<Vec<_>, _>>()?;
+            rows.into_iter().map(finish_key).collect()
+        })
+        .await
+    }
+
+    async fn revoke_key(&self, id: i64, at: Timestamp) -> StoreResult<Option<Outcome>> {
+        self.run(move |c| {
+            let revoked: Option<Option<i64>> =
+                c.query_row("SELECT revoked_at FROM api_keys WHERE id = ?1", params![id], |r| r.get(0)).optional()?;
+            Ok(match revoked {
+                None => None,
+                Some(Some(_)) => Some(Outcome::Unchanged),
+                Some(None) => {
+                    c.execute("UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1", params![id, at.0])?;
+                    Some(Outcome::Updated)
+                }
+            })
+        })
+        .await
+    }
+}
+
+/// `WHERE` clause (over `matches m`) and its arguments.
+fn query_sql(q: &MatchQuery) -> (Vec<String>, Vec<Value>) {
+    let mut clauses = Vec::new();
+    let mut args: Vec<Value> = Vec::new();
+    let mut push = |clause: &str, v: Value| {
+        args.push(v);
+        clauses.push(clause.replace('?', &format!("?{}", args.len())));
+    };
+    if let Some(v) = &q.owner {
+        push("m.work_id IN (SELECT id FROM works WHERE owner = ?)", Value::Text(v.clone()));
+    }
+    if let Some(v) = q.work_id {
+        push("m.work_id = ?", Value::Integer(v));
+    }
+    if let Some(v) = q.section_id {
+        push("m.section_id = ?", Value::Integer(v));
+    }
+    if let Some(v) = q.page_id {
+        push("m.page_id = ?", Value::Integer(v));
+    }
+    if let Some(v) = &q.site {
+        push("m.site = ?", Value::Text(v.to_lowercase()));
+    }
+    if let Some(v) = &q.kind {
+        push("m.kind = ?", Value::Text(v.clone()));
+    }
+    if let Some(v) = q.status {
+        push("m.status = ?", Value::Text(v.as_str().into()));
+    }
+    for s in &q.not_status {
+        push("m.status <> ?", Value::Text(s.as_str().into()));
+    }
+    if let Some(v) = q.min_score {
+        push("m.score >= ?", Value::Real(v));
+    }
+    if let Some(v) = q.max_score {
+        push("m.score <= ?", Value::Real(v));
+    }
+    if let Some(v) = q.last_seen_from {
+        push("m.last_seen >= ?", Value::Integer(v.0));
+    }
+    if let Some(v) = q.last_seen_until {
+        push("m.last_seen < ?", Value::Integer(v.0));
+    }
+    if let Some(v) = q.first_seen_from {
+        push("m.first_seen >= ?", Value::Integer(v.0));
+    }
+    if let Some(v) = q.first_seen_until {
+        push("m.first_seen < ?", Value::Integer(v.0));
+    }
+    (clauses, args)
+}
+
+fn where_of(clauses: &[String]) -> String {
+    if clauses.is_empty() {
+        "1 = 1".into()
+    } else {
+        clauses.join(" AND ")
+    }
+}
+
+fn sort_col(key: MatchSortKey) -> &'static str {
+    match key {
+        MatchSortKey::Id => "m.id",
+        MatchSortKey::Score => "m.score",
+        MatchSortKey::FirstSeen => "m.first_seen",
+        MatchSortKey::LastSeen => "m.last_seen",
+    }
+}
+
+fn cursor_value(key: MatchSortKey, v: f64) -> Value {
+    match key {
+        MatchSortKey::Score => Value::Real(v),
+        _ => Value::Integer(v as i64),
+    }
+}
+
+fn match_row(r: &Row) -> rusqlite::Result<(MatchRow, String)> {
+    Ok((
+        MatchRow {
+            id: r.get(0)?,
+            work_id: r.get(1)?,
+            owner: r.get(2)?,
+            work_external_id: r.get(3)?,
+            work_title: r.get(4)?,
+            section_id: r.get(5)?,
+            section_ordinal: r.get(6)?,
+            section_title: r.get(7)?,
+            page_id: r.get(8)?,
+            url: r.get(9)?,
+            site: r.get(10)?,
+            kind: r.get(11)?,
+            score: r.get(12)?,
+            duplicate: r.get(13)?,
+            copied_chars: r.get::<_, Option<i64>>(14)?.unwrap_or(0).max(0) as u64,
+            coverage: r.get::<_, Option<f64>>(15)?.unwrap_or(0.0),
+            first_seen: ts(r, 16)?,
+            last_seen: ts(r, 17)?,
+            status: ReviewStatus::New,
+        },
+        r.get(18)?,
+    ))
+}
+
+#[async_trait]
+impl QueryStore for SqliteStore {
+    async fn query_matches(
+        &self,
+        q: &MatchQuery,
+        sort: MatchSort,
+        after: Option<MatchCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<MatchRow>> {
+        let limit = check_limit(limit)?;
+        let (mut clauses, mut args) = query_sql(q);
+        let col = sort_col(sort.key);
+        let (cmp, dir) = if sort.descending { ("<", "DESC") } else { (">", "ASC") };
+        if let Some(c) = after {
+            args.push(cursor_value(sort.key, c.value));
+            args.push(Value::Integer(c.id));
+            clauses.push(format!("({col}, m.id) {cmp} (?{}, ?{})", args.len() - 1, args.len()));
+        }
+        args.push(Value::Integer(limit));
+        let sql = format!(
+            "SELECT m.id, m.work_id, w.owner, w.external_id, w.title, m.section_id, s.ordinal, s.title, m.page_id, p.url, m.site, m.kind, m.score, m.duplicate,
+                    json_extract(m.comparison, '$.copied_chars'), json_extract(m.comparison, '$.evidence_coverage_a'), m.first_seen, m.last_seen, m.status
+             FROM matches m JOIN works w ON w.id = m.work_id JOIN sections s ON s.id = m.section_id JOIN pages p ON p.id = m.page_id
+             WHERE {} ORDER BY {col} {dir}, m.id {dir} LIMIT ?{}",
+            where_of(&clauses),
+            args.len()
+        );
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params_from_iter(args.iter()), match_row)?.collect::<Result<Vec<_>, _>>()?;
+            rows.into_iter()
+                .map(|(mut m, status)| {
+                    m.status = ReviewStatus::parse(&status)
+                        .ok_or_else(|| StoreError::corrupt(format!("status of match {}", m.id), status))?;
+                    Ok(m)
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn group_matches(&self, q: &MatchQuery, by: MatchGroup) -> StoreResult<Vec<(String, u64)>> {
+        let (clauses, args) = query_sql(q);
+        let col = match by {
+            MatchGroup::Work => "m.work_id",
+            MatchGroup::Section => "m.section_id",
+            MatchGroup::Site => "m.site",
+            MatchGroup::Status => "m.status",
+            MatchGroup::FirstDay => "m.first_day",
+        };
+        let sql = format!(
+            "SELECT CAST({col} AS TEXT) AS k, COUNT(*) AS n FROM matches m WHERE {} GROUP BY {col} ORDER BY n DESC, k",
+            where_of(&clauses)
+        );
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    async fn count_matches(&self, q: &MatchQuery) -> StoreResult<u64> {
+        let (clauses, args) = query_sql(q);
+        let sql = format!("SELECT COUNT(*) FROM matches m WHERE {}", where_of(&clauses));
+        self.run(move |c| {
+            Ok(c.prepare_cached(&sql)?.query_row(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))? as u64)
+        })
+        .await
+    }
+
+    async fn search_works(
+        &self,
+        owner: Option<&str>,
+        text: Option<&str>,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<WorkSummary>> {
+        let limit = check_limit(limit)?;
+        let owner = owner.map(str::to_owned);
+        let text = text.filter(|t| !t.is_empty()).map(str::to_owned);
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, owner, external_id, title, author, section_count FROM works
+                 WHERE id > ?1 AND (?2 IS NULL OR owner = ?2)
+                   AND (?3 IS NULL OR instr(title, ?3) > 0 OR instr(author, ?3) > 0 OR instr(external_id, ?3) > 0)
+                 ORDER BY id LIMIT ?4",
+            )?;
+            let rows = stmt.query_map(params![after_id, owner, text, limit], |r| {
+                Ok(WorkSummary {
+                    id: r.get(0)?,
+                    owner: r.get(1)?,
+                    external_id: r.get(2)?,
+                    title: r.get(3)?,
+                    author: r.get(4)?,
+                    section_count: r.get(5)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    async fn delete_work(&self, id: i64) -> StoreResult<Option<WorkDeleted>> {
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            let exists: Option<i64> =
+                tx.query_row("SELECT id FROM works WHERE id = ?1", params![id], |r| r.get(0)).optional()?;
+            if exists.is_none() {
+                return Ok(None);
+            }
+            let section_ids = {
+                let mut stmt = tx.prepare("SELECT id FROM sections WHERE work_id = ?1 ORDER BY id")?;
+                let rows = stmt.query_map(params![id], |r| r.get::<_, i64>(0))?;
+                rows.collect::<Result<Vec<_>, _>>()?
+            };
+            tx.execute(
+                "DELETE FROM fingerprints WHERE kind = 'section' AND subject_id IN (SELECT id FROM sections WHERE work_id = ?1)",
+                params![id],
+            )?;
+            tx.execute(
+                "DELETE FROM match_reviews WHERE match_id IN (SELECT id FROM matches WHERE work_id = ?1)",
+                params![id],
+            )?;
+            let matches = tx.execute("DELETE FROM matches WHERE work_id = ?1", params![id])? as u64;
+            tx.execute("DELETE FROM sections WHERE work_id = ?1", params![id])?;
+            tx.execute("DELETE FROM works WHERE id = ?1", params![id])?;
+            tx.commit()?;
+            Ok(Some(WorkDeleted { section_ids, matches }))
+        })
+        .await
+    }
+
+    async fn search_pages(&self, q: &PageQuery, after_id: i64, limit: u32) -> StoreResult<Vec<PageRef>> {
+        let limit = check_limit(limit)?;
+        let url = match &q.url {
+            Some(u) => Some(normalize_url(u)?.0),
+            None => None,
+        };
+        let site = q.site.as_deref().map(str::to_lowercase);
+        let owner = q.owner.clone();
+        let (from, until) = (q.fetched_from.map(|t| t.0), q.fetched_until.map(|t| t.0));
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, url, site, content_hash, last_fetched_at FROM pages p
+                 WHERE id > ?1 AND (?2 IS NULL OR url = ?2) AND (?3 IS NULL OR site = ?3)
+                   AND (?4 IS NULL OR last_fetched_at >= ?4) AND (?5 IS NULL OR last_fetched_at < ?5)
+                   AND (?6 IS NULL OR EXISTS (SELECT 1 FROM matches m JOIN works w ON w.id = m.work_id WHERE m.page_id = p.id AND w.owner = ?6))
+                 ORDER BY id LIMIT ?7",
+            )?;
+            let rows = stmt.query_map(params![after_id, url, site, from, until, owner, limit], |r| {
+                Ok(PageRef {
+                    id: r.get(0)?,
+                    url: r.get(1)?,
+                    site: r.get(2)?,
+                    content_hash: i2h(r.get(3)?),
+                    last_fetched_at: ts(r, 4)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+}
