@@ -320,40 +320,38 @@ pub fn read_warc_records<R: BufRead>(
     for rec in warc::WarcReader::new(reader).iter_records() {
         n += 1;
         let rec = rec.map_err(|e| format!("record {n}: {e}; the rest of the file was skipped"))?;
-        if !each(n, warc_item(&rec, max_record)) {
+        if !each(n, warc_item(rec, max_record)) {
             break;
         }
     }
     Ok(())
 }
 
-fn warc_item(rec: &warc::Record<warc::BufferedBody>, max_record: u64) -> WarcItem {
+fn warc_item(rec: warc::Record<warc::BufferedBody>, max_record: u64) -> WarcItem {
     use warc::{RecordType, WarcHeader};
-    let kind = rec.warc_type();
+    let kind = rec.warc_type().clone();
     if !matches!(kind, RecordType::Response | RecordType::Resource) {
         return WarcItem::Skip("not a response");
     }
-    let Some(url) = rec.header(WarcHeader::TargetURI).map(|u| u.trim_matches(['<', '>', ' ']).to_owned()) else {
+    let date_ms = Some(rec.date().timestamp_millis());
+    // Header values are read from the raw parts: the crate's `Record::header` unwraps
+    // their UTF-8 decoding and panics on a malformed file (found by the `warc` fuzz target).
+    let (head, body) = rec.into_raw_parts();
+    let header = |h: WarcHeader| head.headers.get(&h).map(|v| String::from_utf8_lossy(v).into_owned());
+    let Some(url) = header(WarcHeader::TargetURI).map(|u| u.trim_matches(['<', '>', ' ']).to_owned()) else {
         return WarcItem::Reject("no WARC-Target-URI".into());
     };
-    if rec.body().len() as u64 > max_record {
+    if body.len() as u64 > max_record {
         return WarcItem::Reject(format!("record larger than {max_record} bytes"));
     }
-    let date_ms = Some(rec.date().timestamp_millis());
-    if *kind == RecordType::Resource {
-        let ctype = rec.header(WarcHeader::ContentType).map(|c| c.into_owned()).unwrap_or_default();
+    if kind == RecordType::Resource {
+        let ctype = header(WarcHeader::ContentType).unwrap_or_default();
         if !is_text_type(&ctype) {
             return WarcItem::Skip("not HTML or text");
         }
-        return WarcItem::Page(WarcPage {
-            url,
-            status: None,
-            charset: charset_param(&ctype),
-            body: rec.body().to_vec(),
-            date_ms,
-        });
+        return WarcItem::Page(WarcPage { url, status: None, charset: charset_param(&ctype), body, date_ms });
     }
-    match parse_http_response(rec.body()) {
+    match parse_http_response(&body) {
         Ok(r) => {
             if !(200..300).contains(&r.status) {
                 return WarcItem::Skip("HTTP status is not 2xx");
@@ -544,6 +542,28 @@ mod tests {
         assert_eq!(parse_http_response(&raw).unwrap().body, b"<p>zip</p>");
         assert!(parse_http_response(b"garbage").is_err());
         assert!(parse_http_response(b"GET / HTTP/1.1\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn a_record_with_a_non_utf8_target_uri_is_imported_not_a_panic() {
+        // Found by the `warc` fuzz target: the warc crate's `header()` unwraps UTF-8.
+        let payload = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>\xe7\xba\xa2\xe6\xa5\xbc</p>";
+        let mut raw = b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:1>\r\n".to_vec();
+        raw.extend_from_slice(
+            b"WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: http://example.com/\xff\xfe.html\r\n",
+        );
+        raw.extend_from_slice(format!("Content-Length: {}\r\n\r\n", payload.len()).as_bytes());
+        raw.extend_from_slice(payload);
+        raw.extend_from_slice(b"\r\n\r\n");
+        let mut urls = Vec::new();
+        read_warc_records(std::io::Cursor::new(raw), 1 << 20, |_, item| {
+            if let WarcItem::Page(p) = item {
+                urls.push(p.url);
+            }
+            true
+        })
+        .unwrap();
+        assert_eq!(urls, vec!["http://example.com/\u{fffd}\u{fffd}.html".to_owned()]);
     }
 
     #[test]
