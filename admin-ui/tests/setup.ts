@@ -21,3 +21,8 @@ if (!('ResizeObserver' in window)) {
     disconnect() {}
   };
 }
+
+// jsdom implements getComputedStyle without pseudo-elements and logs an error for each call
+// Ant Design's table makes; ask for the element's own style instead.
+const computed = window.getComputedStyle.bind(window);
+window.getComputedStyle = (elt: Element) => computed(elt);

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from 'react';
-import { App, Button, Card, DatePicker, Dropdown, Input, InputNumber, Select, Space, Table, Tooltip, Typography } from 'antd';
+import { App, Button, Card, DatePicker, Dropdown, Input, InputNumber, Select, Space, Table, Tag, Tooltip, Typography } from 'antd';
 import type { TableProps } from 'antd';
 import { DownloadOutlined, ClearOutlined } from '@ant-design/icons';
 import dayjs from 'dayjs';
@@ -184,6 +184,16 @@ export function Matches() {
             onSearch={(v) => update({ site: v.trim() || undefined })}
             data-testid="filter-site"
           />
+          {can('works.filterOwner') && (
+            <Input.Search
+              allowClear
+              key={`owner-${filters.owner ?? ''}`}
+              defaultValue={filters.owner}
+              placeholder={t('works.owner')}
+              style={{ width: 160 }}
+              onSearch={(v) => update({ owner: v.trim() || undefined })}
+            />
+          )}
           <Select
             allowClear
             style={{ width: 140 }}
@@ -221,6 +231,11 @@ export function Matches() {
               update({ from: v?.[0] ? v[0].format('YYYY-MM-DD') : undefined, to: v?.[1] ? v[1].format('YYYY-MM-DD') : undefined })
             }
           />
+          {filters.section_id !== undefined && (
+            <Tag closable onClose={() => update({ section_id: undefined })}>
+              {t('matches.chapter')} #{filters.section_id}
+            </Tag>
+          )}
           <Button icon={<ClearOutlined />} onClick={() => setParams(new URLSearchParams(), { replace: true })} data-testid="filter-reset">
             {t('matches.reset')}
           </Button>

@@ -21,7 +21,7 @@ export function Overview() {
   );
 }
 
-function OverviewBody({ stats }: { stats: Stats }) {
+export function OverviewBody({ stats }: { stats: Stats }) {
   const { t } = useI18n();
   const { can } = useAuth();
   const navigate = useNavigate();
