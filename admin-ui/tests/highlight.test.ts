@@ -1,4 +1,4 @@
-import { cpLength, mergeRanges, passageSegments, segmentsByRanges } from '../src/lib/highlight';
+import { cpLength, mergeRanges, passageSegments, segmentsByRanges, splitMarkup } from '../src/lib/highlight';
 
 const join = (segs: { text: string }[]) => segs.map((s) => s.text).join('');
 const marked = (segs: { text: string; marked: boolean }[]) => segs.filter((s) => s.marked).map((s) => s.text);
@@ -45,5 +45,15 @@ describe('passageSegments', () => {
       { text: '後文……', marked: false },
     ]);
     expect(passageSegments({ before: '', text: '全文', after: '' })).toEqual([{ text: '全文', marked: true }]);
+  });
+});
+
+describe('splitMarkup', () => {
+  it('separates tags from text and keeps the quote intact', () => {
+    const q = '紅樓夢 第一回</h1> <div id="content"> 此開卷第一回也';
+    const toks = splitMarkup(q);
+    expect(toks.map((t) => t.text).join('')).toBe(q);
+    expect(toks.filter((t) => t.markup).map((t) => t.text)).toEqual(['</h1>', '<div id="content">']);
+    expect(splitMarkup('a < b 且 c > d')).toEqual([{ text: 'a < b 且 c > d', markup: false }]);
   });
 });

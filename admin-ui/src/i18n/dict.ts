@@ -181,6 +181,7 @@ const zh = {
   'evidence.simhash': '语义指纹距离（越小越像）',
   'evidence.wholeChapter': '整章对照',
   'evidence.passages': '相同段落',
+  'evidence.wholeHint': '本章全文，标橙的部分在该网页上找到了相同或改写的文字。',
 
   'tasks.title': '任务',
   'tasks.kind': '类型',
@@ -400,6 +401,7 @@ const en: Record<Key, string> = {
   'evidence.simhash': 'Simhash distance (smaller is closer)',
   'evidence.wholeChapter': 'Whole chapter',
   'evidence.passages': 'Shared passages',
+  'evidence.wholeHint': 'The whole chapter; the parts marked in orange were found on the page, copied or rewritten.',
 
   'tasks.title': 'Tasks',
   'tasks.kind': 'Kind',

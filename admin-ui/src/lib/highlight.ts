@@ -53,3 +53,26 @@ export function cpLength(s: string): number {
   for (const _ of s) n++;
   return n;
 }
+
+/** A piece of quoted page text: markup (`<div id="x">`) or text. */
+export interface Token {
+  text: string;
+  markup: boolean;
+}
+
+/**
+ * Split quoted HTML source into tags and text, so the dashboard can dim the markup that
+ * sits between copied characters (the quote itself stays exactly as it is on the page).
+ */
+export function splitMarkup(s: string): Token[] {
+  const out: Token[] = [];
+  const re = /<\/?[A-Za-z!][^<>]*>/g;
+  let pos = 0;
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    if (m.index > pos) out.push({ text: s.slice(pos, m.index), markup: false });
+    out.push({ text: m[0], markup: true });
+    pos = m.index + m[0].length;
+  }
+  if (pos < s.length) out.push({ text: s.slice(pos), markup: false });
+  return out;
+}

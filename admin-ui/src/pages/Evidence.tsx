@@ -183,31 +183,16 @@ function WholeChapter({ detail, chapter }: { detail: MatchDetail; chapter: strin
   const api = useApiClient();
   const m = detail.match;
   const section = useLoad(() => api.section(m.work_id, m.section_id), [api, m.work_id, m.section_id]);
-  const page = useLoad(() => api.raw(`/api/v1/pages/${m.page_id}`).then((r) => r.json() as Promise<{ text: string }>), [api, m.page_id]);
   return (
-    <Row gutter={16}>
-      <Col xs={24} md={12}>
-        <Card size="small" title={t('evidence.workSide', { work: m.work_title, chapter })}>
-          <Loadable state={section}>
-            {(sec) => (
-              <div style={{ maxHeight: 600, overflow: 'auto' }}>
-                <MarkedText segments={segmentsByRanges(sec.text, detail.passages.map((p) => [p.work.start, p.work.end]))} testId="whole-work" />
-              </div>
-            )}
-          </Loadable>
-        </Card>
-      </Col>
-      <Col xs={24} md={12}>
-        <Card size="small" title={t('evidence.pageSide', { site: m.site })}>
-          <Loadable state={page}>
-            {(pg) => (
-              <div style={{ maxHeight: 600, overflow: 'auto' }}>
-                <MarkedText segments={segmentsByRanges(pg.text, detail.passages.map((p) => [p.page.start, p.page.end]))} testId="whole-page" />
-              </div>
-            )}
-          </Loadable>
-        </Card>
-      </Col>
-    </Row>
+    <Card size="small" title={t('evidence.workSide', { work: m.work_title, chapter })}>
+      <Typography.Paragraph type="secondary">{t('evidence.wholeHint')}</Typography.Paragraph>
+      <Loadable state={section}>
+        {(sec) => (
+          <div style={{ maxHeight: 640, overflow: 'auto' }}>
+            <MarkedText segments={segmentsByRanges(sec.text, detail.passages.map((p) => [p.work.start, p.work.end]))} testId="whole-work" />
+          </div>
+        )}
+      </Loadable>
+    </Card>
   );
 }
