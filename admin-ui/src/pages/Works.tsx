@@ -187,19 +187,19 @@ function UploadModal({ open, onClose, onSaved }: { open: boolean; onClose: () =>
                 )}
                 <Space style={{ width: '100%' }} align="start">
                   <Form.Item name="title" label={t('works.titleCol')} rules={req(t('works.titleCol'))}>
-                    <Input style={{ width: 220 }} />
+                    <Input style={{ width: 220 }} data-testid="paste-title" />
                   </Form.Item>
                   <Form.Item name="author" label={t('works.author')}>
                     <Input style={{ width: 160 }} />
                   </Form.Item>
                   <Form.Item name="external_id" label={t('works.externalId')} rules={req(t('works.externalId'))}>
-                    <Input style={{ width: 160 }} />
+                    <Input style={{ width: 160 }} data-testid="paste-external-id" />
                   </Form.Item>
                 </Space>
                 <Form.Item name="text" label={t('works.text')} extra={t('works.textHint')} rules={req(t('works.text'))}>
-                  <Input.TextArea rows={10} />
+                  <Input.TextArea rows={10} data-testid="paste-text" />
                 </Form.Item>
-                <Button type="primary" htmlType="submit" loading={busy}>{t('works.save')}</Button>
+                <Button type="primary" htmlType="submit" loading={busy} data-testid="paste-save">{t('works.save')}</Button>
               </Form>
             ),
           },
