@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The dashboard's checks (admin-ui/): installs what they need (Debian's chromium and a CJK
-# font with apt-get, the npm packages from package-lock.json), then typecheck, unit tests
+# font with apt-get, the npm packages locked in package-lock.json), then typecheck, unit tests
 # (Vitest), the production build, and the end-to-end tests in headless Chromium against a
 # real `zhiwen serve` seeded by real imports and a real matching run.
 # The end-to-end run saves screenshots of the main pages into docs/screenshots/
@@ -27,9 +27,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 /usr/bin/chromium --version
 
-step "npm ci (admin-ui)"
+step "npm packages (admin-ui, the versions in package-lock.json)"
 cd "$ROOT/admin-ui"
-npm ci --no-audit --no-fund
+# `npm install` rather than `npm ci`: the lock holds only the platform packages the
+# registry served when it was made (rollup's linux binaries), and `npm ci` refuses a lock
+# without every platform's optional package. With a lock in place `npm install` installs
+# exactly the locked versions and leaves package-lock.json unchanged.
+npm install --no-audit --no-fund
 
 step "typecheck (tsc)"
 npm run --silent typecheck
