@@ -48,6 +48,27 @@ pub enum Command {
     Migrate,
     /// Rebuild the candidate index from the fingerprint store (e.g. after wiping Redis).
     Reindex(ReindexArgs),
+    /// Share matching tasks with other workers through Redis Streams (consumer group
+    /// `matchers`); needs the Redis index.
+    Worker(WorkerArgs),
+}
+
+/// `zhiwen worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Only enqueue a matching task for the workers (scope: --all, --since, or new and
+    /// changed pages) and exit.
+    #[arg(long)]
+    pub submit: bool,
+    /// With --submit: every stored page.
+    #[arg(long, requires = "submit", conflicts_with = "since")]
+    pub all: bool,
+    /// With --submit: pages fetched on or after this day (YYYY-MM-DD, UTC).
+    #[arg(long, requires = "submit", value_parser = parse_day)]
+    pub since: Option<time::Date>,
+    /// Exit when no matching task is queued or running (default: run until Ctrl-C).
+    #[arg(long, conflicts_with = "submit")]
+    pub until_idle: bool,
 }
 
 /// `zhiwen reindex`.

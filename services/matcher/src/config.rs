@@ -39,6 +39,8 @@ pub struct MatcherConfig {
     /// A running task whose worker has not written progress for this many seconds is
     /// taken over by another worker (a worker on the same host is checked directly).
     pub lease_seconds: u64,
+    /// Scale-out workers sharing tasks through Redis Streams.
+    pub workers: crate::distributed::WorkersConfig,
 }
 
 impl Default for MatcherConfig {
@@ -55,6 +57,7 @@ impl Default for MatcherConfig {
             schedule: ScheduleConfig::default(),
             webhook: WebhookConfig::default(),
             lease_seconds: 600,
+            workers: crate::distributed::WorkersConfig::default(),
         }
     }
 }

@@ -19,6 +19,7 @@
 pub mod boilerplate;
 mod cache;
 pub mod config;
+pub mod distributed;
 mod error;
 pub mod export;
 mod kind;

@@ -70,14 +70,20 @@ pub struct TaskParams {
 }
 
 /// Where a task is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     /// Works with id up to this one are done.
     pub last_work_id: i64,
     /// The works phase is over.
     pub works_done: bool,
-    /// Pages with id up to this one are done.
+    /// Pages with id up to this one are done (published, for a task shared by workers).
     pub last_page_id: i64,
+    /// Stream of a task shared by workers ([`crate::distributed`]); `None` for a local run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+    /// Every page of a shared task is published to its stream.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub published: bool,
 }
 
 /// Progress as reported to a [`ProgressSink`].
@@ -386,6 +392,11 @@ async fn execute_inner(
             .map_err(|e| MatcherError::BadTask { task_id: task.id, reason: format!("checkpoint: {e}") })?,
         None => Checkpoint::default(),
     };
+    if cp.stream.take().is_some() {
+        // Begun by scale-out workers: published pages may not all be matched yet.
+        cp.last_page_id = 0;
+        cp.published = false;
+    }
     let s = matcher.stores();
     let in_scope = |t: Timestamp| params.since.is_none_or(|since| t >= since);
     let webhook = Webhook::from_config(&matcher.config().webhook)?;
@@ -497,7 +508,7 @@ async fn save(matcher: &Matcher, id: i64, progress: Progress, cp: &Checkpoint) -
     Ok(())
 }
 
-async fn notify(webhook: &Option<Webhook>, matcher: &Matcher, records: &[MatchRecord]) {
+pub(crate) async fn notify(webhook: &Option<Webhook>, matcher: &Matcher, records: &[MatchRecord]) {
     let Some(hook) = webhook else { return };
     let min = matcher.config().webhook.min_score;
     let fresh: Vec<&MatchRecord> =

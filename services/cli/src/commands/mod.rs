@@ -13,6 +13,7 @@ mod matching;
 mod migrate;
 mod reindex;
 mod report;
+mod worker;
 
 /// Run the chosen subcommand.
 pub fn run(cli: Cli) -> Result<()> {
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Report(cmd) => block_on(report::run(&cli.data, &cmd)),
         Command::Migrate => block_on(migrate::run(&cli.data)),
         Command::Reindex(args) => block_on(reindex::run(&cli.data, &args)),
+        Command::Worker(args) => block_on(worker::run(&cli.data, &args)),
     }
 }
 

@@ -1,0 +1,90 @@
+//! Scale-out through Redis Streams, on the real binary: two `zhiwen worker` processes
+//! share a matching task (consumer group `matchers`); one is killed with SIGKILL in the
+//! middle of an entry; the survivor takes over its pending entry (XAUTOCLAIM) and the
+//! task ends with exactly the matches one worker alone records.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+use common::*;
+use zhiwen_testkit::redis::RedisServer;
+
+fn worker(data: &Path, redis: &str, prefix: &str) -> std::process::Command {
+    let mut c = zhiwen(data);
+    c.args(["--index", "redis", "--redis-url", redis, "--redis-prefix", prefix]);
+    c
+}
+
+fn submit(data: &Path, redis: &str, prefix: &str) {
+    let mut c = worker(data, redis, prefix);
+    c.args(["worker", "--submit", "--all"]);
+    let out = run_ok(c);
+    assert!(out.contains("Queued"), "{out}");
+}
+
+fn spawn_worker(data: &Path, redis: &str, prefix: &str) -> Child {
+    let mut c = worker(data, redis, prefix);
+    c.args(["worker", "--until-idle"])
+        .env("ZHIWEN_LOG", "zhiwen_matcher=debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c.spawn().expect("zhiwen worker starts")
+}
+
+fn finish(child: Child) -> String {
+    let o = child.wait_with_output().expect("worker ends");
+    assert!(o.status.success(), "worker failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn two_workers_one_killed_give_the_result_of_one_worker() {
+    let Some(redis) = RedisServer::start() else { return };
+    let url = redis.url();
+    let root = tempfile::tempdir().expect("tempdir");
+    let (works, pages) = write_inputs(root.path());
+    // Entries idle for 1.5 s are taken over.
+    let extra = "[matcher.workers]\nclaim_idle_ms = 1500\nblock_ms = 300\n";
+
+    let one = prepared_with(root.path(), "one", &works, &pages, extra);
+    submit(&one, &url, "one");
+    let out = finish(spawn_worker(&one, &url, "one"));
+    assert!(out.contains("1 task(s) coordinated, 1 finished"), "{out}");
+    let expected = match_set(&one);
+    assert!(expected.len() >= 15, "{} matches", expected.len());
+
+    let two = prepared_with(root.path(), "two", &works, &pages, extra);
+    submit(&two, &url, "two");
+    let mut victim = spawn_worker(&two, &url, "two");
+    let survivor = spawn_worker(&two, &url, "two");
+    // Kill the victim after it matched two pages of an entry (entries hold 4 pages).
+    let stderr = victim.stderr.take().expect("stderr");
+    let mut seen = 0;
+    for line in BufReader::new(stderr).lines() {
+        let Ok(line) = line else { break };
+        if strip_ansi(&line).contains("stream page matched") {
+            seen += 1;
+            if seen == 2 {
+                break;
+            }
+        }
+    }
+    assert_eq!(seen, 2, "the victim matched pages before it was killed");
+    victim.kill().expect("SIGKILL");
+    let status = victim.wait().expect("wait");
+    assert!(killed_by_signal(status), "{status:?}");
+    let out = finish(survivor);
+    assert!(!out.contains("(0 taken over)"), "the survivor took over the victim's pending entry: {out}");
+
+    let got = match_set(&two);
+    assert_eq!(got.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>(), "same (section, page) pairs");
+    for (key, value) in &expected {
+        assert_eq!(&got[key], value, "{key:?}: same kind, scores and evidence");
+    }
+    // The task is over and its stream gone.
+    assert_eq!(redis.command(&["EXISTS", "two:match:task:1"]).as_deref(), Ok("0"), "the task's stream is dropped");
+    assert_eq!(redis.command(&["SCARD", "two:match:streams"]).as_deref(), Ok("0"), "no active stream left");
+}
