@@ -44,7 +44,7 @@ trap 'exit 130' INT TERM
 
 step "building zhiwen (the first build takes a few minutes)"
 cargo build --locked --bin zhiwen
-ZHIWEN="$ROOT/target/debug/zhiwen"
+ZHIWEN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/zhiwen"
 has_command() { "$ZHIWEN" --help | grep -qE "^  $1 "; }
 
 rm -rf "$DATA"

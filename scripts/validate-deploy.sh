@@ -43,7 +43,7 @@ fi
 
 step "building zhiwen (the command-line checks run the real binary)"
 cargo build --locked --bin zhiwen
-ZHIWEN="$ROOT/target/debug/zhiwen"
+ZHIWEN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/zhiwen"
 
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
