@@ -16,16 +16,22 @@ pub(crate) struct SqlMigration {
 pub(crate) const EMBEDDED: &[SqlMigration] = &[
     SqlMigration { version: 1, name: "initial", sql: include_str!("../../../migrations/embedded/0001_initial.sql") },
     SqlMigration { version: 2, name: "api", sql: include_str!("../../../migrations/embedded/0002_api.sql") },
+    SqlMigration {
+        version: 3,
+        name: "content_hash",
+        sql: include_str!("../../../migrations/embedded/0003_content_hash.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
 pub(crate) const MONGODB: &[(u32, &str)] = &[
     (1, include_str!("../../../migrations/mongodb/0001_initial.json")),
     (2, include_str!("../../../migrations/mongodb/0002_api.json")),
+    (3, include_str!("../../../migrations/mongodb/0003_content_hash.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 2;
+pub const LATEST: u32 = 3;
 
 /// What `migrate` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,6 +29,8 @@ use crate::StoreError;
 
 #[path = "mongo_admin.rs"]
 mod admin;
+#[path = "mongo_content.rs"]
+mod content;
 
 /// Largest compressed field kept inside its document.
 pub(crate) const INLINE_MAX: usize = 4 * 1024 * 1024;
@@ -665,6 +667,10 @@ impl PageStore for MongoStore {
             Some(d) => Ok(Some(self.page_from(d).await?)),
             None => Ok(None),
         }
+    }
+
+    async fn find_pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>> {
+        self.pages_by_content_hash(content_hash, limit).await
     }
 
     async fn list_pages(&self, site: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<PageRef>> {

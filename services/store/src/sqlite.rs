@@ -17,6 +17,8 @@ use crate::StoreError;
 
 #[path = "sqlite_admin.rs"]
 mod admin;
+#[path = "sqlite_content.rs"]
+mod content;
 
 const DB_FILE: &str = "zhiwen.db";
 
@@ -437,6 +439,10 @@ impl PageStore for SqliteStore {
             row.map(finish_page).transpose()
         })
         .await
+    }
+
+    async fn find_pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>> {
+        self.pages_by_content_hash(content_hash, limit).await
     }
 
     async fn list_pages(&self, site: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<PageRef>> {

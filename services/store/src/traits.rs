@@ -46,6 +46,9 @@ pub trait PageStore: Send + Sync {
     async fn get_page(&self, id: i64) -> StoreResult<Option<Page>>;
     /// A page by URL (normalised before the lookup).
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>>;
+    /// Pages whose extracted text has this hash ([`Page::content_hash`]), ascending by
+    /// id, at most `limit`: the same text stored under other URLs (content deduplication).
+    async fn find_pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>>;
     /// Pages with id greater than `after_id`, ascending, at most `limit`.
     async fn list_pages(&self, site: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<PageRef>>;
     /// Number of pages.

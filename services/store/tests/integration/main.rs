@@ -7,6 +7,7 @@
 //! `ZHIWEN_REQUIRE_SERVERS=1`, where it fails.
 
 mod admin;
+mod content_hash;
 mod fixtures;
 mod migrations;
 mod suite;
@@ -42,6 +43,7 @@ macro_rules! conformance {
 /// Every conformance case, by name.
 mod cases {
     pub use crate::admin::*;
+    pub use crate::content_hash::*;
     pub use crate::suite::*;
 }
 
@@ -56,4 +58,5 @@ conformance!(
     tasks_life_cycle,
     api_keys_life_cycle,
     queries_sort_filter_group_and_delete,
+    pages_by_content_hash,
 );

@@ -10,11 +10,26 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
     let config = StoreConfig::embedded(dir.path().join("nested/data"));
     let first = migrate(&config).await.unwrap();
     assert_eq!((first.from_version, first.to_version), (0, SCHEMA_VERSION));
-    assert_eq!(first.applied, vec!["0001_initial".to_string(), "0002_api".to_string()]);
+    assert_eq!(
+        first.applied,
+        vec!["0001_initial".to_string(), "0002_api".to_string(), "0003_content_hash".to_string()]
+    );
     let second = migrate(&config).await.unwrap();
     assert!(second.applied.is_empty());
     assert_eq!(second.from_version, SCHEMA_VERSION);
     open(&config).await.unwrap();
+
+    // Pages by content hash are served by an index, not a scan of the pages.
+    let conn = rusqlite::Connection::open(dir.path().join("nested/data/zhiwen.db")).unwrap();
+    let plan: String = conn
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT id, url FROM pages WHERE content_hash = ?1 ORDER BY id LIMIT 10",
+            [1_i64],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("pages_content_hash"), "{plan}");
+    drop(conn);
 
     // A database touched by a newer binary is refused with a clear message.
     let conn = rusqlite::Connection::open(dir.path().join("nested/data/zhiwen.db")).unwrap();
@@ -63,7 +78,10 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     assert!(err.to_string().contains("zhiwen migrate"), "{err}");
 
     let first = migrate(&config).await.unwrap();
-    assert_eq!((first.from_version, first.to_version, first.applied.len()), (0, SCHEMA_VERSION, 2));
+    assert_eq!(
+        (first.from_version, first.to_version, first.applied.len()),
+        (0, SCHEMA_VERSION, SCHEMA_VERSION as usize)
+    );
     let second = migrate(&config).await.unwrap();
     assert!(second.applied.is_empty(), "{second:?}");
     let stores = open(&config).await.unwrap();

@@ -1,0 +1,36 @@
+//! Pages by content hash on MongoDB (a child module of `mongo`).
+
+use mongodb::bson::doc;
+
+use super::{collect, num, string, time, MongoStore};
+use crate::codec::*;
+use crate::model::PageRef;
+use crate::traits::StoreResult;
+
+impl MongoStore {
+    /// See [`crate::PageStore::find_pages_by_content_hash`]; served by the
+    /// `content_hash_id` index of `pages` (migration 3).
+    pub(super) async fn pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>> {
+        let limit = check_limit(limit)?;
+        let cursor = self
+            .coll("pages")
+            .find(doc! {"content_hash": h2i(content_hash)})
+            .projection(doc! {"_id": 1, "url": 1, "site": 1, "content_hash": 1, "last_fetched_at": 1})
+            .sort(doc! {"content_hash": 1, "_id": 1})
+            .limit(limit)
+            .await?;
+        collect(cursor)
+            .await?
+            .iter()
+            .map(|d| {
+                Ok(PageRef {
+                    id: num(d, "_id")?,
+                    url: string(d, "url")?,
+                    site: string(d, "site")?,
+                    content_hash: i2h(num(d, "content_hash")?),
+                    last_fetched_at: time(d, "last_fetched_at")?,
+                })
+            })
+            .collect()
+    }
+}
