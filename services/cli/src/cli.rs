@@ -51,6 +51,11 @@ pub enum Command {
     /// Share matching tasks with other workers through Redis Streams (consumer group
     /// `matchers`); needs the Redis index.
     Worker(WorkerArgs),
+    /// Manage the API keys of `zhiwen serve` (roles admin, analyst, holder).
+    #[command(subcommand)]
+    Keys(crate::commands::keys::KeysCommand),
+    /// Run the admin API and the dashboard, with the task worker and the daily scheduler.
+    Serve(crate::commands::serve::ServeArgs),
 }
 
 /// `zhiwen worker`.

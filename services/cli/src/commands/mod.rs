@@ -9,10 +9,12 @@ mod crawl;
 mod dna_frame;
 mod fingerprint;
 mod import;
+pub(crate) mod keys;
 mod matching;
 mod migrate;
 mod reindex;
 mod report;
+pub(crate) mod serve;
 mod worker;
 
 /// Run the chosen subcommand.
@@ -29,6 +31,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Migrate => block_on(migrate::run(&cli.data)),
         Command::Reindex(args) => block_on(reindex::run(&cli.data, &args)),
         Command::Worker(args) => block_on(worker::run(&cli.data, &args)),
+        Command::Keys(cmd) => block_on(keys::run(&cli.data, &cmd)),
+        Command::Serve(args) => block_on(serve::run(&cli.data, &args)),
     }
 }
 

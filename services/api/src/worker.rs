@@ -1,0 +1,259 @@
+//! The task worker and the daily scheduler that `zhiwen serve` runs next to the API:
+//! matching tasks (the matcher's persisted, resumable tasks) and crawl tasks started
+//! from the API, one at a time, woken at once when the API enqueues one. A task
+//! cancelled through the API stops at its next page (a watcher polls its state).
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler};
+use zhiwen_matcher::task::{enqueue, run_next_task, worker_name, Scope, TaskControl, TaskProgress, TaskSpec};
+use zhiwen_matcher::MatcherError;
+use zhiwen_store::{Progress, Task, TaskState};
+
+use crate::handlers::CrawlParams;
+use crate::AppState;
+
+/// Kind of crawl tasks.
+pub const CRAWL_KIND: &str = "crawl";
+
+/// Options of the worker.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerOptions {
+    /// Enqueue the daily matching task at its slots.
+    pub scheduler: bool,
+    /// Which addresses crawls may fetch (loopback/private refused by default).
+    pub address_policy: AddressPolicy,
+}
+
+#[derive(Default)]
+struct Current {
+    task_id: AtomicI64,
+    crawl_done: AtomicU64,
+    crawl_total: AtomicU64,
+}
+
+struct Sink(Arc<crate::metrics::TaskGauge>);
+
+impl zhiwen_matcher::task::ProgressSink for Sink {
+    fn update(&self, p: &TaskProgress) {
+        self.0.set(p.task_id, "match", p.done, p.total);
+    }
+}
+
+struct CrawlProgress(Arc<Current>);
+
+impl zhiwen_ingest::Progress for CrawlProgress {
+    fn set_total(&self, total: u64) {
+        self.0.crawl_total.store(total, Ordering::Relaxed);
+    }
+    fn advance(&self, units: u64) {
+        self.0.crawl_done.fetch_add(units, Ordering::Relaxed);
+    }
+}
+
+/// Run until `shutdown` is cancelled.
+pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: CancellationToken) {
+    let worker = worker_name();
+    let current = Arc::new(Current::default());
+    let cancel_flag = Arc::new(AtomicBool::new(false));
+    let crawl_cancel = Arc::new(std::sync::Mutex::new(None::<CancellationToken>));
+    let watcher = tokio::spawn(watch(state.clone(), current.clone(), cancel_flag.clone(), crawl_cancel.clone()));
+    let scheduler = options.scheduler.then(|| tokio::spawn(schedule(state.clone(), shutdown.clone())));
+    loop {
+        if shutdown.is_cancelled() {
+            break;
+        }
+        cancel_flag.store(false, Ordering::SeqCst);
+        let control = TaskControl { cancel: cancel_flag.clone(), ..TaskControl::default() };
+        let sink = Sink(state.metrics.task_gauge());
+        let matched = tokio::select! {
+            r = run_next_task(&state.matcher, &worker, &control, &sink) => r,
+            _ = shutdown.cancelled() => {
+                // Stop at the next page; the task keeps its checkpoint and resumes later.
+                cancel_flag.store(true, Ordering::SeqCst);
+                break;
+            }
+        };
+        let busy = match matched {
+            Ok(Some(s)) => {
+                tracing::info!(task_id = s.task_id, state = ?s.state, pages = s.pages, "matching task ran");
+                true
+            }
+            Ok(None) => false,
+            Err(MatcherError::AlreadyRunning { task_id, .. }) => {
+                tracing::debug!(task_id, "another worker runs a matching task");
+                false
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "matching task failed");
+                false
+            }
+        };
+        let crawled = run_crawl(&state, &worker, &options, &current, &crawl_cancel, &shutdown).await;
+        if busy || crawled {
+            continue;
+        }
+        tokio::select! {
+            _ = state.worker_wake.notified() => {}
+            _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+            _ = shutdown.cancelled() => break,
+        }
+    }
+    watcher.abort();
+    if let Some(s) = scheduler {
+        s.abort();
+    }
+}
+
+/// Claim and run one queued crawl task; `true` if there was one.
+async fn run_crawl(
+    state: &Arc<AppState>,
+    worker: &str,
+    options: &WorkerOptions,
+    current: &Arc<Current>,
+    crawl_cancel: &Arc<std::sync::Mutex<Option<CancellationToken>>>,
+    shutdown: &CancellationToken,
+) -> bool {
+    let task = match state.stores.tasks.claim_task(Some(CRAWL_KIND), worker).await {
+        Ok(Some(t)) => t,
+        Ok(None) => return false,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot claim a crawl task");
+            return false;
+        }
+    };
+    current.task_id.store(task.id, Ordering::SeqCst);
+    current.crawl_done.store(0, Ordering::Relaxed);
+    current.crawl_total.store(0, Ordering::Relaxed);
+    let token = shutdown.child_token();
+    *crawl_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
+    let result = crawl(state, &task, options, current, token).await;
+    *crawl_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    current.task_id.store(0, Ordering::SeqCst);
+    let tasks = &state.stores.tasks;
+    let outcome = match result {
+        Ok(fetched) => {
+            let p = Progress { done: fetched, total: fetched, failed: 0 };
+            let _ = tasks.update_progress(task.id, p, None).await;
+            // New pages: match them now.
+            if fetched > 0 {
+                if let Err(e) = enqueue(&state.matcher, &TaskSpec::new(Scope::NewSinceLastRun)).await {
+                    tracing::error!(error = %e, "cannot enqueue matching after a crawl");
+                }
+            }
+            tasks.finish_task(task.id).await
+        }
+        Err(e) => tasks.fail_task(task.id, &e).await,
+    };
+    if let Err(e) = outcome {
+        // Cancelled through the API meanwhile: the task is already terminal.
+        tracing::info!(task_id = task.id, error = %e, "crawl task ended");
+    }
+    true
+}
+
+async fn crawl(
+    state: &Arc<AppState>,
+    task: &Task,
+    options: &WorkerOptions,
+    current: &Arc<Current>,
+    cancel: CancellationToken,
+) -> Result<u64, String> {
+    let params: CrawlParams =
+        serde_json::from_value(task.params.clone()).map_err(|e| format!("bad parameters: {e}"))?;
+    let config = CrawlConfig {
+        job: format!("task-{}", task.id),
+        data_dir: state.data_dir.clone(),
+        allowed_domains: params.allowed_domains.clone(),
+        max_depth: params.max_depth.unwrap_or(3),
+        max_pages: params.max_pages.or(Some(10_000)),
+        address_policy: options.address_policy.clone(),
+        canon: state.matcher.fingerprinter().params().canon.clone(),
+        ..CrawlConfig::default()
+    };
+    let crawler = Crawler::new(config, state.stores.clone()).map_err(|e| e.to_string())?;
+    let summary =
+        crawler.run_until(&params.seeds, &CrawlProgress(current.clone()), cancel).await.map_err(|e| e.to_string())?;
+    tracing::info!(task_id = task.id, fetched = summary.fetched, "crawl finished");
+    Ok(summary.fetched)
+}
+
+/// Every second: stop the running task if it was cancelled through the API, and
+/// publish crawl progress.
+async fn watch(
+    state: Arc<AppState>,
+    current: Arc<Current>,
+    cancel_flag: Arc<AtomicBool>,
+    crawl_cancel: Arc<std::sync::Mutex<Option<CancellationToken>>>,
+) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // The matching task this process runs (the running one claimed by this process).
+        if let Ok(running) = state.stores.tasks.list_tasks(Some(TaskState::Running), 0, 100).await {
+            for t in running.iter().filter(|t| t.kind == CRAWL_KIND && t.id == current.task_id.load(Ordering::SeqCst)) {
+                let p = Progress {
+                    done: current.crawl_done.load(Ordering::Relaxed),
+                    total: current.crawl_total.load(Ordering::Relaxed),
+                    failed: 0,
+                };
+                let _ = state.stores.tasks.update_progress(t.id, p, None).await;
+                state.metrics.task_gauge().set(t.id, CRAWL_KIND, p.done, p.total);
+            }
+        }
+        if let Ok(cancelled) = recently_cancelled(&state).await {
+            let crawl_id = current.task_id.load(Ordering::SeqCst);
+            for t in cancelled {
+                if t.kind == CRAWL_KIND && t.id == crawl_id {
+                    if let Some(tok) = crawl_cancel.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                        tok.cancel();
+                    }
+                } else if t.kind == zhiwen_matcher::task::TASK_KIND && t.worker.is_some() {
+                    cancel_flag.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+}
+
+/// Tasks cancelled in the last few seconds that a worker had claimed.
+async fn recently_cancelled(state: &AppState) -> Result<Vec<Task>, zhiwen_store::StoreError> {
+    let now = zhiwen_store::Timestamp::now();
+    let mut out = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = state.stores.tasks.list_tasks(Some(TaskState::Cancelled), after, 500).await?;
+        let Some(last) = page.last() else { break };
+        after = last.id;
+        out.extend(
+            page.into_iter().filter(|t| t.started_at.is_some() && t.finished_at.is_some_and(|f| now.0 - f.0 < 3_000)),
+        );
+    }
+    Ok(out)
+}
+
+/// Enqueue the daily matching task at its slots (catching up a missed one at start).
+async fn schedule(state: Arc<AppState>, shutdown: CancellationToken) {
+    let schedule = match zhiwen_matcher::schedule::Schedule::parse(&state.matcher.config().schedule) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "invalid schedule; the scheduler is off");
+            return;
+        }
+    };
+    loop {
+        match zhiwen_matcher::schedule::enqueue_due(&state.matcher, &schedule, chrono::Utc::now()).await {
+            Ok(Some(key)) => {
+                tracing::info!(%key, "daily matching task enqueued");
+                state.worker_wake.notify_one();
+            }
+            Ok(None) => {}
+            Err(e) => tracing::error!(error = %e, "cannot enqueue the daily matching task"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(30)) => {}
+            _ = shutdown.cancelled() => return,
+        }
+    }
+}
