@@ -19,7 +19,8 @@ pub struct ImportOptions {
     /// link or `og:url`): the URL is this prefix joined with the file's path relative to
     /// the folder given. Without it such files are rejected.
     pub base_url: Option<String>,
-    /// Skip pages whose extracted text equals that of a page already seen in this run.
+    /// Skip pages whose extracted text equals that of a page already seen in this run or
+    /// already stored under another URL (counted as duplicates).
     pub dedup_content: bool,
     /// Delete the stored fingerprints of updated works and pages, so that stale
     /// fingerprints are never matched until the caller rebuilds them.

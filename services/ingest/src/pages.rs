@@ -2,7 +2,7 @@
 //! "fetched_at"?, "status"?}`), folders of saved `.html` files, and WARC / WARC.gz files.
 //! Every page is canonicalised by the core (its canonical text is what is stored and
 //! fingerprinted), deduplicated by normalised URL (the store's key) and by content hash
-//! within the run, and stored with its raw body and detected charset.
+//! (within the run and against the pages already stored), and stored with its raw body and detected charset.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -55,6 +55,11 @@ pub async fn import_pages(
                 }
                 Some(_) => {}
                 None => {
+                    // Not seen in this run: is the text stored under another URL already?
+                    if let Some(of) = stored_duplicate(stores, hash, &page.url).await? {
+                        summary.duplicates.push((page.url.clone(), of));
+                        continue;
+                    }
                     seen_hash.insert(hash, page.url.clone());
                 }
             }
@@ -74,6 +79,16 @@ pub async fn import_pages(
     }
     progress.finish();
     Ok(summary)
+}
+
+/// The URL of a stored page other than `url` whose extracted text has `hash`, if any:
+/// content deduplication across runs (the store's content-hash index).
+pub(crate) async fn stored_duplicate(stores: &Stores, hash: u64, url: &str) -> Result<Option<String>> {
+    // An unparsable URL is rejected by the store with its reason; nothing to compare.
+    let Ok((normalized, _)) = zhiwen_store::normalize_url(url) else { return Ok(None) };
+    let found =
+        files::retry_store("find pages by content", || stores.pages.find_pages_by_content_hash(hash, 2)).await?;
+    Ok(found.into_iter().find(|p| p.url != normalized).map(|p| p.url))
 }
 
 /// Store pages (one transaction per batch; a batch with an invalid page is retried one by

@@ -33,7 +33,7 @@ use self::robots::{parse_sitemap, Robots};
 use crate::error::{IngestError, Result};
 use crate::files::retry_store;
 use crate::html;
-use crate::pages::{build_page, charset_param, RawPage};
+use crate::pages::{build_page, charset_param, stored_duplicate, RawPage};
 use crate::report::{write_rejections, ImportSummary, Progress};
 use crate::url as zurl;
 
@@ -83,7 +83,8 @@ pub struct CrawlConfig {
     pub follow_sitemaps: bool,
     /// Fetch URLs even if the page store already has them (default: never fetch twice).
     pub refetch_stored: bool,
-    /// Skip pages whose text equals a page already stored in this run.
+    /// Skip pages whose text equals a page already stored in this run or stored under
+    /// another URL by an earlier run or import (counted as duplicates).
     pub dedup_content: bool,
     /// Canonicalisation of fetched pages.
     pub canon: CanonParams,
@@ -654,15 +655,31 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
     };
     if cfg.dedup_content {
         let h = hash_bytes(page.text.as_bytes());
-        let mut seen = shared.seen_text.lock().unwrap_or_else(|p| p.into_inner());
-        match seen.get(&h) {
-            Some(of) if *of != page.url => {
-                result.done = Done::Duplicate { of: of.clone(), final_url };
-                return result;
+        let in_run = {
+            let mut seen = shared.seen_text.lock().unwrap_or_else(|p| p.into_inner());
+            match seen.get(&h) {
+                Some(of) if *of != page.url => Some(of.clone()),
+                Some(_) => None,
+                None => {
+                    seen.insert(h, page.url.clone());
+                    None
+                }
             }
-            _ => {
-                seen.insert(h, page.url.clone());
-            }
+        };
+        // Then across runs: the same text stored under another URL earlier.
+        let of = match in_run {
+            Some(of) => Some(of),
+            None => match stored_duplicate(&shared.stores, h, &page.url).await {
+                Ok(of) => of,
+                Err(e) => {
+                    result.done = Done::Failed(e);
+                    return result;
+                }
+            },
+        };
+        if let Some(of) = of {
+            result.done = Done::Duplicate { of, final_url };
+            return result;
         }
     }
     match retry_store("store page", || shared.stores.pages.upsert_page(&page)).await {

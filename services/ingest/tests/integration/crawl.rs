@@ -252,6 +252,39 @@ async fn refuses_loopback_by_default() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_whose_text_was_stored_by_an_earlier_run_is_a_duplicate() {
+    let ch = classics(2);
+    let site = serve(move |_| {
+        let mut r = HashMap::new();
+        let page = pirate_page(&ch[0].title, &ch[0].text, &[], &[], None);
+        r.insert("/book/1.html".into(), Response::html(page.clone(), "text/html"));
+        r.insert("/mirror/1.html".into(), Response::html(page, "text/html"));
+        r.insert(
+            "/book/2.html".into(),
+            Response::html(pirate_page(&ch[1].title, &ch[1].text, &[], &[], None), "text/html"),
+        );
+        r
+    })
+    .await;
+    let st = common::store().await;
+    let config = CrawlConfig { max_depth: 0, ..test_config(st.dir.path()) };
+    let first = Crawler::new(CrawlConfig { job: "first".into(), ..config.clone() }, st.stores.clone()).unwrap();
+    let summary = first.run(&[site.url("/book/1.html")], &NoProgress).await.unwrap();
+    assert_eq!(summary.pages.imported, 1, "{summary}");
+
+    // Another job, another day: the mirror's text is already stored under /book/1.html.
+    let second = Crawler::new(CrawlConfig { job: "second".into(), ..config }, st.stores.clone()).unwrap();
+    let summary = second.run(&[site.url("/mirror/1.html"), site.url("/book/2.html")], &NoProgress).await.unwrap();
+    println!("{summary}");
+    assert_eq!(summary.pages.imported, 1, "{summary}");
+    assert_eq!(summary.pages.duplicates.len(), 1, "{summary}");
+    let (url, of) = &summary.pages.duplicates[0];
+    assert!(url.ends_with("/mirror/1.html") && of.ends_with("/book/1.html"), "{url} {of}");
+    assert!(st.stores.pages.find_page(&site.url("/mirror/1.html")).await.unwrap().is_none());
+    assert_eq!(st.stores.pages.count_pages().await.unwrap(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resumes_after_a_kill_without_fetching_stored_pages_again() {
     let ch = classics(12);
     let site = serve(move |_| {

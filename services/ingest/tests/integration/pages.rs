@@ -44,6 +44,22 @@ async fn jsonl_pages_deduplicated_by_url_and_content() {
     let s = import_pages(&st.stores, &[path], &opts, &NoProgress).await.unwrap();
     assert_eq!((s.imported, s.updated, s.unchanged), (0, 0, 2), "{s}");
     assert!(s.changed.pages.is_empty());
+
+    // A later run: the same text under a new URL is a duplicate of the stored page.
+    let later = dir.path().join("later.jsonl");
+    let lines = [
+        serde_json::json!({"url": "http://another-mirror.example/ch1.html", "html": html}).to_string(),
+        serde_json::json!({"url": "http://pirate.example/book/3.txt", "text": ch[2].text}).to_string(),
+    ];
+    std::fs::write(&later, lines.join("\n")).unwrap();
+    let s = import_pages(&st.stores, &[later], &opts, &NoProgress).await.unwrap();
+    assert_eq!(s.imported, 1, "{s}");
+    assert_eq!(
+        s.duplicates,
+        vec![("http://another-mirror.example/ch1.html".to_string(), "http://pirate.example/book/1.html".to_string())]
+    );
+    assert!(st.stores.pages.find_page("http://another-mirror.example/ch1.html").await.unwrap().is_none());
+    assert_eq!(st.stores.pages.count_pages().await.unwrap(), 3);
 }
 
 trait FirstFetched {
