@@ -172,19 +172,36 @@ if ! has_command serve || ! has_command keys; then
 fi
 
 step "6. the dashboard: an admin key and zhiwen serve (Ctrl-C to stop)"
-KEY_OUT="$("$ZHIWEN" keys create --role admin --name demo-admin)"
-KEY="$(printf '%s\n' "$KEY_OUT" | grep -oE 'zw[A-Za-z0-9_-]{16,}' | head -n1 || true)"
-[ -n "$KEY" ] || KEY="$(printf '%s\n' "$KEY_OUT" | tail -n1)"
+UI_ARGS=()
+if [ -f admin-ui/dist/index.html ]; then
+    UI_ARGS=(--ui-dir "$ROOT/admin-ui/dist")
+elif command -v npm >/dev/null; then
+    echo "building the dashboard (admin-ui: npm ci, vite build; once)"
+    (cd admin-ui && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
+    UI_ARGS=(--ui-dir "$ROOT/admin-ui/dist")
+else
+    echo "npm is not installed: the dashboard cannot be built; serving the API only"
+fi
+KEY="$("$ZHIWEN" keys create --role admin --name demo-admin)"
 API_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$ZHIWEN" serve --listen "127.0.0.1:$API_PORT" &
+"$ZHIWEN" serve --listen "127.0.0.1:$API_PORT" "${UI_ARGS[@]}" --crawl-allow-loopback &
 PIDS+=($!)
+SERVE_PID=$!
+ready=0
 for _ in $(seq 1 300); do
-    python3 -c "import sys, urllib.request; urllib.request.urlopen('http://127.0.0.1:$API_PORT/health', timeout=1)" 2>/dev/null && break
+    if python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$API_PORT/ready', timeout=1)" 2>/dev/null; then
+        ready=1
+        break
+    fi
+    kill -0 "$SERVE_PID" 2>/dev/null || break
     sleep 0.2
 done
+[ "$ready" = 1 ] || { echo "zhiwen serve did not become ready" >&2; exit 1; }
 echo
-echo "dashboard:  http://127.0.0.1:$API_PORT/"
-echo "admin key:  $KEY"
+echo "dashboard:   http://127.0.0.1:$API_PORT/   (sign in with the admin key)"
+echo "admin key:   $KEY"
+echo "API:         http://127.0.0.1:$API_PORT/api/v1/docs/"
 echo "pirate site: $SITE_URL"
+echo "data:        $DATA"
 echo "(Ctrl-C stops zhiwen serve and the pirate site)"
-wait "${PIDS[-1]}"
+wait "$SERVE_PID"
