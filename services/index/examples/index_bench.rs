@@ -4,7 +4,8 @@
 //! ```text
 //! cargo run --release -p zhiwen-index --example index_bench -- \
 //!     [--backend redis|embedded] [--real 10000] [--sizes 10000,100000,1000000] \
-//!     [--keys 100] [--queries 500] [--corpus ../shared/corpus] [--bucket-bits 20]
+//!     [--keys 100] [--queries 500] [--corpus ../shared/corpus] [--bucket-bits 20] \
+//!     [--budget 768]
 //! ```
 //!
 //! Two parts:
@@ -17,6 +18,11 @@
 //!    21 LSH bands, DNA and winnowed hashes for the rest), inserted up to each size;
 //!    queries have the key count of a real 10 KB page and contain the keys of 5 indexed
 //!    sections, so every lookup has real candidates.
+//!
+//! Every lookup is timed twice on the same index: with the default query-key budget
+//! (`--budget`, `RedisConfig::query_key_budget`: large pages look up a consistent sample
+//! of their winnowed keys) and with every key (budget 0). For the curve it also counts
+//! how many of the 5 planted sections are among the 50 candidates returned ("recall").
 //!
 //! For Redis the benchmark starts its own `redis-server` (as the tests do) on a free
 //! loopback port, with `hash-max-listpack-entries 512` and `hash-max-listpack-value 256`
@@ -44,6 +50,7 @@ struct Args {
     queries: usize,
     corpus: PathBuf,
     bucket_bits: u8,
+    budget: usize,
 }
 
 fn args() -> Args {
@@ -57,6 +64,7 @@ fn args() -> Args {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")),
         bucket_bits: RedisConfig::default().bucket_bits,
+        budget: RedisConfig::default().query_key_budget,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     for pair in argv.chunks(2) {
@@ -70,6 +78,7 @@ fn args() -> Args {
             "--queries" => a.queries = num(&value),
             "--corpus" => a.corpus = PathBuf::from(value),
             "--bucket-bits" => a.bucket_bits = num(&value) as u8,
+            "--budget" => a.budget = num(&value),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -174,10 +183,15 @@ struct Backend {
     _dir: Option<tempfile::TempDir>,
 }
 
-async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>, bucket_bits: u8) -> Backend {
+async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>, bucket_bits: u8, budget: usize) -> Backend {
     match (backend, server) {
         ("redis", Some(server)) => {
-            let config = RedisConfig { prefix: prefix.into(), bucket_bits, ..RedisConfig::with_url(server.url()) };
+            let config = RedisConfig {
+                prefix: prefix.into(),
+                bucket_bits,
+                query_key_budget: budget,
+                ..RedisConfig::with_url(server.url())
+            };
             let index = RedisIndex::connect(config).await.expect("connect");
             Backend { index: Arc::new(index), _dir: None }
         }
@@ -194,17 +208,51 @@ async fn bytes_used(index: &dyn CandidateIndex) -> u64 {
     index.stats().await.expect("stats").bytes_used
 }
 
-async fn time_lookups(index: &dyn CandidateIndex, queries: &[Vec<IndexKey>]) -> (Duration, Duration, f64) {
+struct Timing {
+    p50: Duration,
+    p99: Duration,
+    candidates: f64,
+    keys: f64,
+    /// Share of the planted sections found among the returned candidates.
+    recall: f64,
+}
+
+async fn time_lookups(index: &dyn CandidateIndex, queries: &[Vec<IndexKey>], planted: &[Vec<u64>]) -> Timing {
     let mut times = Vec::with_capacity(queries.len());
-    let mut candidates = 0usize;
-    for q in queries {
+    let (mut candidates, mut keys, mut found, mut wanted) = (0usize, 0usize, 0usize, 0usize);
+    for (i, q) in queries.iter().enumerate() {
         let t = Instant::now();
         let r = index.lookup(Namespace::Sections, q, 50).await.expect("lookup");
         times.push(t.elapsed());
         candidates += r.candidates_total;
+        keys += r.keys_queried;
+        if let Some(p) = planted.get(i) {
+            wanted += p.len();
+            found += p.iter().filter(|d| r.candidates.iter().any(|c| c.doc == **d)).count();
+        }
     }
     times.sort_unstable();
-    (percentile(&times, 0.5), percentile(&times, 0.99), candidates as f64 / queries.len().max(1) as f64)
+    let n = queries.len().max(1) as f64;
+    Timing {
+        p50: percentile(&times, 0.5),
+        p99: percentile(&times, 0.99),
+        candidates: candidates as f64 / n,
+        keys: keys as f64 / n,
+        recall: if wanted == 0 { f64::NAN } else { found as f64 / wanted as f64 },
+    }
+}
+
+/// Redis' own time (commandstats) since the last reset, per lookup, in ms.
+fn server_ms(server: Option<&RedisServer>, lookups: usize) -> Option<f64> {
+    let s = server?;
+    let stats = s.command(&["INFO", "commandstats"]).unwrap_or_default();
+    let usec: u64 = stats
+        .lines()
+        .filter_map(|l| l.split("usec=").nth(1))
+        .filter_map(|v| v.split(',').next()?.parse::<u64>().ok())
+        .sum();
+    let _ = s.command(&["CONFIG", "RESETSTAT"]);
+    Some(usec as f64 / 1e3 / lookups.max(1) as f64)
 }
 
 fn ms(d: Duration) -> String {
@@ -263,7 +311,8 @@ async fn main() {
             t.elapsed().as_secs_f64()
         );
         println!("query pages: {} of {page_bytes} bytes UTF-8, {page_entries} keys each", page_keys.len());
-        let b = open(&args.backend, "real", server.as_ref(), args.bucket_bits).await;
+        let b = open(&args.backend, "real", server.as_ref(), args.bucket_bits, args.budget).await;
+        let all_keys = open(&args.backend, "real", server.as_ref(), args.bucket_bits, 0).await;
         let base = bytes_used(&*b.index).await;
         let t = Instant::now();
         for chunk in section_keys.chunks(BATCH) {
@@ -271,23 +320,30 @@ async fn main() {
         }
         let secs = t.elapsed().as_secs_f64();
         let mem = bytes_used(&*b.index).await.saturating_sub(base);
-        let (p50, p99, cands) = time_lookups(&*b.index, &page_keys).await;
         let stats = b.index.stats().await.expect("stats").namespace(Namespace::Sections);
-        println!("| sections | entries | insert entries/s | sections/s | lookup p50 ms | p99 ms | candidates/page | big buckets | bytes/section | bytes/entry |");
-        println!("|---|---|---|---|---|---|---|---|---|---|");
-        println!(
-            "| {} | {} | {:.0} | {:.0} | {} | {} | {:.0} | {} | {:.0} | {:.1} |",
-            section_keys.len(),
-            stats.postings,
-            entries as f64 / secs,
-            section_keys.len() as f64 / secs,
-            ms(p50),
-            ms(p99),
-            cands,
-            stats.big_buckets,
-            mem as f64 / section_keys.len().max(1) as f64,
-            mem as f64 / entries.max(1) as f64
-        );
+        println!("| sections | entries | insert entries/s | sections/s | query keys | lookup p50 ms | p99 ms | candidates/page | big buckets | bytes/section | bytes/entry |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+        for (label, index) in [(format!("budget {}", args.budget), &b), ("all keys".to_string(), &all_keys)] {
+            let _ = server_ms(server.as_ref(), 1);
+            let t = time_lookups(&*index.index, &page_keys, &[]).await;
+            let server_time = server_ms(server.as_ref(), page_keys.len());
+            eprintln!("  {label}: server time per lookup {server_time:.2?} ms");
+            println!(
+                "| {} | {} | {:.0} | {:.0} | {:.0} ({label}) | {} | {} | {:.0} | {} | {:.0} | {:.1} |",
+                section_keys.len(),
+                stats.postings,
+                entries as f64 / secs,
+                section_keys.len() as f64 / secs,
+                t.keys,
+                ms(t.p50),
+                ms(t.p99),
+                t.candidates,
+                stats.big_buckets,
+                mem as f64 / section_keys.len().max(1) as f64,
+                mem as f64 / entries.max(1) as f64
+            );
+        }
+        drop(all_keys);
         b.index.clear(Namespace::Sections).await.expect("clear");
         drop(b);
     }
@@ -295,10 +351,11 @@ async fn main() {
     // Part 2: the curve.
     if !args.sizes.is_empty() {
         println!("\n## Synthetic sections, {} keys each; queries of 1,500 keys (a 10 KB page)", args.keys);
-        let b = open(&args.backend, "syn", server.as_ref(), args.bucket_bits).await;
+        let b = open(&args.backend, "syn", server.as_ref(), args.bucket_bits, args.budget).await;
+        let all_keys = open(&args.backend, "syn", server.as_ref(), args.bucket_bits, 0).await;
         let base = bytes_used(&*b.index).await;
-        println!("| sections | entries | insert entries/s (this step) | lookup p50 ms | p99 ms | candidates/page | bytes/section | bytes/entry |");
-        println!("|---|---|---|---|---|---|---|---|");
+        println!("| sections | entries | insert entries/s (this step) | query keys | lookup p50 ms | p99 ms | server ms/lookup | recall (5 planted) | candidates/page | bytes/section | bytes/entry |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
         let mut done = 0usize;
         let mut rng = Rng(7);
         for &size in &args.sizes {
@@ -319,38 +376,39 @@ async fn main() {
             }
             let rate = entries as f64 / t.elapsed().as_secs_f64();
             let mem = bytes_used(&*b.index).await.saturating_sub(base);
+            let mut planted: Vec<Vec<u64>> = Vec::with_capacity(args.queries);
             let queries: Vec<Vec<IndexKey>> = (0..args.queries)
                 .map(|_| {
                     let mut q = Vec::with_capacity(1_500);
+                    let mut docs = Vec::with_capacity(5);
                     for _ in 0..5 {
-                        q.extend(synthetic_section(rng.next() % done as u64, args.keys));
+                        let d = rng.next() % done as u64;
+                        docs.push(d);
+                        q.extend(synthetic_section(d, args.keys));
                     }
+                    planted.push(docs);
                     let fill = 1_500usize.saturating_sub(q.len());
                     q.extend(synthetic_section(u64::MAX - rng.next() % 1_000_000_000, fill.max(40)));
                     q
                 })
                 .collect();
-            if let Some(s) = &server {
-                let _ = s.command(&["CONFIG", "RESETSTAT"]);
-            }
-            let (p50, p99, cands) = time_lookups(&*b.index, &queries).await;
-            if let Some(s) = &server {
-                let stats = s.command(&["INFO", "commandstats"]).unwrap_or_default();
-                let usec: u64 = stats
-                    .lines()
-                    .filter_map(|l| l.split("usec=").nth(1))
-                    .filter_map(|v| v.split(',').next()?.parse::<u64>().ok())
-                    .sum();
-                eprintln!("  server time per lookup: {:.2} ms", usec as f64 / 1e3 / queries.len() as f64);
-            }
             let total = done * args.keys;
-            println!(
-                "| {done} | {total} | {rate:.0} | {} | {} | {cands:.0} | {:.0} | {:.1} |",
-                ms(p50),
-                ms(p99),
-                mem as f64 / done as f64,
-                mem as f64 / total as f64
-            );
+            for (label, index) in [(format!("budget {}", args.budget), &b), ("all keys".to_string(), &all_keys)] {
+                let _ = server_ms(server.as_ref(), 1);
+                let t = time_lookups(&*index.index, &queries, &planted).await;
+                let server_time =
+                    server_ms(server.as_ref(), queries.len()).map_or("-".to_string(), |v| format!("{v:.2}"));
+                println!(
+                    "| {done} | {total} | {rate:.0} | {:.0} ({label}) | {} | {} | {server_time} | {:.3} | {:.0} | {:.0} | {:.1} |",
+                    t.keys,
+                    ms(t.p50),
+                    ms(t.p99),
+                    t.recall,
+                    t.candidates,
+                    mem as f64 / done as f64,
+                    mem as f64 / total as f64
+                );
+            }
         }
         let stats = b.index.stats().await.expect("stats");
         let mut summary = HashMap::new();

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 pub use embedded::EmbeddedIndex;
 pub use error::{IndexError, Result};
-pub use lookup::{Candidate, FamilyHits, LookupResult};
+pub use lookup::{sample_query_keys, Candidate, FamilyHits, LookupResult};
 pub use rebuild::{rebuild, rebuild_stream, RebuildReport};
 pub use redis::{RedisConfig, RedisIndex};
 pub use retry::{RetryPolicy, RetryingIndex};

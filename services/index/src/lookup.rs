@@ -60,6 +60,44 @@ pub struct LookupResult {
     pub keys_queried: usize,
     /// Candidates found before the limit was applied.
     pub candidates_total: usize,
+    /// 1 when every query key was looked up; `m` when the winnowed keys were sampled
+    /// to those whose value is divisible by `m` (see [`sample_query_keys`]), so winnow
+    /// hit counts are about `1/m` of the shared winnowed keys.
+    #[serde(default = "one")]
+    pub sample_modulus: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// Consistent sampling of a large query's winnowed keys, to bound the work of one lookup.
+///
+/// Returns `keys` unchanged (modulus 1) when they are at most `budget` (or `budget` is
+/// 0). Otherwise every non-winnow key is kept (simhash blocks, DNA codes, mega-shingles,
+/// LSH bands: few, and each decisive) and the winnowed keys (WinnowInitials,
+/// WinnowChars: ~95% of a real page's keys) are kept when their value is divisible by
+/// the smallest power of two `m` that brings the expected count within the budget.
+/// Winnowed values are uniform hashes, and the choice depends on the value alone, so
+/// the same passage keeps the same keys in every query and in the index: a copied
+/// passage still shares about `1/m` of its winnowed keys (a 10 KB page has ~1,300 keys;
+/// the default budget of 768 gives m = 2, so a 24-character passage still shares ~6).
+pub fn sample_query_keys(keys: Vec<IndexKey>, budget: usize) -> (Vec<IndexKey>, u64) {
+    if budget == 0 || keys.len() <= budget {
+        return (keys, 1);
+    }
+    let is_winnow = |k: &IndexKey| matches!(k.family, IndexFamily::WinnowInitials | IndexFamily::WinnowChars);
+    let winnowed = keys.iter().filter(|k| is_winnow(k)).count();
+    let fixed = keys.len() - winnowed;
+    let mut m = 1u64;
+    while m < 64 && fixed + winnowed / m as usize > budget {
+        m *= 2;
+    }
+    if m == 1 {
+        return (keys, 1);
+    }
+    let kept = keys.into_iter().filter(|k| !is_winnow(k) || k.value & (m - 1) == 0).collect();
+    (kept, m)
 }
 
 /// Accumulates hits while postings are read.
@@ -78,7 +116,11 @@ impl Accumulator {
         self.big.push(key);
     }
 
-    pub(crate) fn finish(mut self, keys_queried: usize, limit: usize) -> LookupResult {
+    pub(crate) fn finish(self, keys_queried: usize, limit: usize) -> LookupResult {
+        self.finish_sampled(keys_queried, limit, 1)
+    }
+
+    pub(crate) fn finish_sampled(mut self, keys_queried: usize, limit: usize, sample_modulus: u64) -> LookupResult {
         let candidates_total = self.hits.len();
         let mut candidates: Vec<Candidate> =
             self.hits.into_iter().map(|(doc, hits)| Candidate { doc, total: hits.total(), hits }).collect();
@@ -92,6 +134,37 @@ impl Accumulator {
         candidates.sort_unstable_by(order);
         self.big.sort_unstable();
         self.big.dedup();
-        LookupResult { candidates, big_buckets: self.big, keys_queried, candidates_total }
+        LookupResult { candidates, big_buckets: self.big, keys_queried, candidates_total, sample_modulus }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(family: IndexFamily, value: u64) -> IndexKey {
+        IndexKey { family, value }
+    }
+
+    #[test]
+    fn small_queries_are_not_sampled() {
+        let keys: Vec<IndexKey> = (0..100).map(|v| key(IndexFamily::WinnowChars, v)).collect();
+        assert_eq!(sample_query_keys(keys.clone(), 768), (keys.clone(), 1));
+        assert_eq!(sample_query_keys(keys.clone(), 0), (keys, 1));
+    }
+
+    #[test]
+    fn large_queries_keep_every_non_winnow_key_and_a_consistent_share_of_winnowed_ones() {
+        let mut keys: Vec<IndexKey> = (0..40).map(|v| key(IndexFamily::LshBand, v * 7 + 1)).collect();
+        keys.extend((0..1_300u64).map(|v| key(IndexFamily::WinnowChars, v.wrapping_mul(0x9E37_79B9_7F4A_7C15))));
+        let (kept, m) = sample_query_keys(keys.clone(), 768);
+        assert_eq!(m, 2);
+        assert!(kept.len() <= 768 + 40, "{}", kept.len());
+        assert_eq!(kept.iter().filter(|k| k.family == IndexFamily::LshBand).count(), 40);
+        // The same key is kept in every query that contains it.
+        let (other, _) = sample_query_keys(keys[20..].to_vec(), 768);
+        for k in other.iter().filter(|k| k.family == IndexFamily::WinnowChars) {
+            assert!(kept.contains(k));
+        }
     }
 }
