@@ -169,7 +169,7 @@ async fn crawl(
         allowed_domains: params.allowed_domains.clone(),
         max_depth: params.max_depth.unwrap_or(3),
         max_pages: params.max_pages.or(Some(10_000)),
-        address_policy: options.address_policy.clone(),
+        address_policy: options.address_policy,
         canon: state.matcher.fingerprinter().params().canon.clone(),
         ..CrawlConfig::default()
     };
