@@ -57,3 +57,13 @@ describe('splitMarkup', () => {
     expect(splitMarkup('a < b 且 c > d')).toEqual([{ text: 'a < b 且 c > d', markup: false }]);
   });
 });
+
+describe('splitMarkup on cut context', () => {
+  it('treats a tag cut at either end of the context as markup', () => {
+    const toks = splitMarkup('/div>\n<h1>紅樓夢</h1> 正文 <div cla');
+    expect(toks.map((t) => t.text).join('')).toBe('/div>\n<h1>紅樓夢</h1> 正文 <div cla');
+    expect(toks[0]).toEqual({ text: '/div>', markup: true });
+    expect(toks.at(-1)).toEqual({ text: '<div cla', markup: true });
+    expect(toks.filter((t) => !t.markup).map((t) => t.text)).toEqual(['\n', '紅樓夢', ' 正文 ']);
+  });
+});

@@ -34,7 +34,7 @@ export function ScoreBar({ score }: { score: number }) {
   return (
     <Tooltip title={t(`score.${level}` as Key)}>
       <div style={{ minWidth: 110 }}>
-        <Progress percent={Math.round(score * 100)} size="small" strokeColor={color} format={() => percent(score)} />
+        <Progress percent={Math.round(score * 100)} status="normal" size="small" strokeColor={color} format={() => <span style={{ color: '#595959' }}>{percent(score)}</span>} />
       </div>
     </Tooltip>
   );

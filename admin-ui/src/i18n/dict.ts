@@ -143,6 +143,8 @@ const zh = {
   'kind.near_duplicate': '整章近似',
   'kind.excerpt': '摘抄片段',
   'kind.embedded': '整章嵌入',
+  'kind.a_within_b': '原文嵌入网页',
+  'kind.b_within_a': '网页摘抄原文',
 
   'status.new': '待审核',
   'status.confirmed': '已确认侵权',
@@ -363,6 +365,8 @@ const en: Record<Key, string> = {
   'kind.near_duplicate': 'Near duplicate',
   'kind.excerpt': 'Excerpt',
   'kind.embedded': 'Embedded chapter',
+  'kind.a_within_b': 'Work inside the page',
+  'kind.b_within_a': 'Page copies part of the work',
 
   'status.new': 'New',
   'status.confirmed': 'Confirmed',

@@ -63,16 +63,24 @@ export interface Token {
 /**
  * Split quoted HTML source into tags and text, so the dashboard can dim the markup that
  * sits between copied characters (the quote itself stays exactly as it is on the page).
+ * Context cut in the middle of a tag (`id="content">` at the start, `<div cla` at the end)
+ * counts as markup too.
  */
 export function splitMarkup(s: string): Token[] {
+  const head = /^[^<>\u2E80-\uFFFF\n]*>/.exec(s)?.[0] ?? '';
+  const rest = s.slice(head.length);
+  const tail = /<\/?[A-Za-z!][^<>]*$/.exec(rest)?.[0] ?? '';
+  const middle = rest.slice(0, rest.length - tail.length);
   const out: Token[] = [];
+  if (head) out.push({ text: head, markup: true });
   const re = /<\/?[A-Za-z!][^<>]*>/g;
   let pos = 0;
-  for (let m = re.exec(s); m; m = re.exec(s)) {
-    if (m.index > pos) out.push({ text: s.slice(pos, m.index), markup: false });
+  for (let m = re.exec(middle); m; m = re.exec(middle)) {
+    if (m.index > pos) out.push({ text: middle.slice(pos, m.index), markup: false });
     out.push({ text: m[0], markup: true });
     pos = m.index + m[0].length;
   }
-  if (pos < s.length) out.push({ text: s.slice(pos), markup: false });
+  if (pos < middle.length) out.push({ text: middle.slice(pos), markup: false });
+  if (tail) out.push({ text: tail, markup: true });
   return out;
 }

@@ -107,7 +107,7 @@ export function Matches() {
   };
 
   const columns: TableProps<MatchItem>['columns'] = [
-    { title: t('matches.work'), dataIndex: 'work_title', key: 'work', width: 180, render: (v: string, r) => <Link to={`/works/${r.work_id}`}>{v}</Link> },
+    { title: t('matches.work'), dataIndex: 'work_title', key: 'work', width: 200, ellipsis: true, render: (v: string, r) => <Link to={`/works/${r.work_id}`}>{v}</Link> },
     {
       title: t('matches.chapter'),
       key: 'chapter',
@@ -118,22 +118,22 @@ export function Matches() {
         </Tooltip>
       ),
     },
-    { title: t('matches.site'), dataIndex: 'site', key: 'site', width: 170, ellipsis: true },
+    { title: t('matches.site'), dataIndex: 'site', key: 'site', width: 140, ellipsis: true },
     {
       title: t('matches.url'),
       dataIndex: 'url',
       key: 'url',
-      width: 240,
+      width: 220,
       ellipsis: true,
       render: (u: string) => (
         <a href={u} target="_blank" rel="noreferrer noopener">{u}</a>
       ),
     },
     { title: t('matches.kind'), dataIndex: 'kind', key: 'kind', width: 110, render: (k: string) => <KindTag kind={k} /> },
-    { title: t('matches.score'), dataIndex: 'score', key: 'score', width: 150, sorter: true, sortOrder: sortState('score'), render: (s: number) => <ScoreBar score={s} /> },
-    { title: t('matches.firstSeen'), dataIndex: 'first_seen', key: 'first_seen', width: 150, sorter: true, sortOrder: sortState('first_seen'), render: dateTime },
-    { title: t('matches.lastSeen'), dataIndex: 'last_seen', key: 'last_seen', width: 150, sorter: true, sortOrder: sortState('last_seen'), render: dateTime },
-    { title: t('matches.status'), dataIndex: 'status', key: 'status', width: 130, render: (s: ReviewStatus) => <StatusTag status={s} /> },
+    { title: t('matches.score'), dataIndex: 'score', key: 'score', width: 140, sorter: true, sortOrder: sortState('score'), render: (s: number) => <ScoreBar score={s} /> },
+    { title: t('matches.firstSeen'), dataIndex: 'first_seen', key: 'first_seen', width: 140, sorter: true, sortOrder: sortState('first_seen'), render: dateTime },
+    { title: t('matches.lastSeen'), dataIndex: 'last_seen', key: 'last_seen', width: 140, sorter: true, sortOrder: sortState('last_seen'), render: dateTime },
+    { title: t('matches.status'), dataIndex: 'status', key: 'status', width: 120, render: (s: ReviewStatus) => <StatusTag status={s} /> },
     {
       title: t('matches.actions'),
       key: 'actions',
@@ -259,7 +259,7 @@ export function Matches() {
               dataSource={items}
               columns={columns}
               pagination={false}
-              scroll={{ x: 1500 }}
+              scroll={{ x: 1320 }}
               onChange={onTableChange}
               rowSelection={can('review') ? { selectedRowKeys: selected, onChange: (keys) => setSelected(keys as number[]) } : undefined}
               locale={{ emptyText: loading ? ' ' : <EmptyState title={t('matches.empty')} hint={t('matches.emptyHint')} /> }}
