@@ -34,3 +34,6 @@ scripts/validate-deploy.sh
 
 step "cargo test (workspace)"
 cargo test --workspace --locked
+
+step "dashboard (admin-ui: typecheck, Vitest, build, end-to-end in headless Chromium against zhiwen serve)"
+scripts/test-ui.sh
