@@ -317,6 +317,23 @@ async function main() {
       assert.equal(cells[statusCol], 'confirmed');
     });
 
+    await step('matches: Excel export and the printable evidence report of a work', async () => {
+      await page.goto(`${base}/matches?work_id=${hlm.id}`);
+      await waitRowCount(page, 'matches-table', hlmMatches.length);
+      await page.getByTestId('export').hover();
+      const [xlsx] = await Promise.all([page.waitForEvent('download'), page.getByText('导出 Excel').click()]);
+      const xfile = join(data, 'export.xlsx');
+      await xlsx.saveAs(xfile);
+      assert.equal(readFileSync(xfile).subarray(0, 2).toString('latin1'), 'PK', 'an xlsx (zip) file');
+      await page.getByTestId('export').hover();
+      const [popup] = await Promise.all([page.waitForEvent('popup'), page.getByText('取证报告（HTML）').click()]);
+      await popup.waitForLoadState();
+      const report = await popup.content();
+      assert.ok(report.includes(hlm.title.split(' ')[0]), 'the report names the work');
+      assert.ok(report.includes('pirate.example'), 'the report lists the copying pages');
+      await popup.close();
+    });
+
     await step('matches: bulk review marks every selected match', async () => {
       const xyj = works.find((w) => w.external_id === 'xiyouji-001');
       const xyjMatches = allMatches.filter((m) => m.work_id === xyj.id);
@@ -398,6 +415,13 @@ async function main() {
       const mine = (await api(base, keys.jinling, '/api/v1/works?q=jinling-new')).body.items;
       assert.equal(mine.length, 1);
       assert.equal(mine[0].owner, 'jinling-press', 'the holder’s own owner is forced');
+      // and by uploading a file (GBK bytes, detected by the server)
+      await hp.getByTestId('upload-open').click();
+      await hp.getByRole('tab', { name: '上传文件' }).click();
+      await hp.locator('.ant-modal input[type=file]').setInputFiles(join(ROOT, 'samples', 'other-chapter-gbk.html'));
+      await hp.getByText(/^已登记：/).waitFor({ timeout: 30000 });
+      const uploaded = (await api(base, keys.jinling, '/api/v1/works?limit=500')).body.items;
+      assert.equal(uploaded.length, mine.length + 3, `two classics, the pasted work and the uploaded file: ${uploaded.map((w) => w.title)}`);
       await hctx.close();
     });
 
