@@ -89,6 +89,7 @@ function seed() {
     jinling: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'jinling-press', '--name', '金陵出版社')),
     luoguan: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'luoguan-books', '--name', '洛观书局')),
     demo: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'demo', '--name', 'demo')),
+    analyst: keyOf(zhiwen('keys', 'create', '--role', 'analyst', '--name', '分析员')),
   };
 }
 
@@ -423,6 +424,20 @@ async function main() {
       const uploaded = (await api(base, keys.jinling, '/api/v1/works?limit=500')).body.items;
       assert.equal(uploaded.length, mine.length + 3, `two classics, the pasted work and the uploaded file: ${uploaded.map((w) => w.title)}`);
       await hctx.close();
+    });
+
+    await step('an analyst watches tasks but gets no start or upload buttons', async () => {
+      const actx = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
+      const ap = await actx.newPage();
+      await signIn(ap, base, keys.analyst);
+      await ap.getByTestId('nav').getByText('任务').click();
+      await ap.getByText('您可以查看任务，但只有管理员可以启动或取消任务。').waitFor();
+      await waitRowsSettled(ap, 'tasks-table');
+      assert.equal(await ap.getByTestId('start-match').count(), 0);
+      await ap.getByTestId('nav').getByText('作品').click();
+      await waitRowsSettled(ap, 'works-table');
+      assert.equal(await ap.getByTestId('upload-open').count(), 0);
+      await actx.close();
     });
 
     assert.deepEqual(consoleErrors, [], 'no uncaught errors in the page');
