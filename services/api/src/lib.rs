@@ -13,6 +13,7 @@ mod error;
 mod exports;
 mod handlers;
 mod metrics;
+pub mod openapi;
 mod query;
 mod report;
 mod ui;

@@ -1,0 +1,385 @@
+//! `GET /api/v1/openapi.json`: the OpenAPI 3 document of the API, built from the route
+//! table below (kept next to `handlers::routes`; a test checks that every documented
+//! operation answers with its documented statuses and never a 5xx).
+
+use actix_web::HttpResponse;
+use serde_json::{json, Map, Value};
+
+struct Op {
+    method: &'static str,
+    path: &'static str,
+    summary: &'static str,
+    params: &'static [(&'static str, &'static str, &'static str)],
+    body: Option<fn() -> Value>,
+    ok: u16,
+    errors: &'static [u16],
+}
+
+const ID: (&str, &str, &str) = ("id", "path", "integer");
+const PAGING: [(&str, &str, &str); 2] = [("cursor", "query", "string"), ("limit", "query", "integer")];
+const MATCH_FILTERS: &[(&str, &str, &str)] = &[
+    ("work_id", "query", "integer"),
+    ("section_id", "query", "integer"),
+    ("page_id", "query", "integer"),
+    ("site", "query", "string"),
+    ("kind", "query", "string"),
+    ("status", "query", "status"),
+    ("min_score", "query", "score"),
+    ("max_score", "query", "score"),
+    ("from", "query", "date"),
+    ("to", "query", "date"),
+    ("owner", "query", "string"),
+    ("sort", "query", "sort"),
+    PAGING[0],
+    PAGING[1],
+];
+
+fn new_work() -> Value {
+    json!({"type": "object", "required": ["external_id", "title", "text"], "properties": {
+        "owner": {"type": "string"}, "external_id": {"type": "string"}, "title": {"type": "string"},
+        "author": {"type": "string"}, "text": {"type": "string"}}})
+}
+fn patch_work() -> Value {
+    json!({"type": "object", "properties": {"title": {"type": "string"}, "author": {"type": "string"}}})
+}
+fn review() -> Value {
+    json!({"type": "object", "required": ["status"], "properties": {
+        "status": {"type": "string", "enum": ["new", "confirmed", "dismissed", "takedown_sent"]},
+        "note": {"type": "string"}}})
+}
+fn bulk_review() -> Value {
+    json!({"type": "object", "required": ["ids", "status"], "properties": {
+        "ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 1000},
+        "status": {"type": "string", "enum": ["new", "confirmed", "dismissed", "takedown_sent"]},
+        "note": {"type": "string"}}})
+}
+fn start_match() -> Value {
+    json!({"type": "object", "properties": {
+        "scope": {"type": "string", "enum": ["new", "all", "since"]}, "since": {"type": "string", "format": "date"}}})
+}
+fn start_crawl() -> Value {
+    json!({"type": "object", "required": ["seeds"], "properties": {
+        "seeds": {"type": "array", "items": {"type": "string", "format": "uri"}, "minItems": 1, "maxItems": 1000},
+        "max_pages": {"type": "integer", "minimum": 0}, "max_depth": {"type": "integer", "minimum": 0},
+        "allowed_domains": {"type": "array", "items": {"type": "string"}}}})
+}
+fn upload() -> Value {
+    json!({"type": "string", "format": "binary"})
+}
+
+const OPS: &[Op] = &[
+    Op { method: "get", path: "/api/v1/me", summary: "The calling key", params: &[], body: None, ok: 200, errors: &[] },
+    Op {
+        method: "get",
+        path: "/api/v1/stats",
+        summary: "Statistics for a date range",
+        params: &[
+            ("from", "query", "date"),
+            ("to", "query", "date"),
+            ("work_id", "query", "integer"),
+            ("top", "query", "integer"),
+        ],
+        body: None,
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/works",
+        summary: "List and search works",
+        params: &[("q", "query", "string"), ("owner", "query", "string"), PAGING[0], PAGING[1]],
+        body: None,
+        ok: 200,
+        errors: &[400],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/works",
+        summary: "Register a work (JSON)",
+        params: &[],
+        body: Some(new_work),
+        ok: 201,
+        errors: &[400, 403, 409, 413],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/works/upload",
+        summary: "Register works from an uploaded file",
+        params: &[
+            ("owner", "query", "string"),
+            ("filename", "query", "string"),
+            ("title", "query", "string"),
+            ("author", "query", "string"),
+        ],
+        body: Some(upload),
+        ok: 201,
+        errors: &[400, 403, 413],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/works/{id}",
+        summary: "A work with its sections",
+        params: &[ID],
+        body: None,
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "patch",
+        path: "/api/v1/works/{id}",
+        summary: "Change a work's title or author",
+        params: &[ID],
+        body: Some(patch_work),
+        ok: 200,
+        errors: &[400, 403, 404],
+    },
+    Op {
+        method: "delete",
+        path: "/api/v1/works/{id}",
+        summary: "Delete a work with its fingerprints, index entries and matches",
+        params: &[ID],
+        body: None,
+        ok: 200,
+        errors: &[400, 403, 404],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/works/{id}/sections/{section_id}",
+        summary: "One section with its text",
+        params: &[ID, ("section_id", "path", "integer")],
+        body: None,
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/works/{id}/report",
+        summary: "Printable evidence report (HTML)",
+        params: &[ID, ("lang", "query", "lang"), ("status", "query", "status"), ("min_score", "query", "score")],
+        body: None,
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/pages",
+        summary: "Search pages",
+        params: &[
+            ("url", "query", "string"),
+            ("site", "query", "string"),
+            ("from", "query", "date"),
+            ("to", "query", "date"),
+            PAGING[0],
+            PAGING[1],
+        ],
+        body: None,
+        ok: 200,
+        errors: &[400],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/pages/{id}",
+        summary: "A page",
+        params: &[ID, ("body", "query", "boolean")],
+        body: None,
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/matches",
+        summary: "List matches",
+        params: MATCH_FILTERS,
+        body: None,
+        ok: 200,
+        errors: &[400],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/matches/{id}",
+        summary: "A match with its evidence",
+        params: &[ID],
+        body: None,
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/matches/{id}/review",
+        summary: "Change a match's review status",
+        params: &[ID],
+        body: Some(review),
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/matches/review",
+        summary: "Change the review status of many matches",
+        params: &[],
+        body: Some(bulk_review),
+        ok: 200,
+        errors: &[400],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/tasks",
+        summary: "List tasks",
+        params: &[("state", "query", "task_state"), ("kind", "query", "string"), PAGING[0], PAGING[1]],
+        body: None,
+        ok: 200,
+        errors: &[400, 403],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/tasks/{id}",
+        summary: "A task with its progress",
+        params: &[ID],
+        body: None,
+        ok: 200,
+        errors: &[400, 403, 404],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/tasks/match",
+        summary: "Start a matching run",
+        params: &[],
+        body: Some(start_match),
+        ok: 202,
+        errors: &[400, 403],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/tasks/crawl",
+        summary: "Start a crawl",
+        params: &[],
+        body: Some(start_crawl),
+        ok: 202,
+        errors: &[400, 403],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/tasks/{id}/cancel",
+        summary: "Cancel a task",
+        params: &[ID],
+        body: None,
+        ok: 200,
+        errors: &[400, 403, 404, 409],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/exports/matches",
+        summary: "Export the filtered match list (CSV, XLSX, JSON)",
+        params: &[
+            ("format", "query", "format"),
+            ("work_id", "query", "integer"),
+            ("site", "query", "string"),
+            ("status", "query", "status"),
+            ("min_score", "query", "score"),
+            ("max_score", "query", "score"),
+            ("from", "query", "date"),
+            ("to", "query", "date"),
+            ("sort", "query", "sort"),
+        ],
+        body: None,
+        ok: 200,
+        errors: &[400],
+    },
+];
+
+fn schema(kind: &str) -> Value {
+    match kind {
+        "integer" => json!({"type": "integer", "format": "int64"}),
+        "boolean" => json!({"type": "boolean"}),
+        "score" => json!({"type": "number", "minimum": 0, "maximum": 1}),
+        "date" => json!({"type": "string", "format": "date"}),
+        "status" => json!({"type": "string", "enum": ["new", "confirmed", "dismissed", "takedown_sent"]}),
+        "task_state" => json!({"type": "string", "enum": ["queued", "running", "succeeded", "failed", "cancelled"]}),
+        "sort" => {
+            json!({"type": "string", "enum": ["id", "-id", "score", "-score", "first_seen", "-first_seen", "last_seen", "-last_seen"]})
+        }
+        "lang" => json!({"type": "string", "enum": ["zh", "en"]}),
+        "format" => json!({"type": "string", "enum": ["csv", "xlsx", "json"]}),
+        _ => json!({"type": "string"}),
+    }
+}
+
+fn error_response(status: u16) -> Value {
+    let description = match status {
+        400 => "invalid input",
+        401 => "missing, unknown, revoked or expired key",
+        403 => "the role may not do this",
+        404 => "no such id (or not the caller's)",
+        409 => "state does not allow it",
+        413 => "body too large",
+        429 => "rate limited",
+        _ => "error",
+    };
+    json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
+}
+
+/// The document.
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    for op in OPS {
+        let mut o = Map::new();
+        o.insert("summary".into(), json!(op.summary));
+        o.insert("operationId".into(), json!(format!("{}{}", op.method, op.path.replace(['/', '{', '}'], "_"))));
+        let params: Vec<Value> = op
+            .params
+            .iter()
+            .map(|(name, place, kind)| {
+                json!({"name": name, "in": place, "required": *place == "path", "schema": schema(kind)})
+            })
+            .collect();
+        if !params.is_empty() {
+            o.insert("parameters".into(), Value::Array(params));
+        }
+        if let Some(body) = op.body {
+            let ct = if op.path.ends_with("/upload") { "application/octet-stream" } else { "application/json" };
+            o.insert("requestBody".into(), json!({"required": true, "content": {ct: {"schema": body()}}}));
+        }
+        let mut responses = Map::new();
+        let ok_type = if op.path.ends_with("/report") {
+            json!({"text/html": {}})
+        } else if op.path.starts_with("/api/v1/exports") {
+            json!({"text/csv": {}, "application/json": {}, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {}})
+        } else {
+            json!({"application/json": {"schema": {"type": "object"}}})
+        };
+        responses.insert(op.ok.to_string(), json!({"description": "success", "content": ok_type}));
+        if op.ok == 201 {
+            responses.insert("200".into(), json!({"description": "updated or unchanged", "content": {"application/json": {"schema": {"type": "object"}}}}));
+        }
+        for e in op.errors.iter().chain(&[401, 429]) {
+            responses.insert(e.to_string(), error_response(*e));
+        }
+        o.insert("responses".into(), Value::Object(responses));
+        let item = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
+        item[op.method] = Value::Object(o);
+    }
+    for (path, summary) in [("/health", "Liveness"), ("/ready", "Store and index reachable")] {
+        paths.insert(
+            path.into(),
+            json!({"get": {"summary": summary, "security": [], "operationId": format!("get{}", path.replace('/', "_")),
+                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}},
+                              "503": {"description": "not ready", "content": {"application/json": {"schema": {"type": "object"}}}}}}}),
+        );
+    }
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "zhiwen admin API", "version": "1.1", "description": "See docs/api.md. Authorization: Bearer <key>."},
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "object",
+                "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}}
+        }
+    })
+}
+
+pub(crate) async fn serve() -> HttpResponse {
+    HttpResponse::Ok().json(document())
+}
