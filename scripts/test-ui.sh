@@ -25,7 +25,7 @@ fc-list :lang=zh 2>/dev/null | grep -q . || missing+=(fonts-noto-cjk)
 if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}"
 fi
-/usr/bin/chromium --version
+/usr/bin/chromium --version 2>/dev/null || true
 
 step "npm packages (admin-ui, the versions in package-lock.json)"
 cd "$ROOT/admin-ui"

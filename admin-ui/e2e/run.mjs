@@ -158,6 +158,28 @@ async function signIn(page, base, key) {
   await page.getByTestId('whoami').waitFor();
 }
 
+/** Open the "register works" dialog on one of its tabs (retrying while the dialog animates in). */
+async function openUploadTab(page, tab, ready) {
+  // a dialog that is still closing (after the previous save) must be gone first
+  await page.waitForFunction(
+    () => ![...document.querySelectorAll('.ant-modal-wrap')].some((w) => getComputedStyle(w).display !== 'none'),
+    null,
+    { timeout: 10000 },
+  );
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (!(await page.locator('.ant-modal-wrap:visible').count())) await page.getByTestId('upload-open').click();
+    await page.locator('.ant-modal-wrap:visible').first().waitFor();
+    await page.getByRole('tab', { name: tab }).click();
+    try {
+      await ready.waitFor({ state: 'visible', timeout: 3000 });
+      return;
+    } catch {
+      /* try again */
+    }
+  }
+  throw new Error(`the ${tab} tab of the upload dialog did not open`);
+}
+
 async function waitRowCount(page, testId, n) {
   await page.waitForFunction(
     ([id, want]) => document.querySelectorAll(`[data-testid="${id}"] tbody tr.ant-table-row`).length === want,
@@ -405,8 +427,8 @@ async function main() {
     await step('a rights holder registers a work by pasting its text', async () => {
       const { hctx, hp } = hpHolder;
       await hp.goto(`${base}/works`);
-      await hp.getByTestId('upload-open').click();
-      await hp.getByRole('tab', { name: '粘贴文本' }).click();
+      await waitRowsSettled(hp, 'works-table');
+      await openUploadTab(hp, '粘贴文本', hp.getByTestId('paste-title'));
       await hp.getByTestId('paste-title').fill('金陵新书 第一章');
       await hp.getByTestId('paste-external-id').fill('jinling-new-001');
       await hp.getByTestId('paste-text').fill('第一章 春雨\n' + '江南三月，细雨如丝，城南的旧书铺又开了门。'.repeat(20));
@@ -417,8 +439,7 @@ async function main() {
       assert.equal(mine.length, 1);
       assert.equal(mine[0].owner, 'jinling-press', 'the holder’s own owner is forced');
       // and by uploading a file (GBK bytes, detected by the server)
-      await hp.getByTestId('upload-open').click();
-      await hp.getByRole('tab', { name: '上传文件' }).click();
+      await openUploadTab(hp, '上传文件', hp.getByText('选择文件'));
       await hp.locator('.ant-modal input[type=file]').setInputFiles(join(ROOT, 'samples', 'other-chapter-gbk.html'));
       await hp.getByText(/^已登记：/).waitFor({ timeout: 30000 });
       const uploaded = (await api(base, keys.jinling, '/api/v1/works?limit=500')).body.items;
