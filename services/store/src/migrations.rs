@@ -21,6 +21,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "content_hash",
         sql: include_str!("../../../migrations/embedded/0003_content_hash.sql"),
     },
+    SqlMigration {
+        version: 4,
+        name: "api_stats",
+        sql: include_str!("../../../migrations/embedded/0004_api_stats.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -28,10 +33,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (1, include_str!("../../../migrations/mongodb/0001_initial.json")),
     (2, include_str!("../../../migrations/mongodb/0002_api.json")),
     (3, include_str!("../../../migrations/mongodb/0003_content_hash.json")),
+    (4, include_str!("../../../migrations/mongodb/0004_api_stats.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 3;
+pub const LATEST: u32 = 4;
 
 /// What `migrate` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
