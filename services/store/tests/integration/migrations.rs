@@ -12,7 +12,12 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
     assert_eq!((first.from_version, first.to_version), (0, SCHEMA_VERSION));
     assert_eq!(
         first.applied,
-        vec!["0001_initial".to_string(), "0002_api".to_string(), "0003_content_hash".to_string(), "0004_api_stats".to_string()]
+        vec![
+            "0001_initial".to_string(),
+            "0002_api".to_string(),
+            "0003_content_hash".to_string(),
+            "0004_api_stats".to_string()
+        ]
     );
     let second = migrate(&config).await.unwrap();
     assert!(second.applied.is_empty());
