@@ -60,3 +60,10 @@ describe('Overview', () => {
     expect(screen.getByRole('link', { name: '7' })).toHaveAttribute('href', '/matches?work_id=7');
   });
 });
+
+describe('Overview for a holder', () => {
+  it('does not claim a page count the API withholds', () => {
+    renderOverview({ ...base, totals: { works: 3, pages: null, matches_all_time: 12 } });
+    expect(screen.getByText('您共登记 3 部作品，累计发现 12 条侵权线索。')).toBeInTheDocument();
+  });
+});

@@ -11,6 +11,7 @@ import type {
   Stats,
   Task,
   WorkDetail,
+  UploadResult,
   WorkItem,
   WorkSaved,
 } from './types';
@@ -148,7 +149,7 @@ export class ApiClient {
     return this.send('POST', '/api/v1/works', body);
   }
 
-  uploadWork(file: Blob, filename: string, owner?: string): Promise<{ works: WorkSaved[] }> {
+  uploadWork(file: Blob, filename: string, owner?: string): Promise<UploadResult> {
     return this.json(`/api/v1/works/upload${query({ filename, owner })}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/octet-stream' },

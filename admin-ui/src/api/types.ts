@@ -35,7 +35,8 @@ export interface Stats {
   by_day: { day: string; count: number }[];
   top_sites: { site: string; count: number }[];
   top_works: { work_id: number; title: string; owner: string; count: number }[];
-  totals: { works: number; pages: number; matches_all_time: number };
+  /** `pages` is null for holders. */
+  totals: { works: number; pages: number | null; matches_all_time: number };
 }
 
 export interface WorkItem {
@@ -93,9 +94,18 @@ export interface NewWorkBody {
 
 export interface WorkSaved {
   id: number;
-  outcome: 'inserted' | 'updated' | 'unchanged';
+  outcome: 'inserted' | 'updated' | 'changed' | 'unchanged' | string;
   section_count: number;
   title?: string;
+  external_id?: string;
+}
+
+export interface UploadResult {
+  works: WorkSaved[];
+  imported?: number;
+  updated?: number;
+  unchanged?: number;
+  rejected?: { item: string; reason: string }[];
 }
 
 export interface MatchItem {

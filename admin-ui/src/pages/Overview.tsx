@@ -73,7 +73,9 @@ export function OverviewBody({ stats }: { stats: Stats }) {
         </Col>
       </Row>
       <Typography.Paragraph type="secondary" style={{ marginTop: 12 }} data-testid="totals">
-        {t('overview.totals', { works: count(stats.totals.works), pages: count(stats.totals.pages), matches: count(stats.totals.matches_all_time) })}
+        {stats.totals.pages === null || stats.totals.pages === undefined
+          ? t('overview.totalsHolder', { works: count(stats.totals.works), matches: count(stats.totals.matches_all_time) })
+          : t('overview.totals', { works: count(stats.totals.works), pages: count(stats.totals.pages), matches: count(stats.totals.matches_all_time) })}
       </Typography.Paragraph>
       <Card title={t('overview.trend')} style={{ marginTop: 4 }}>
         {stats.total === 0 ? (

@@ -124,7 +124,12 @@ function UploadModal({ open, onClose, onSaved }: { open: boolean; onClose: () =>
     setBusy(true);
     try {
       const res = await api.uploadWork(file, file.name, isAdmin ? owner.trim() : undefined);
-      message.success(t('works.uploaded', { titles: res.works.map((w) => w.title ?? `#${w.id}`).join('、') }));
+      if (res.works.length > 0) message.success(t('works.uploaded', { titles: res.works.map((w) => w.title ?? `#${w.id}`).join('、') }));
+      else message.info(t('works.uploadCounts', { imported: res.imported ?? 0, updated: res.updated ?? 0, unchanged: res.unchanged ?? 0 }));
+      const rejected = res.rejected ?? [];
+      if (rejected.length > 0) {
+        message.warning(t('works.uploadRejected', { n: rejected.length, reasons: rejected.slice(0, 3).map((r) => `${r.item}（${r.reason}）`).join('；') }), 8);
+      }
       onSaved();
       onClose();
     } catch (e) {
@@ -138,7 +143,7 @@ function UploadModal({ open, onClose, onSaved }: { open: boolean; onClose: () =>
     setBusy(true);
     try {
       const res = await api.createWork({ ...v, owner: isAdmin ? v.owner?.trim() : undefined, author: v.author ?? '' });
-      message.success(t('works.saved', { outcome: t(`works.outcome.${res.outcome}` as Key), n: res.section_count }));
+      message.success(t('works.saved', { outcome: t(`works.outcome.${res.outcome === 'changed' ? 'updated' : res.outcome}` as Key), n: res.section_count }));
       form.resetFields();
       onSaved();
       onClose();
