@@ -7,7 +7,7 @@ import { useI18n } from '../i18n/I18nProvider';
 import { useLoad } from '../lib/useLoad';
 import { EmptyState, Loadable, errorMessage } from '../components/States';
 import { Chart } from '../components/Chart';
-import { count, dateTime } from '../lib/format';
+import { chapterLabel, count, dateTime } from '../lib/format';
 import { openHtml } from '../lib/download';
 import type { SectionItem, WorkDetail } from '../api/types';
 
@@ -48,7 +48,7 @@ function WorkBody({ work }: { work: WorkDetail }) {
     }
   };
 
-  const chapterName = (s: SectionItem) => s.title || `#${s.ordinal + 1}`;
+  const chapterName = (s: SectionItem) => s.title || chapterLabel(lang, s.ordinal);
   const copied = work.sections.filter((s) => s.match_count > 0);
   const chart: EChartsOption = {
     tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
