@@ -56,6 +56,37 @@ pub enum Command {
     Keys(crate::commands::keys::KeysCommand),
     /// Run the admin API and the dashboard, with the task worker and the daily scheduler.
     Serve(crate::commands::serve::ServeArgs),
+    /// Evaluate the real pipeline (store, index, matching task) on the labelled set built
+    /// from the corpus: precision and recall per transformation, attribution, evidence.
+    Eval(EvalArgs),
+}
+
+/// Size of the evaluation set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalSize {
+    /// A handful of pages (a smoke test).
+    Tiny,
+    /// 200 sections, 20 pages per positive class, 1,000 negatives.
+    Default,
+    /// 600 sections, 60 pages per positive class, 3,000 negatives.
+    Large,
+}
+
+/// `zhiwen eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Seed of the generated set (tune on one seed, report on another).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Size of the set.
+    #[arg(long, value_enum, default_value_t = EvalSize::Default)]
+    pub size: EvalSize,
+    /// Corpus directory [default: $ZHIWEN_CORPUS_DIR or ../shared/corpus].
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    /// Also write the report as JSON here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// `zhiwen worker`.

@@ -7,6 +7,7 @@ use crate::cli::{Cli, Command};
 mod compare;
 mod crawl;
 mod dna_frame;
+mod eval;
 mod fingerprint;
 mod import;
 pub(crate) mod keys;
@@ -33,6 +34,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Worker(args) => block_on(worker::run(&cli.data, &args)),
         Command::Keys(cmd) => block_on(keys::run(&cli.data, &cmd)),
         Command::Serve(args) => block_on(serve::run(&cli.data, &args)),
+        Command::Eval(args) => eval::run(&cli.data, &args),
     }
 }
 

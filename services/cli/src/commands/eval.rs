@@ -1,0 +1,234 @@
+//! `zhiwen eval`: the real pipeline (store, index, matching task) on the labelled set of
+//! `zhiwen-eval`, in a fresh temporary data directory, with the metrics per class.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use zhiwen_core::canon::{self, InputFormat};
+use zhiwen_core::{Fingerprinter, IndexFamily, Params};
+use zhiwen_eval::dataset::{Page, Work};
+use zhiwen_eval::{evaluate, Detection, Detector, DetectorOutput, EvalError, EvalOptions, Family, FamilyHit};
+use zhiwen_index::{CandidateIndex, EmbeddedIndex, Namespace};
+use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
+use zhiwen_matcher::{Matcher, MatcherConfig};
+use zhiwen_store::{MatchFilter, NewPage, NewSection, NewWork, PageSource, StoreConfig, Subject, Timestamp};
+
+use crate::cli::{EvalArgs, EvalSize};
+use crate::settings::{DataArgs, Settings};
+
+/// The pipeline as a detector: works and pages go through the embedded store, the
+/// embedded index and one matching task (`Matcher`), exactly as `zhiwen import` and
+/// `zhiwen match` run them.
+pub struct PipelineDetector {
+    params: Params,
+    config: MatcherConfig,
+    dir: tempfile::TempDir,
+}
+
+impl PipelineDetector {
+    fn new(params: Params, config: MatcherConfig) -> Result<Self> {
+        Ok(PipelineDetector {
+            params,
+            config,
+            dir: tempfile::tempdir().context("cannot create a temporary directory")?,
+        })
+    }
+
+    async fn run(&self, works: &[Work], pages: &[Page]) -> Result<DetectorOutput> {
+        let data = self.dir.path().join("data");
+        let stores = zhiwen_store::open(&StoreConfig::embedded(&data)).await?;
+        let index: Arc<dyn CandidateIndex> =
+            Arc::new(EmbeddedIndex::open(data.join("index.sqlite"), zhiwen_index::IndexConfig::default())?);
+        let fp = Fingerprinter::new(self.params.clone())?;
+        let matcher = Matcher::new(stores.clone(), index.clone(), fp, self.config.clone());
+
+        // Register the works with their sections as the dataset divides them.
+        let mut new_works = Vec::new();
+        for w in works {
+            let mut sections = Vec::new();
+            let mut at = 0u64;
+            for s in &w.sections {
+                let n = s.text.chars().count() as u64;
+                sections.push(NewSection {
+                    ordinal: s.ordinal,
+                    title: s.title.clone(),
+                    text: s.text.clone(),
+                    char_start: at,
+                    char_end: at + n,
+                });
+                at += n + 2;
+            }
+            new_works.push(NewWork {
+                owner: w.owner.clone(),
+                external_id: w.id.clone(),
+                title: w.title.clone(),
+                author: w.author.clone(),
+                source_file: None,
+                charset: Some("UTF-8".into()),
+                text: w.text(),
+                sections,
+            });
+        }
+        let mut section_of: HashMap<i64, (String, String)> = HashMap::new();
+        for chunk in new_works.chunks(100) {
+            for (w, up) in chunk.iter().zip(stores.works.upsert_works(chunk).await?) {
+                let dw = works.iter().find(|d| d.id == w.external_id).context("registered work")?;
+                for (ordinal, sid) in up.sections {
+                    if let Some(ds) = dw.sections.iter().find(|s| s.ordinal == ordinal) {
+                        section_of.insert(sid, (dw.id.clone(), ds.id.clone()));
+                    }
+                }
+            }
+        }
+        // Store the pages as served (bytes and the header's charset), with their text.
+        let mut new_pages = Vec::new();
+        for p in pages {
+            let text = canon::canonicalize_with_hint(
+                &p.bytes,
+                InputFormat::Html,
+                p.http_charset.as_deref(),
+                &self.params.canon,
+            )
+            .map(|c| c.text().to_owned())
+            .unwrap_or_default();
+            new_pages.push(NewPage {
+                url: p.url.clone(),
+                fetched_at: Timestamp::now(),
+                http_status: Some(200),
+                charset: p.http_charset.clone(),
+                body: p.bytes.clone(),
+                text,
+                source: PageSource::Import("eval".into()),
+            });
+        }
+        for chunk in new_pages.chunks(200) {
+            stores.pages.upsert_pages(chunk).await?;
+        }
+        let summary = run_match_task(&matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress).await?;
+        tracing::info!(?summary, "evaluation task done");
+
+        let mut out = DetectorOutput::default();
+        let mut page_of: HashMap<i64, String> = HashMap::new();
+        let by_url: HashMap<String, &Page> = pages
+            .iter()
+            .map(|p| (zhiwen_store::normalize_url(&p.url).map(|(u, _)| u).unwrap_or_else(|_| p.url.clone()), p))
+            .collect();
+        let mut after = 0;
+        loop {
+            let refs = stores.pages.list_pages(None, after, 1000).await?;
+            let Some(last) = refs.last() else { break };
+            after = last.id;
+            for r in refs {
+                if let Some(p) = by_url.get(&r.url) {
+                    page_of.insert(r.id, p.id.clone());
+                }
+            }
+        }
+        // Families: index families that nominated the section for the page, plus the
+        // verification's own flags on recorded matches.
+        let mut families: HashMap<(String, String, String), (BTreeSet<Family>, usize)> = HashMap::new();
+        for (&page_id, dpage) in &page_of {
+            let Some(rec) = stores.fingerprints.get_fingerprints(Subject::page(page_id)).await? else {
+                if let Some(p) = pages.iter().find(|p| &p.id == dpage) {
+                    out.failures.push((p.id.clone(), "not fingerprinted".into()));
+                }
+                continue;
+            };
+            let found =
+                index.lookup(Namespace::Sections, &rec.fingerprints.index_keys(), self.config.candidate_limit).await?;
+            for c in found.candidates {
+                let Some((work, section)) = section_of.get(&(c.doc as i64)) else { continue };
+                let e = families.entry((dpage.clone(), work.clone(), section.clone())).or_default();
+                for (f, _) in c.hits.iter() {
+                    e.0.insert(match f {
+                        IndexFamily::SimhashBlock => Family::Simhash,
+                        IndexFamily::Dna => Family::Dna,
+                        IndexFamily::MegaShingle => Family::MegaShingle,
+                        IndexFamily::LshBand => Family::LshBand,
+                        IndexFamily::WinnowInitials => Family::WinnowInitials,
+                        IndexFamily::WinnowChars => Family::WinnowChars,
+                    });
+                }
+            }
+        }
+        let mut after = 0;
+        loop {
+            let ms = stores.matches.list_matches(&MatchFilter::default(), after, 500).await?;
+            let Some(last) = ms.last() else { break };
+            after = last.id;
+            for m in ms {
+                let (Some(page), Some((work, section))) = (page_of.get(&m.page_id), section_of.get(&m.section_id))
+                else {
+                    continue;
+                };
+                let e = families.entry((page.clone(), work.clone(), section.clone())).or_default();
+                e.0.extend(zhiwen_eval::family_flags(&m.comparison, &self.params, &self.config.thresholds));
+                e.1 = m.comparison.copied_chars;
+                out.detections.push(Detection {
+                    page_id: page.clone(),
+                    work_id: work.clone(),
+                    section_id: section.clone(),
+                    kind: m.comparison.verdict.kind,
+                    score: m.comparison.verdict.score,
+                    evidence: m.comparison.evidence.iter().map(|e| (e.b_start, e.b_end)).collect(),
+                });
+            }
+        }
+        for ((page_id, work_id, section_id), (f, copied_chars)) in families {
+            out.family_hits.push(FamilyHit {
+                page_id,
+                work_id,
+                section_id,
+                families: f.into_iter().collect(),
+                copied_chars,
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl Detector for PipelineDetector {
+    fn name(&self) -> String {
+        "pipeline: embedded store + embedded index + matching task (zhiwen match)".into()
+    }
+
+    fn detect(&mut self, works: &[Work], pages: &[Page]) -> Result<DetectorOutput, EvalError> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| EvalError::Detector(format!("runtime: {e}")))?;
+        rt.block_on(self.run(works, pages)).map_err(|e| EvalError::Detector(format!("{e:#}")))
+    }
+}
+
+pub fn run(data: &DataArgs, args: &EvalArgs) -> Result<()> {
+    let settings = Settings::resolve(data)?;
+    let mut opts = match args.size {
+        EvalSize::Tiny => {
+            EvalOptions { corpus_dir: None, dataset: zhiwen_eval::dataset::DatasetConfig::tiny(args.seed) }
+        }
+        EvalSize::Default => EvalOptions::default_set(args.seed),
+        EvalSize::Large => EvalOptions::large(args.seed),
+    };
+    if let Some(dir) = &args.corpus {
+        opts.corpus_dir = Some(dir.clone());
+    }
+    let t = std::time::Instant::now();
+    let dataset = opts.build_dataset().context("cannot build the evaluation set")?;
+    let generation_secs = t.elapsed().as_secs_f64();
+    let mut detector = PipelineDetector::new(settings.params.clone(), settings.matcher.clone())?;
+    let (mut report, _) = evaluate(&dataset, &mut detector)?;
+    report.generation_secs = generation_secs;
+    println!("{report}");
+    if let Some(path) = &args.out {
+        write_json(path, &report)?;
+    }
+    Ok(())
+}
+
+fn write_json(path: &Path, report: &zhiwen_eval::EvalReport) -> Result<()> {
+    let json = serde_json::to_string_pretty(report)?;
+    std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))
+}
