@@ -128,16 +128,27 @@ fn is_content(word: &str) -> bool {
 pub fn segment(text: &str, params: &SegmentParams) -> Vec<Token> {
     let jieba = &*JIEBA;
     let mut tokens = Vec::with_capacity(text.len() / 5);
-    for t in jieba.cut(text, params.hmm) {
-        let word = t.word;
+    let mut keep = |word: &str, start: usize, end: usize| {
         if !is_content(word) {
-            continue;
+            return;
         }
         let hash = hash_bytes(word.as_bytes());
         if params.drop_stop_words && STOP_WORDS.contains(&hash) {
-            continue;
+            return;
         }
-        tokens.push(Token { start: t.start as u32, end: t.end as u32, hash, idf: idf_of_hash(hash) });
+        tokens.push(Token { start: start as u32, end: end as u32, hash, idf: idf_of_hash(hash) });
+    };
+    if params.drop_adjectives {
+        // The same segmentation as `cut`, with each word's part of speech.
+        for t in jieba.tag(text, params.hmm) {
+            if !t.tag.starts_with('a') {
+                keep(t.word, t.start, t.end);
+            }
+        }
+    } else {
+        for t in jieba.cut(text, params.hmm) {
+            keep(t.word, t.start, t.end);
+        }
     }
     tokens
 }
@@ -171,6 +182,26 @@ mod tests {
                 assert_eq!(is_alphanumeric_fast(c), c.is_alphanumeric(), "U+{cp:04X}");
             }
         }
+    }
+
+    #[test]
+    fn dropping_adjectives_keeps_the_rest_of_the_same_segmentation() {
+        // jieba's dictionary tags 漂亮 and 寂静 `a` (adjective), 姑娘 and 街道 `n`.
+        let text = "漂亮的姑娘穿着红色的长裙走在寂静的街道上";
+        let all = segment(text, &SegmentParams::default());
+        let fewer = segment(text, &SegmentParams { drop_adjectives: true, ..SegmentParams::default() });
+        let words = |ts: &[Token]| -> Vec<String> {
+            ts.iter().map(|t| crate::canon::slice_chars(text, t.start as usize, t.end as usize).to_owned()).collect()
+        };
+        let (all, fewer) = (words(&all), words(&fewer));
+        for adjective in ["漂亮", "寂静"] {
+            assert!(
+                all.contains(&adjective.to_owned()) && !fewer.contains(&adjective.to_owned()),
+                "{all:?} / {fewer:?}"
+            );
+        }
+        assert!(fewer.contains(&"姑娘".to_owned()) && fewer.contains(&"街道".to_owned()), "{fewer:?}");
+        assert!(fewer.iter().all(|w| all.contains(w)));
     }
 
     #[test]
