@@ -31,7 +31,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/metrics", web::get().to(crate::metrics::render))
         .service(
             web::scope("/api/v1")
-                .route("/openapi.json", web::get().to(crate::openapi::serve))
                 .route("/me", web::get().to(me))
                 .route("/stats", web::get().to(stats))
                 .route("/works", web::get().to(list_works))

@@ -116,6 +116,7 @@ pub fn configure(state: Arc<AppState>) -> impl FnOnce(&mut web::ServiceConfig) {
             .app_data(web::QueryConfig::default().error_handler(error::query_error))
             .app_data(web::PathConfig::default().error_handler(error::path_error))
             .app_data(web::PayloadConfig::default().limit(state.config.upload_limit))
+            .service(openapi::swagger())
             .configure(handlers::routes)
             .configure(ui::routes);
     }

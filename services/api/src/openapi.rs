@@ -1,8 +1,8 @@
 //! `GET /api/v1/openapi.json`: the OpenAPI 3 document of the API, built from the route
 //! table below (kept next to `handlers::routes`; a test checks that every documented
-//! operation answers with its documented statuses and never a 5xx).
+//! operation answers with its documented statuses and never a 5xx), and the interactive
+//! page at `/api/v1/docs/` (Swagger UI, vendored into the binary: nothing is fetched).
 
-use actix_web::HttpResponse;
 use serde_json::{json, Map, Value};
 
 struct Op {
@@ -380,6 +380,7 @@ pub fn document() -> Value {
     })
 }
 
-pub(crate) async fn serve() -> HttpResponse {
-    HttpResponse::Ok().json(document())
+/// The interactive page and the document, as one actix service.
+pub(crate) fn swagger() -> utoipa_swagger_ui::SwaggerUi {
+    utoipa_swagger_ui::SwaggerUi::new("/api/v1/docs/{_:.*}").external_url_unchecked("/api/v1/openapi.json", document())
 }

@@ -534,6 +534,12 @@ async fn openapi_covers_the_routes(env: &Env) {
         }
     }
     assert!(ops >= 24, "{ops}");
+    // The interactive page, served from the binary.
+    let page = env.call("GET", "/api/v1/docs/", None, None).await;
+    assert_eq!(page.status, 200);
+    assert!(page.text().to_lowercase().contains("swagger"), "{}", page.text());
+    let css = env.call("GET", "/api/v1/docs/swagger-ui.css", None, None).await;
+    assert_eq!(css.status, 200);
 }
 
 async fn suite(stores: Stores) {
