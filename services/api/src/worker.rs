@@ -25,6 +25,9 @@ pub struct WorkerOptions {
     pub scheduler: bool,
     /// Which addresses crawls may fetch (loopback/private refused by default).
     pub address_policy: AddressPolicy,
+    /// Leave matching tasks to `zhiwen worker` processes (Redis Streams); this process
+    /// then runs only the crawls started from the API.
+    pub crawls_only: bool,
 }
 
 #[derive(Default)]
@@ -69,7 +72,8 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
         let control = TaskControl { cancel: cancel_flag.clone(), ..TaskControl::default() };
         let sink = Sink(state.metrics.task_gauge());
         let matched = tokio::select! {
-            r = run_next_task(&state.matcher, &worker, &control, &sink) => r,
+            r = run_next_task(&state.matcher, &worker, &control, &sink), if !options.crawls_only => r,
+            () = std::future::ready(()), if options.crawls_only => Ok(None),
             _ = shutdown.cancelled() => {
                 // Stop at the next page; the task keeps its checkpoint and resumes later.
                 cancel_flag.store(true, Ordering::SeqCst);

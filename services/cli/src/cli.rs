@@ -40,7 +40,7 @@ pub enum Command {
     /// pages (resumes an interrupted task first).
     Match(MatchArgs),
     /// Run the daily matching schedule (cron in the settings file; default 02:00 Asia/Shanghai).
-    Scheduler,
+    Scheduler(SchedulerArgs),
     /// Reports for analysts.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -254,6 +254,14 @@ pub struct CrawlArgs {
     /// Allow private network addresses (refused by default).
     #[arg(long)]
     pub allow_private: bool,
+}
+
+/// `zhiwen scheduler`.
+#[derive(Debug, Args)]
+pub struct SchedulerArgs {
+    /// Only enqueue the daily task; `zhiwen worker` processes run it (Redis Streams).
+    #[arg(long, env = "ZHIWEN_SCHEDULER_ENQUEUE_ONLY")]
+    pub enqueue_only: bool,
 }
 
 /// `zhiwen match`.

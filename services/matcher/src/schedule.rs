@@ -80,10 +80,10 @@ pub async fn enqueue_due(matcher: &Matcher, schedule: &Schedule, now: DateTime<U
 }
 
 /// The scheduler (`zhiwen scheduler`, or inside `zhiwen serve`): catch up at start, then
-/// at every slot enqueue the daily task and run queued tasks one at a time, until
-/// `shutdown` completes. A task cut short by the shutdown stays `running` with its
+/// at every slot enqueue the daily task and, when `run_tasks`, run queued tasks one at a
+/// time (else `zhiwen worker` processes run them), until `shutdown` completes. A task cut short by the shutdown stays `running` with its
 /// checkpoint and is resumed at the next start.
-pub async fn run_scheduler(matcher: &Matcher, shutdown: impl Future<Output = ()>) -> Result<()> {
+pub async fn run_scheduler(matcher: &Matcher, run_tasks: bool, shutdown: impl Future<Output = ()>) -> Result<()> {
     let schedule = Schedule::parse(&matcher.config().schedule)?;
     let worker = worker_name();
     let control = TaskControl::default();
@@ -94,6 +94,10 @@ pub async fn run_scheduler(matcher: &Matcher, shutdown: impl Future<Output = ()>
             tracing::error!(error = %e, "cannot enqueue the daily matching task");
         }
         let work = async {
+            if !run_tasks {
+                // Enqueue-only: `zhiwen worker` processes claim the task and share its pages.
+                return;
+            }
             loop {
                 match run_next_task(matcher, &worker, &control, &NoProgress).await {
                     Ok(Some(s)) => tracing::info!(task_id = s.task_id, pages = s.pages, "task ran"),

@@ -5,7 +5,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use zhiwen_matcher::task::{run_match_task, ProgressSink, Scope, TaskControl, TaskProgress, TaskSpec};
 use zhiwen_store::Timestamp;
 
-use crate::cli::MatchArgs;
+use crate::cli::{MatchArgs, SchedulerArgs};
 use crate::settings::{DataArgs, Settings};
 
 struct Bar(ProgressBar);
@@ -52,11 +52,11 @@ pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
     Ok(())
 }
 
-pub async fn scheduler(data: &DataArgs) -> Result<()> {
+pub async fn scheduler(data: &DataArgs, args: &SchedulerArgs) -> Result<()> {
     let settings = Settings::resolve(data)?;
     let matcher = settings.open_matcher().await?;
-    tracing::info!(schedule = ?settings.matcher.schedule, "scheduler started");
-    zhiwen_matcher::schedule::run_scheduler(&matcher, async {
+    tracing::info!(schedule = ?settings.matcher.schedule, enqueue_only = args.enqueue_only, "scheduler started");
+    zhiwen_matcher::schedule::run_scheduler(&matcher, !args.enqueue_only, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await?;

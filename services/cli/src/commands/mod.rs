@@ -27,7 +27,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Import(cmd) => block_on(import::run(&cli.data, &cmd)),
         Command::Crawl(args) => block_on(crawl::run(&cli.data, &args)),
         Command::Match(args) => block_on(matching::run(&cli.data, &args)),
-        Command::Scheduler => block_on(matching::scheduler(&cli.data)),
+        Command::Scheduler(args) => block_on(matching::scheduler(&cli.data, &args)),
         Command::Report(cmd) => block_on(report::run(&cli.data, &cmd)),
         Command::Migrate => block_on(migrate::run(&cli.data)),
         Command::Reindex(args) => block_on(reindex::run(&cli.data, &args)),

@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// Do not run tasks in this process (other workers run them).
     #[arg(long)]
     pub no_worker: bool,
+    /// Run only crawl tasks here; matching tasks are left to `zhiwen worker` processes
+    /// (Redis Streams), as in the deployments under `deploy/`.
+    #[arg(long, env = "ZHIWEN_SERVE_CRAWLS_ONLY")]
+    pub crawls_only: bool,
     /// Requests per second per API key (sustained).
     #[arg(long, env = "ZHIWEN_RATE_LIMIT", default_value_t = 50)]
     pub rate_limit: u32,
@@ -72,6 +76,7 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
     let worker = (!args.no_worker).then(|| {
         let options = WorkerOptions {
             scheduler: !args.no_scheduler,
+            crawls_only: args.crawls_only,
             address_policy: AddressPolicy {
                 allow_loopback: args.crawl_allow_loopback,
                 allow_private: args.crawl_allow_private,
