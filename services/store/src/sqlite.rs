@@ -88,6 +88,29 @@ impl SqliteStore {
     }
 }
 
+/// A row of `SELECT id, owner, external_id, title, author, section_count FROM works`.
+fn work_summary(r: &Row) -> rusqlite::Result<WorkSummary> {
+    Ok(WorkSummary {
+        id: r.get(0)?,
+        owner: r.get(1)?,
+        external_id: r.get(2)?,
+        title: r.get(3)?,
+        author: r.get(4)?,
+        section_count: r.get(5)?,
+    })
+}
+
+/// A row of `SELECT id, url, site, content_hash, last_fetched_at FROM pages`.
+fn page_ref(r: &Row) -> rusqlite::Result<PageRef> {
+    Ok(PageRef {
+        id: r.get(0)?,
+        url: r.get(1)?,
+        site: r.get(2)?,
+        content_hash: i2h(r.get(3)?),
+        last_fetched_at: ts(r, 4)?,
+    })
+}
+
 fn ts(r: &Row, i: usize) -> rusqlite::Result<Timestamp> {
     Ok(Timestamp(r.get(i)?))
 }
@@ -254,16 +277,7 @@ impl WorkStore for SqliteStore {
             let mut stmt = c.prepare_cached(
                 "SELECT id, owner, external_id, title, author, section_count FROM works WHERE id > ?1 AND (?2 IS NULL OR owner = ?2) ORDER BY id LIMIT ?3",
             )?;
-            let rows = stmt.query_map(params![after_id, owner, limit], |r| {
-                Ok(WorkSummary {
-                    id: r.get(0)?,
-                    owner: r.get(1)?,
-                    external_id: r.get(2)?,
-                    title: r.get(3)?,
-                    author: r.get(4)?,
-                    section_count: r.get(5)?,
-                })
-            })?;
+            let rows = stmt.query_map(params![after_id, owner, limit], work_summary)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await
@@ -452,9 +466,7 @@ impl PageStore for SqliteStore {
             let mut stmt = c.prepare_cached(
                 "SELECT id, url, site, content_hash, last_fetched_at FROM pages WHERE id > ?1 AND (?2 IS NULL OR site = ?2) ORDER BY id LIMIT ?3",
             )?;
-            let rows = stmt.query_map(params![after_id, site, limit], |r| {
-                Ok(PageRef { id: r.get(0)?, url: r.get(1)?, site: r.get(2)?, content_hash: i2h(r.get(3)?), last_fetched_at: ts(r, 4)? })
-            })?;
+            let rows = stmt.query_map(params![after_id, site, limit], page_ref)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await

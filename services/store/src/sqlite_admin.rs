@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, OptionalExtension, Row};
 
-use super::{opt_ts, ts, SqliteStore};
+use super::{opt_ts, page_ref, ts, work_summary, SqliteStore};
 use crate::admin::*;
 use crate::codec::*;
 use crate::model::*;
@@ -309,16 +309,7 @@ impl QueryStore for SqliteStore {
                    AND (?3 IS NULL OR instr(title, ?3) > 0 OR instr(author, ?3) > 0 OR instr(external_id, ?3) > 0)
                  ORDER BY id LIMIT ?4",
             )?;
-            let rows = stmt.query_map(params![after_id, owner, text, limit], |r| {
-                Ok(WorkSummary {
-                    id: r.get(0)?,
-                    owner: r.get(1)?,
-                    external_id: r.get(2)?,
-                    title: r.get(3)?,
-                    author: r.get(4)?,
-                    section_count: r.get(5)?,
-                })
-            })?;
+            let rows = stmt.query_map(params![after_id, owner, text, limit], work_summary)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await
@@ -371,15 +362,7 @@ impl QueryStore for SqliteStore {
                    AND (?6 IS NULL OR EXISTS (SELECT 1 FROM matches m JOIN works w ON w.id = m.work_id WHERE m.page_id = p.id AND w.owner = ?6))
                  ORDER BY id LIMIT ?7",
             )?;
-            let rows = stmt.query_map(params![after_id, url, site, from, until, owner, limit], |r| {
-                Ok(PageRef {
-                    id: r.get(0)?,
-                    url: r.get(1)?,
-                    site: r.get(2)?,
-                    content_hash: i2h(r.get(3)?),
-                    last_fetched_at: ts(r, 4)?,
-                })
-            })?;
+            let rows = stmt.query_map(params![after_id, url, site, from, until, owner, limit], page_ref)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await

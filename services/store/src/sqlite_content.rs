@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use super::{ts, SqliteStore};
+use super::{page_ref, SqliteStore};
 use crate::codec::*;
 use crate::model::PageRef;
 use crate::traits::StoreResult;
@@ -16,15 +16,7 @@ impl SqliteStore {
             let mut stmt = c.prepare_cached(
                 "SELECT id, url, site, content_hash, last_fetched_at FROM pages WHERE content_hash = ?1 ORDER BY id LIMIT ?2",
             )?;
-            let rows = stmt.query_map(params![h2i(content_hash), limit], |r| {
-                Ok(PageRef {
-                    id: r.get(0)?,
-                    url: r.get(1)?,
-                    site: r.get(2)?,
-                    content_hash: i2h(r.get(3)?),
-                    last_fetched_at: ts(r, 4)?,
-                })
-            })?;
+            let rows = stmt.query_map(params![h2i(content_hash), limit], page_ref)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await
