@@ -93,6 +93,17 @@ fn opt_string(doc: &Document, key: &str) -> StoreResult<Option<String>> {
     }
 }
 
+/// A page document projected to `_id, url, site, content_hash, last_fetched_at`.
+fn page_ref(d: &Document) -> StoreResult<PageRef> {
+    Ok(PageRef {
+        id: num(d, "_id")?,
+        url: string(d, "url")?,
+        site: string(d, "site")?,
+        content_hash: i2h(num(d, "content_hash")?),
+        last_fetched_at: time(d, "last_fetched_at")?,
+    })
+}
+
 fn time(doc: &Document, key: &str) -> StoreResult<Timestamp> {
     match doc.get(key) {
         Some(Bson::DateTime(d)) => Ok(Timestamp(d.timestamp_millis())),
@@ -678,17 +689,7 @@ impl PageStore for MongoStore {
         let filter = site.map_or_else(Document::new, |s| doc! {"site": s.to_lowercase()});
         let proj = doc! {"_id": 1, "url": 1, "site": 1, "content_hash": 1, "last_fetched_at": 1};
         let docs = self.scan(Target::ids("pages"), filter, after_id, limit, Some(proj)).await?;
-        docs.iter()
-            .map(|d| {
-                Ok(PageRef {
-                    id: num(d, "_id")?,
-                    url: string(d, "url")?,
-                    site: string(d, "site")?,
-                    content_hash: i2h(num(d, "content_hash")?),
-                    last_fetched_at: time(d, "last_fetched_at")?,
-                })
-            })
-            .collect()
+        docs.iter().map(page_ref).collect()
     }
 
     async fn count_pages(&self) -> StoreResult<u64> {

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use mongodb::bson::{doc, Bson, Document};
 use serde::Deserialize;
 
-use super::{collect, date, num, opt_string, opt_time, string, time, MongoStore, Target};
+use super::{collect, date, num, opt_string, opt_time, page_ref, string, time, MongoStore, Target};
 use crate::admin::*;
 use crate::codec::*;
 use crate::error::is_mongo_duplicate;
@@ -395,16 +395,6 @@ impl QueryStore for MongoStore {
         } else {
             self.scan(Target::ids("pages"), filter, after_id, limit, Some(proj)).await?
         };
-        docs.iter()
-            .map(|d| {
-                Ok(PageRef {
-                    id: num(d, "_id")?,
-                    url: string(d, "url")?,
-                    site: string(d, "site")?,
-                    content_hash: i2h(num(d, "content_hash")?),
-                    last_fetched_at: time(d, "last_fetched_at")?,
-                })
-            })
-            .collect()
+        docs.iter().map(page_ref).collect()
     }
 }

@@ -2,7 +2,7 @@
 
 use mongodb::bson::doc;
 
-use super::{collect, num, string, time, MongoStore};
+use super::{collect, page_ref, MongoStore};
 use crate::codec::*;
 use crate::model::PageRef;
 use crate::traits::StoreResult;
@@ -19,18 +19,6 @@ impl MongoStore {
             .sort(doc! {"content_hash": 1, "_id": 1})
             .limit(limit)
             .await?;
-        collect(cursor)
-            .await?
-            .iter()
-            .map(|d| {
-                Ok(PageRef {
-                    id: num(d, "_id")?,
-                    url: string(d, "url")?,
-                    site: string(d, "site")?,
-                    content_hash: i2h(num(d, "content_hash")?),
-                    last_fetched_at: time(d, "last_fetched_at")?,
-                })
-            })
-            .collect()
+        collect(cursor).await?.iter().map(page_ref).collect()
     }
 }
