@@ -871,27 +871,29 @@ fn match_filter(f: &MatchFilter) -> Document {
     if let Some(v) = f.status {
         d.insert("status", v.as_str());
     }
-    let mut score = Document::new();
-    if let Some(v) = f.min_score {
-        score.insert("$gte", v);
-    }
-    if let Some(v) = f.max_score {
-        score.insert("$lte", v);
-    }
-    if !score.is_empty() {
-        d.insert("score", score);
-    }
-    let mut seen = Document::new();
-    if let Some(v) = f.seen_from {
-        seen.insert("$gte", date(v));
-    }
-    if let Some(v) = f.seen_until {
-        seen.insert("$lt", date(v));
-    }
-    if !seen.is_empty() {
-        d.insert("last_seen", seen);
-    }
+    insert_range(&mut d, "score", ("$gte", f.min_score), ("$lte", f.max_score));
+    insert_range(&mut d, "last_seen", ("$gte", f.seen_from.map(date)), ("$lt", f.seen_until.map(date)));
     d
+}
+
+/// Add `field: {low_op: low, high_op: high}` to a filter, with only the given bounds;
+/// nothing when neither is given.
+fn insert_range<L: Into<Bson>, H: Into<Bson>>(
+    filter: &mut Document,
+    field: &str,
+    (low_op, low): (&str, Option<L>),
+    (high_op, high): (&str, Option<H>),
+) {
+    let mut range = Document::new();
+    if let Some(v) = low {
+        range.insert(low_op, v);
+    }
+    if let Some(v) = high {
+        range.insert(high_op, v);
+    }
+    if !range.is_empty() {
+        filter.insert(field, range);
+    }
 }
 
 impl MongoStore {

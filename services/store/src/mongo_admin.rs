@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use mongodb::bson::{doc, Bson, Document};
 use serde::Deserialize;
 
-use super::{collect, date, num, opt_string, opt_time, page_ref, string, time, MongoStore, Target};
+use super::{collect, date, insert_range, num, opt_string, opt_time, page_ref, string, time, MongoStore, Target};
 use crate::admin::*;
 use crate::codec::*;
 use crate::error::is_mongo_duplicate;
@@ -369,16 +369,12 @@ impl QueryStore for MongoStore {
         if let Some(s) = &q.site {
             filter.insert("site", s.to_lowercase());
         }
-        let mut fetched = Document::new();
-        if let Some(v) = q.fetched_from {
-            fetched.insert("$gte", date(v));
-        }
-        if let Some(v) = q.fetched_until {
-            fetched.insert("$lt", date(v));
-        }
-        if !fetched.is_empty() {
-            filter.insert("last_fetched_at", fetched);
-        }
+        insert_range(
+            &mut filter,
+            "last_fetched_at",
+            ("$gte", q.fetched_from.map(date)),
+            ("$lt", q.fetched_until.map(date)),
+        );
         let proj = doc! {"_id": 1, "url": 1, "site": 1, "content_hash": 1, "last_fetched_at": 1};
         let docs = if let Some(o) = &q.owner {
             let works = self.owner_work_ids(o).await?;
