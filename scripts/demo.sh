@@ -6,7 +6,8 @@
 #   register works -> serve a local "pirate site" -> crawl it -> match -> summary
 #   -> (when `zhiwen serve` is built in) the dashboard with a fresh admin key.
 #
-# Needs cargo and python3 (standard library only). Everything stays on 127.0.0.1.
+# Needs cargo and python3 (standard library only); installs Node.js and npm from Debian for
+# the dashboard when missing. Everything stays on 127.0.0.1.
 #
 #   scripts/demo.sh              the whole demo, leaving the dashboard running
 #   scripts/demo.sh --no-serve   stop after the summary; exit status 1 if a copy was
@@ -175,12 +176,14 @@ step "6. the dashboard: an admin key and zhiwen serve (Ctrl-C to stop)"
 UI_ARGS=()
 if [ -f admin-ui/dist/index.html ]; then
     UI_ARGS=(--ui-dir "$ROOT/admin-ui/dist")
-elif command -v npm >/dev/null; then
-    echo "building the dashboard (admin-ui: npm ci, vite build; once)"
-    (cd admin-ui && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
+elif scripts/setup-node.sh >/dev/null; then
+    # `npm install` with the lock in place installs exactly the locked versions; `npm ci`
+    # refuses this lock (see scripts/test-ui.sh).
+    echo "building the dashboard (admin-ui: npm install, vite build; once)"
+    (cd admin-ui && npm install --no-audit --no-fund --loglevel=error && npm run build --silent)
     UI_ARGS=(--ui-dir "$ROOT/admin-ui/dist")
 else
-    echo "npm is not installed: the dashboard cannot be built; serving the API only"
+    echo "Node.js/npm could not be installed: the dashboard cannot be built; serving the API only"
 fi
 KEY="$("$ZHIWEN" keys create --role admin --name demo-admin)"
 API_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

@@ -27,6 +27,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 /usr/bin/chromium --version 2>/dev/null || true
 
+step "Node.js and npm (Debian's nodejs and npm when missing)"
+scripts/setup-node.sh
+
 step "npm packages (admin-ui, the versions in package-lock.json)"
 cd "$ROOT/admin-ui"
 # `npm install` rather than `npm ci`: the lock holds only the platform packages the
