@@ -29,6 +29,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = fp.analyze_text(&texts[0], InputFormat::Text)?;
     let b = fp.analyze_text(&texts[0].chars().take(3000).collect::<String>(), InputFormat::Text)?;
     let comparison = compare(&a, &b, fp.params(), &Thresholds::default());
+    let kind = zhiwen_matcher::MatchKind::of(&comparison, &Thresholds::default())
+        .map_or("excerpt", zhiwen_matcher::MatchKind::as_str)
+        .to_owned();
     let pages_per_section = 100;
     let sections_needed = n.div_ceil(pages_per_section);
     let works = sections_needed.div_ceil(5);
@@ -86,6 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let m = NewMatch {
                 section_id: *s,
                 page_id: *p,
+                kind: kind.clone(),
                 comparison: comparison.clone(),
                 seen_at: Timestamp(now - (k as i64 % 60) * day),
             };

@@ -446,7 +446,13 @@ impl Matcher {
         let top = comparison.evidence.iter().max_by_key(|e| e.chars);
         let (evidence_section, evidence_page) = top.map(|e| (e.a_text.clone(), e.b_text.clone())).unwrap_or_default();
         let score = comparison.verdict.score;
-        let m = NewMatch { section_id, page_id: page.page_id, comparison, seen_at: Timestamp::now() };
+        let m = NewMatch {
+            section_id,
+            page_id: page.page_id,
+            kind: kind.as_str().to_owned(),
+            comparison,
+            seen_at: Timestamp::now(),
+        };
         let up = self.inner.stores.matches.upsert_match(&m).await?;
         tracing::debug!(section_id, page_id = page.page_id, kind = kind.as_str(), score, outcome = ?up.outcome, "match");
         Ok(MatchRecord {

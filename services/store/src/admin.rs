@@ -144,7 +144,7 @@ pub struct MatchQuery {
     pub page_id: Option<i64>,
     /// On this host.
     pub site: Option<String>,
-    /// With this verdict kind.
+    /// Of this kind of copy (one of [`MATCH_KINDS`](crate::MATCH_KINDS)).
     pub kind: Option<String>,
     /// In this review status.
     pub status: Option<ReviewStatus>,
@@ -222,7 +222,7 @@ pub struct MatchRow {
     pub url: String,
     /// Host.
     pub site: String,
-    /// Verdict kind.
+    /// Kind of copy (one of [`MATCH_KINDS`](crate::MATCH_KINDS)).
     pub kind: String,
     /// Verdict score.
     pub score: f64,

@@ -278,6 +278,12 @@ pub(crate) fn validate_match(m: &NewMatch) -> Result<(String, u64), StoreError> 
     if !m.comparison.verdict.score.is_finite() {
         return Err(StoreError::invalid("comparison", "score is not finite"));
     }
+    if !crate::model::MATCH_KINDS.contains(&m.kind.as_str()) {
+        return Err(StoreError::invalid(
+            "match kind",
+            format!("{:?} is not one of {}", m.kind, crate::model::MATCH_KINDS.join(", ")),
+        ));
+    }
     Ok((String::from_utf8_lossy(&json).into_owned(), hash_bytes(&json)))
 }
 

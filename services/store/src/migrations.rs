@@ -26,6 +26,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "api_stats",
         sql: include_str!("../../../migrations/embedded/0004_api_stats.sql"),
     },
+    SqlMigration {
+        version: 5,
+        name: "match_kind",
+        sql: include_str!("../../../migrations/embedded/0005_match_kind.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -34,10 +39,30 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (2, include_str!("../../../migrations/mongodb/0002_api.json")),
     (3, include_str!("../../../migrations/mongodb/0003_content_hash.json")),
     (4, include_str!("../../../migrations/mongodb/0004_api_stats.json")),
+    (5, include_str!("../../../migrations/mongodb/0005_match_kind.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 4;
+pub const LATEST: u32 = 5;
+
+/// Containment of the section in the page from which migration 5 calls a stored
+/// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default
+/// containment threshold; rows written since then carry the matcher's own kind).
+const BACKFILL_CONTAINMENT: f64 = 0.5;
+
+/// Migration 5's kind of copy for a match stored with the verdict kind `verdict_kind`;
+/// `None` when the stored kind is already a kind of copy. The SQL of the embedded
+/// migration applies the same rule.
+pub(crate) fn backfilled_kind(verdict_kind: &str, c: &zhiwen_core::compare::Comparison) -> Option<&'static str> {
+    match verdict_kind {
+        "b_within_a" => Some("excerpt"),
+        "a_within_b" => {
+            let inside = c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a);
+            Some(if inside >= BACKFILL_CONTAINMENT { "embedded" } else { "excerpt" })
+        }
+        _ => None,
+    }
+}
 
 /// What `migrate` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -392,6 +392,11 @@ impl ReviewStatus {
     }
 }
 
+/// The kinds of copy a match records, as the matcher decides them (its `MatchKind`):
+/// the canonical texts are equal, most of each is in the other, part of the section is
+/// on the page, or (most of) the whole section sits inside a larger page.
+pub const MATCH_KINDS: [&str; 4] = ["identical", "near_duplicate", "excerpt", "embedded"];
+
 /// A comparison result to record (upserted by `(section_id, page_id)`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewMatch {
@@ -399,6 +404,8 @@ pub struct NewMatch {
     pub section_id: i64,
     /// The page.
     pub page_id: i64,
+    /// Kind of copy, one of [`MATCH_KINDS`] (the verdict's own kind stays in `comparison`).
+    pub kind: String,
     /// Every score, the verdict and the evidence passages (offsets + quotes).
     pub comparison: Comparison,
     /// When this comparison was made.
@@ -433,7 +440,7 @@ pub struct Match {
     pub page_id: i64,
     /// Host of the page.
     pub site: String,
-    /// Verdict kind (`VerdictKind::as_str`).
+    /// Kind of copy, one of [`MATCH_KINDS`] (the verdict kind is `comparison.verdict.kind`).
     pub kind: String,
     /// Verdict score.
     pub score: f64,
@@ -460,7 +467,7 @@ pub struct MatchFilter {
     pub section_id: Option<i64>,
     /// On this host.
     pub site: Option<String>,
-    /// With this verdict kind.
+    /// Of this kind of copy (one of [`MATCH_KINDS`]).
     pub kind: Option<String>,
     /// In this review status.
     pub status: Option<ReviewStatus>,

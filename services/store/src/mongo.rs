@@ -31,6 +31,8 @@ use crate::StoreError;
 mod admin;
 #[path = "mongo_content.rs"]
 mod content;
+#[path = "mongo_kind.rs"]
+mod kind;
 
 /// Largest compressed field kept inside its document.
 pub(crate) const INLINE_MAX: usize = 4 * 1024 * 1024;
@@ -188,6 +190,18 @@ impl MongoStore {
                     if !(cmd.contains_key("create") && exists) {
                         return Err(e.into());
                     }
+                }
+            }
+            match migration.get_str("backfill") {
+                Err(_) => {}
+                Ok("match_kind") => {
+                    self.backfill_match_kind().await?;
+                }
+                Ok(other) => {
+                    return Err(StoreError::corrupt(
+                        format!("embedded MongoDB migration {version}"),
+                        format!("unknown backfill {other}"),
+                    ))
                 }
             }
             self.coll(MIGRATIONS)
@@ -967,7 +981,7 @@ impl MatchStore for MongoStore {
         let v = &m.comparison.verdict;
         let t = m.seen_at;
         let mut scores =
-            doc! {"kind": v.kind.as_str(), "score": v.score, "duplicate": v.duplicate, "comparison_hash": h2i(hash)};
+            doc! {"kind": &m.kind, "score": v.score, "duplicate": v.duplicate, "comparison_hash": h2i(hash)};
         match existing {
             None => {
                 let id = self.next_ids("matches", 1).await?;
@@ -999,6 +1013,11 @@ impl MatchStore for MongoStore {
                 let first = first.min(t);
                 let mut set =
                     doc! {"first_seen": date(first), "first_day": first.day(), "last_seen": date(last.max(t))};
+                if t >= last {
+                    // The kind follows thresholds that may have moved: a run at least as
+                    // new sets it even when the scores are unchanged.
+                    set.insert("kind", &m.kind);
+                }
                 let outcome = if i2h(num(&old, "comparison_hash")?) == hash || t < last {
                     Outcome::Unchanged
                 } else {

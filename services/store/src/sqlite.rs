@@ -1,6 +1,9 @@
-//! The embedded backend: one SQLite file (bundled, WAL, foreign keys on) behind a
-//! mutex-guarded connection, driven on tokio's blocking pool. Every multi-row write is
-//! one transaction, so a failure leaves nothing half-written.
+//! The embedded backend: one SQLite file (bundled, WAL, foreign keys on), driven on
+//! tokio's blocking pool. Writes go through one mutex-guarded writer connection; reads
+//! go through a small pool of read-only connections ([`ReadPool`]), which WAL lets run
+//! beside the writer and each other. Every multi-row write is one transaction, so a
+//! failure leaves nothing half-written; a write has committed before its call returns,
+//! so any read started afterwards, on any connection, sees it.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -19,12 +22,17 @@ use crate::StoreError;
 mod admin;
 #[path = "sqlite_content.rs"]
 mod content;
+#[path = "sqlite_pool.rs"]
+mod pool;
+
+use pool::ReadPool;
 
 const DB_FILE: &str = "zhiwen.db";
 
 /// The embedded store.
 pub(crate) struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
+    readers: ReadPool,
 }
 
 impl SqliteStore {
@@ -43,7 +51,18 @@ impl SqliteStore {
             Ok(conn)
         })
         .await??;
-        Ok(SqliteStore { conn: Arc::new(Mutex::new(conn)) })
+        // Readers open after the writer has switched the file to WAL.
+        let readers = ReadPool::open(&data_dir.join(DB_FILE), pool::default_size()).await?;
+        Ok(SqliteStore { conn: Arc::new(Mutex::new(conn)), readers })
+    }
+
+    /// Run a read-only job on a pooled reader connection.
+    async fn read<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        self.readers.run(f).await
     }
 
     async fn run<T, F>(&self, f: F) -> StoreResult<T>
@@ -246,7 +265,7 @@ impl WorkStore for SqliteStore {
     }
 
     async fn get_work(&self, id: i64) -> StoreResult<Option<Work>> {
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .query_row(&format!("SELECT {WORK_COLS} FROM works WHERE id = ?1"), params![id], work_row)
                 .optional()?;
@@ -257,7 +276,7 @@ impl WorkStore for SqliteStore {
 
     async fn find_work(&self, owner: &str, external_id: &str) -> StoreResult<Option<Work>> {
         let (o, e) = (owner.to_owned(), external_id.to_owned());
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .query_row(
                     &format!("SELECT {WORK_COLS} FROM works WHERE owner = ?1 AND external_id = ?2"),
@@ -273,7 +292,7 @@ impl WorkStore for SqliteStore {
     async fn list_works(&self, owner: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<WorkSummary>> {
         let limit = check_limit(limit)?;
         let owner = owner.map(str::to_owned);
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, owner, external_id, title, author, section_count FROM works WHERE id > ?1 AND (?2 IS NULL OR owner = ?2) ORDER BY id LIMIT ?3",
             )?;
@@ -284,7 +303,7 @@ impl WorkStore for SqliteStore {
     }
 
     async fn get_section(&self, id: i64) -> StoreResult<Option<Section>> {
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .query_row(
                     "SELECT id, work_id, ordinal, title, text_z, char_start, char_end FROM sections WHERE id = ?1",
@@ -298,7 +317,7 @@ impl WorkStore for SqliteStore {
     }
 
     async fn sections_of(&self, work_id: i64) -> StoreResult<Vec<Section>> {
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, work_id, ordinal, title, text_z, char_start, char_end FROM sections WHERE work_id = ?1 ORDER BY ordinal",
             )?;
@@ -309,7 +328,7 @@ impl WorkStore for SqliteStore {
     }
 
     async fn count_works(&self) -> StoreResult<u64> {
-        self.run(|c| Ok(c.query_row("SELECT COUNT(*) FROM works", [], |r| r.get::<_, i64>(0))? as u64)).await
+        self.read(|c| Ok(c.query_row("SELECT COUNT(*) FROM works", [], |r| r.get::<_, i64>(0))? as u64)).await
     }
 }
 
@@ -433,7 +452,7 @@ impl PageStore for SqliteStore {
     }
 
     async fn get_page(&self, id: i64) -> StoreResult<Option<Page>> {
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .prepare_cached(&format!("SELECT {PAGE_COLS} FROM pages WHERE id = ?1"))?
                 .query_row(params![id], page_row)
@@ -445,7 +464,7 @@ impl PageStore for SqliteStore {
 
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
         let (url, _) = normalize_url(url)?;
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .prepare_cached(&format!("SELECT {PAGE_COLS} FROM pages WHERE url = ?1"))?
                 .query_row(params![url], page_row)
@@ -462,7 +481,7 @@ impl PageStore for SqliteStore {
     async fn list_pages(&self, site: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<PageRef>> {
         let limit = check_limit(limit)?;
         let site = site.map(str::to_lowercase);
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, url, site, content_hash, last_fetched_at FROM pages WHERE id > ?1 AND (?2 IS NULL OR site = ?2) ORDER BY id LIMIT ?3",
             )?;
@@ -473,12 +492,12 @@ impl PageStore for SqliteStore {
     }
 
     async fn count_pages(&self) -> StoreResult<u64> {
-        self.run(|c| Ok(c.query_row("SELECT COUNT(*) FROM pages", [], |r| r.get::<_, i64>(0))? as u64)).await
+        self.read(|c| Ok(c.query_row("SELECT COUNT(*) FROM pages", [], |r| r.get::<_, i64>(0))? as u64)).await
     }
 
     async fn get_site(&self, host: &str) -> StoreResult<Option<Site>> {
         let host = host.to_lowercase();
-        self.run(move |c| {
+        self.read(move |c| {
             Ok(c.query_row(
                 "SELECT host, page_count, first_seen, last_seen, notes FROM sites WHERE host = ?1",
                 params![host],
@@ -492,7 +511,7 @@ impl PageStore for SqliteStore {
     async fn list_sites(&self, after_host: &str, limit: u32) -> StoreResult<Vec<Site>> {
         let limit = check_limit(limit)?;
         let after = after_host.to_owned();
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT host, page_count, first_seen, last_seen, notes FROM sites WHERE host > ?1 ORDER BY host LIMIT ?2",
             )?;
@@ -576,7 +595,7 @@ impl FingerprintStore for SqliteStore {
     }
 
     async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>> {
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .prepare_cached("SELECT kind, subject_id, params_tag, data, updated_at FROM fingerprints WHERE kind = ?1 AND subject_id = ?2")?
                 .query_row(params![subject.kind.as_str(), subject.id], fp_row)
@@ -595,7 +614,7 @@ impl FingerprintStore for SqliteStore {
     ) -> StoreResult<Vec<i64>> {
         let limit = check_limit(limit)?;
         let tag = current_tag.to_owned();
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT subject_id FROM fingerprints WHERE kind = ?1 AND subject_id > ?2 AND params_tag <> ?3 ORDER BY subject_id LIMIT ?4",
             )?;
@@ -612,7 +631,7 @@ impl FingerprintStore for SqliteStore {
         limit: u32,
     ) -> StoreResult<Vec<FingerprintRecord>> {
         let limit = check_limit(limit)?;
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT kind, subject_id, params_tag, data, updated_at FROM fingerprints WHERE kind = ?1 AND subject_id > ?2 ORDER BY subject_id LIMIT ?3",
             )?;
@@ -624,7 +643,7 @@ impl FingerprintStore for SqliteStore {
 
     async fn count_fingerprints(&self, kind: SubjectKind, params_tag: Option<&str>) -> StoreResult<u64> {
         let tag = params_tag.map(str::to_owned);
-        self.run(move |c| {
+        self.read(move |c| {
             Ok(c.query_row(
                 "SELECT COUNT(*) FROM fingerprints WHERE kind = ?1 AND (?2 IS NULL OR params_tag = ?2)",
                 params![kind.as_str(), tag],
@@ -802,23 +821,24 @@ impl MatchStore for SqliteStore {
                     tx.execute(
                         "INSERT INTO matches (section_id, work_id, page_id, site, kind, score, duplicate, comparison, comparison_hash, first_seen, first_day, last_seen, status)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?10, 'new')",
-                        params![m.section_id, work_id, m.page_id, site, v.kind.as_str(), v.score, v.duplicate, json, h2i(hash), t, m.seen_at.day()],
+                        params![m.section_id, work_id, m.page_id, site, m.kind, v.score, v.duplicate, json, h2i(hash), t, m.seen_at.day()],
                     )?;
                     Upserted { id: tx.last_insert_rowid(), outcome: Outcome::Inserted }
                 }
                 Some((id, old_hash, first, last)) => {
                     let first = first.min(t);
                     if i2h(old_hash) == hash || t < last {
-                        // Same scores, or an older run arriving late: only widen the window.
+                        // Same scores, or an older run arriving late: only widen the window
+                        // (a run at least as new also sets the kind, which follows thresholds).
                         tx.execute(
-                            "UPDATE matches SET first_seen = ?2, first_day = ?3, last_seen = ?4 WHERE id = ?1",
-                            params![id, first, Timestamp(first).day(), last.max(t)],
+                            "UPDATE matches SET first_seen = ?2, first_day = ?3, last_seen = ?4, kind = CASE WHEN ?6 THEN ?5 ELSE kind END WHERE id = ?1",
+                            params![id, first, Timestamp(first).day(), last.max(t), m.kind, t >= last],
                         )?;
                         Upserted { id, outcome: Outcome::Unchanged }
                     } else {
                         tx.execute(
                             "UPDATE matches SET kind = ?2, score = ?3, duplicate = ?4, comparison = ?5, comparison_hash = ?6, first_seen = ?7, first_day = ?8, last_seen = ?9 WHERE id = ?1",
-                            params![id, v.kind.as_str(), v.score, v.duplicate, json, h2i(hash), first, Timestamp(first).day(), t],
+                            params![id, m.kind, v.score, v.duplicate, json, h2i(hash), first, Timestamp(first).day(), t],
                         )?;
                         Upserted { id, outcome: Outcome::Updated }
                     }
@@ -831,7 +851,7 @@ impl MatchStore for SqliteStore {
     }
 
     async fn get_match(&self, id: i64) -> StoreResult<Option<Match>> {
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .query_row(&format!("SELECT {MATCH_COLS} FROM matches WHERE id = ?1"), params![id], match_row)
                 .optional()?;
@@ -841,7 +861,7 @@ impl MatchStore for SqliteStore {
     }
 
     async fn find_match(&self, section_id: i64, page_id: i64) -> StoreResult<Option<Match>> {
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .query_row(
                     &format!("SELECT {MATCH_COLS} FROM matches WHERE section_id = ?1 AND page_id = ?2"),
@@ -888,7 +908,7 @@ impl MatchStore for SqliteStore {
     async fn list_matches(&self, filter: &MatchFilter, after_id: i64, limit: u32) -> StoreResult<Vec<Match>> {
         let limit = check_limit(limit)?;
         let (where_, mut args) = filter_sql(filter);
-        self.run(move |c| {
+        self.read(move |c| {
             args.push(rusqlite::types::Value::Integer(after_id));
             let after = args.len();
             args.push(rusqlite::types::Value::Integer(limit));
@@ -907,7 +927,7 @@ impl MatchStore for SqliteStore {
 
     async fn match_stats(&self, filter: &MatchFilter) -> StoreResult<MatchStats> {
         let (where_, args) = filter_sql(filter);
-        self.run(move |c| {
+        self.read(move |c| {
             let total = c.query_row(
                 &format!("SELECT COUNT(*) FROM matches WHERE {where_}"),
                 rusqlite::params_from_iter(args.iter()),
@@ -1104,12 +1124,12 @@ impl TaskStore for SqliteStore {
     }
 
     async fn get_task(&self, id: i64) -> StoreResult<Option<Task>> {
-        self.run(move |c| load_task(c, id)).await
+        self.read(move |c| load_task(c, id)).await
     }
 
     async fn find_task(&self, key: &str) -> StoreResult<Option<Task>> {
         let key = key.to_owned();
-        self.run(move |c| {
+        self.read(move |c| {
             let row = c
                 .query_row(&format!("SELECT {TASK_COLS} FROM tasks WHERE key = ?1"), params![key], task_row)
                 .optional()?;
@@ -1120,7 +1140,7 @@ impl TaskStore for SqliteStore {
 
     async fn list_tasks(&self, state: Option<TaskState>, after_id: i64, limit: u32) -> StoreResult<Vec<Task>> {
         let limit = check_limit(limit)?;
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {TASK_COLS} FROM tasks WHERE id > ?1 AND (?2 IS NULL OR state = ?2) ORDER BY id LIMIT ?3"
             ))?;

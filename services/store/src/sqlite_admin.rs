@@ -68,7 +68,7 @@ impl KeyStore for SqliteStore {
 
     async fn find_key(&self, hash: &str) -> StoreResult<Option<ApiKey>> {
         let hash = hash.to_owned();
-        self.run(move |c| {
+        self.read(move |c| {
             c.prepare_cached(&format!("SELECT {KEY_COLS} FROM api_keys WHERE hash = ?1"))?
                 .query_row(params![hash], key_row)
                 .optional()?
@@ -79,7 +79,7 @@ impl KeyStore for SqliteStore {
     }
 
     async fn get_key(&self, id: i64) -> StoreResult<Option<ApiKey>> {
-        self.run(move |c| {
+        self.read(move |c| {
             c.prepare_cached(&format!("SELECT {KEY_COLS} FROM api_keys WHERE id = ?1"))?
                 .query_row(params![id], key_row)
                 .optional()?
@@ -90,7 +90,7 @@ impl KeyStore for SqliteStore {
     }
 
     async fn list_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        self.run(|c| {
+        self.read(|c| {
             let mut stmt = c.prepare(&format!("SELECT {KEY_COLS} FROM api_keys ORDER BY id"))?;
             let rows = stmt.query_map([], key_row)?.collect::<Result<Vec<_>, _>>()?;
             rows.into_iter().map(finish_key).collect()
@@ -246,7 +246,7 @@ impl QueryStore for SqliteStore {
             where_of(&clauses),
             args.len()
         );
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt.query_map(params_from_iter(args.iter()), match_row)?.collect::<Result<Vec<_>, _>>()?;
             rows.into_iter()
@@ -273,7 +273,7 @@ impl QueryStore for SqliteStore {
             "SELECT CAST({col} AS TEXT) AS k, COUNT(*) AS n FROM matches m WHERE {} GROUP BY {col} ORDER BY n DESC, k",
             where_of(&clauses)
         );
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
@@ -286,7 +286,7 @@ impl QueryStore for SqliteStore {
     async fn count_matches(&self, q: &MatchQuery) -> StoreResult<u64> {
         let (clauses, args) = query_sql(q);
         let sql = format!("SELECT COUNT(*) FROM matches m WHERE {}", where_of(&clauses));
-        self.run(move |c| {
+        self.read(move |c| {
             Ok(c.prepare_cached(&sql)?.query_row(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))? as u64)
         })
         .await
@@ -302,7 +302,7 @@ impl QueryStore for SqliteStore {
         let limit = check_limit(limit)?;
         let owner = owner.map(str::to_owned);
         let text = text.filter(|t| !t.is_empty()).map(str::to_owned);
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, owner, external_id, title, author, section_count FROM works
                  WHERE id > ?1 AND (?2 IS NULL OR owner = ?2)
@@ -354,7 +354,7 @@ impl QueryStore for SqliteStore {
         let site = q.site.as_deref().map(str::to_lowercase);
         let owner = q.owner.clone();
         let (from, until) = (q.fetched_from.map(|t| t.0), q.fetched_until.map(|t| t.0));
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, url, site, content_hash, last_fetched_at FROM pages p
                  WHERE id > ?1 AND (?2 IS NULL OR url = ?2) AND (?3 IS NULL OR site = ?3)

@@ -12,7 +12,7 @@ impl SqliteStore {
     /// `pages_content_hash` index (migration 3).
     pub(super) async fn pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>> {
         let limit = check_limit(limit)?;
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, url, site, content_hash, last_fetched_at FROM pages WHERE content_hash = ?1 ORDER BY id LIMIT ?2",
             )?;

@@ -68,7 +68,13 @@ pub async fn queries_sort_filter_group_and_delete(s: &Stores) {
         (w2.sections[0].1, p1, &other, day1),
         (w2.sections[0].1, p2, &copy, Timestamp(day2.0 + 1)),
     ] {
-        let m = NewMatch { section_id: section, page_id: page, comparison: cmp.clone(), seen_at: at };
+        let m = NewMatch {
+            section_id: section,
+            page_id: page,
+            kind: "excerpt".into(),
+            comparison: cmp.clone(),
+            seen_at: at,
+        };
         ids.push(s.matches.upsert_match(&m).await.unwrap().id);
     }
     s.matches.set_review(ids[1], ReviewStatus::Confirmed, "alice", None, day2).await.unwrap();

@@ -4,6 +4,54 @@ use mongodb::bson::doc;
 use zhiwen_store::*;
 use zhiwen_testkit::mongo::MongoServer;
 
+/// Three matches as a binary before migration 5 stored them (verdict kinds): the page
+/// inside the section, the whole section inside the page, and a section barely inside
+/// the page. Returns their ids and the kinds of copy migration 5 must give them.
+async fn old_verdict_matches(s: &Stores) -> Vec<(i64, &'static str, &'static str)> {
+    use crate::fixtures::{comparison, page, work, TEXT_A, TEXT_B};
+    let w = s.works.upsert_work(&work("o", "kinds")).await.unwrap();
+    let p1 = s.pages.upsert_page(&page("https://k.example/1", TEXT_A, 1)).await.unwrap().id;
+    let p2 = s.pages.upsert_page(&page("https://k.example/2", TEXT_A, 1)).await.unwrap().id;
+    let whole = comparison(TEXT_A, TEXT_A);
+    let barely = comparison(TEXT_A, TEXT_B);
+    assert!(whole.containment_ab >= 0.5 && barely.containment_ab.max(barely.evidence_coverage_a) < 0.5);
+    let mut out = Vec::new();
+    for (i, (cmp, old, new)) in
+        [(&whole, "b_within_a", "excerpt"), (&whole, "a_within_b", "embedded"), (&barely, "a_within_b", "excerpt")]
+            .into_iter()
+            .enumerate()
+    {
+        let m = NewMatch {
+            section_id: w.sections[i % 2].1,
+            page_id: [p1, p2][i / 2],
+            kind: "identical".into(),
+            comparison: cmp.clone(),
+            seen_at: Timestamp(1_763_683_200_000),
+        };
+        out.push((s.matches.upsert_match(&m).await.unwrap().id, old, new));
+    }
+    out
+}
+
+#[tokio::test]
+async fn embedded_migration_5_gives_old_matches_their_kind_of_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::embedded(dir.path());
+    let stores = open(&config).await.unwrap();
+    let seeded = old_verdict_matches(&stores).await;
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    for (id, old, _) in &seeded {
+        conn.execute("UPDATE matches SET kind = ?2 WHERE id = ?1", rusqlite::params![id, old]).unwrap();
+    }
+    conn.execute("DELETE FROM schema_migrations WHERE version = 5", []).unwrap();
+    drop(conn);
+    assert_eq!(migrate(&config).await.unwrap().applied, vec!["0005_match_kind".to_string()]);
+    for (id, old, new) in seeded {
+        let m = stores.matches.get_match(id).await.unwrap().unwrap();
+        assert_eq!(m.kind, new, "match {id} stored as {old}");
+    }
+}
+
 #[tokio::test]
 async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
     let dir = tempfile::tempdir().unwrap();
@@ -16,7 +64,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0001_initial".to_string(),
             "0002_api".to_string(),
             "0003_content_hash".to_string(),
-            "0004_api_stats".to_string()
+            "0004_api_stats".to_string(),
+            "0005_match_kind".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -130,6 +179,19 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
         .unwrap();
     assert_eq!(chunks, 3);
     assert!(stores.pages.get_page(id).await.unwrap().unwrap().body == big.body);
+
+    // Migration 5 gives matches stored with a verdict kind their kind of copy.
+    let seeded = old_verdict_matches(&stores).await;
+    let matches = db.collection::<mongodb::bson::Document>("matches");
+    for (id, old, _) in &seeded {
+        matches.update_one(doc! {"_id": id}, doc! {"$set": {"kind": *old}}).await.unwrap();
+    }
+    db.collection::<mongodb::bson::Document>("_migrations").delete_one(doc! {"_id": 5_i64}).await.unwrap();
+    assert_eq!(migrate(&config).await.unwrap().applied, vec!["0005_match_kind".to_string()]);
+    for (id, old, new) in seeded {
+        let m = stores.matches.get_match(id).await.unwrap().unwrap();
+        assert_eq!(m.kind, new, "match {id} stored as {old}");
+    }
 
     // A newer database is refused.
     db.collection::<mongodb::bson::Document>("_migrations")

@@ -323,7 +323,13 @@ pub async fn matches_upsert_review_and_filters(s: &Stores) {
     let day1 = Timestamp(1_763_683_200_000); // 2025-11-21T00:00:00Z
     let day2 = Timestamp(day1.0 + 86_400_000);
 
-    let m = NewMatch { section_id: w1.sections[0].1, page_id: p1, comparison: copy.clone(), seen_at: day1 };
+    let m = NewMatch {
+        section_id: w1.sections[0].1,
+        page_id: p1,
+        kind: "identical".into(),
+        comparison: copy.clone(),
+        seen_at: day1,
+    };
     let first = s.matches.upsert_match(&m).await.unwrap();
     assert_eq!(first.outcome, Outcome::Inserted);
     // Re-running the same task changes nothing.
@@ -335,22 +341,38 @@ pub async fn matches_upsert_review_and_filters(s: &Stores) {
     assert_eq!((stored.first_seen, stored.last_seen), (day1, day2));
     assert_eq!((stored.work_id, stored.page_id, stored.site.as_str()), (w1.id, p1, "a.example"));
     assert_eq!(stored.comparison, copy);
-    assert_eq!(stored.kind, copy.verdict.kind.as_str());
+    // The match records the kind of copy it was given; the verdict's kind stays in the comparison.
+    assert_eq!(stored.kind, "identical");
+    assert_eq!(stored.comparison.verdict.kind, copy.verdict.kind);
     assert_eq!(stored.score, copy.verdict.score);
     assert_eq!(stored.status, ReviewStatus::New);
     assert_eq!(s.matches.find_match(m.section_id, p1).await.unwrap().unwrap(), stored);
 
     // New scores update it; first_seen stays.
-    let rescored = NewMatch { comparison: other.clone(), seen_at: Timestamp(day2.0 + 1), ..m.clone() };
+    let rescored =
+        NewMatch { kind: "excerpt".into(), comparison: other.clone(), seen_at: Timestamp(day2.0 + 1), ..m.clone() };
     assert_eq!(s.matches.upsert_match(&rescored).await.unwrap().outcome, Outcome::Updated);
     let stored = s.matches.get_match(first.id).await.unwrap().unwrap();
     assert_eq!((stored.first_seen, stored.comparison.clone()), (day1, other.clone()));
+    assert_eq!(stored.kind, "excerpt");
     assert_eq!(
         s.matches.upsert_match(&m).await.unwrap().outcome,
         Outcome::Unchanged,
         "an older run must not overwrite newer scores"
     );
-    assert_eq!(s.matches.get_match(first.id).await.unwrap().unwrap().comparison, other);
+    let stored = s.matches.get_match(first.id).await.unwrap().unwrap();
+    assert_eq!((stored.comparison, stored.kind.as_str()), (other.clone(), "excerpt"));
+    // Same scores in a newer run under other thresholds: the kind follows, nothing else moves.
+    let reclassified = NewMatch { kind: "embedded".into(), ..rescored.clone() };
+    assert_eq!(s.matches.upsert_match(&reclassified).await.unwrap().outcome, Outcome::Unchanged);
+    assert_eq!(s.matches.get_match(first.id).await.unwrap().unwrap().kind, "embedded");
+    s.matches.upsert_match(&rescored).await.unwrap();
+    // A verdict kind or any other word is no kind of copy: clear error, nothing written.
+    for bad in ["a_within_b", "", "copy"] {
+        let err = s.matches.upsert_match(&NewMatch { kind: bad.into(), ..rescored.clone() }).await.unwrap_err();
+        assert!(is_invalid(&err) && err.to_string().contains("match kind"), "{err}");
+    }
+    assert_eq!(s.matches.get_match(first.id).await.unwrap().unwrap().kind, "excerpt");
 
     // Missing section or page: clear error, nothing written.
     let missing = NewMatch { page_id: p2 + 1000, ..m.clone() };
@@ -399,12 +421,24 @@ pub async fn matches_upsert_review_and_filters(s: &Stores) {
     // More matches for the filters and statistics.
     let m2 = s
         .matches
-        .upsert_match(&NewMatch { section_id: w1.sections[1].1, page_id: p2, comparison: copy.clone(), seen_at: day2 })
+        .upsert_match(&NewMatch {
+            section_id: w1.sections[1].1,
+            page_id: p2,
+            kind: "excerpt".into(),
+            comparison: copy.clone(),
+            seen_at: day2,
+        })
         .await
         .unwrap();
     let m3 = s
         .matches
-        .upsert_match(&NewMatch { section_id: w2.sections[0].1, page_id: p2, comparison: copy.clone(), seen_at: day2 })
+        .upsert_match(&NewMatch {
+            section_id: w2.sections[0].1,
+            page_id: p2,
+            kind: "embedded".into(),
+            comparison: copy.clone(),
+            seen_at: day2,
+        })
         .await
         .unwrap();
     s.matches.set_review(m3.id, ReviewStatus::Dismissed, "carol", None, day2).await.unwrap();
@@ -421,10 +455,10 @@ pub async fn matches_upsert_review_and_filters(s: &Stores) {
     assert_eq!(ids(s.matches.list_matches(&by_section, 0, 100).await.unwrap()), vec![m3.id]);
     let by_status = MatchFilter { status: Some(ReviewStatus::Dismissed), ..Default::default() };
     assert_eq!(ids(s.matches.list_matches(&by_status, 0, 100).await.unwrap()), vec![m3.id]);
-    let by_kind = MatchFilter { kind: Some(copy.verdict.kind.as_str().into()), ..Default::default() };
-    let expected_kind =
-        if other.verdict.kind == copy.verdict.kind { vec![first.id, m2.id, m3.id] } else { vec![m2.id, m3.id] };
-    assert_eq!(ids(s.matches.list_matches(&by_kind, 0, 100).await.unwrap()), expected_kind);
+    let by_kind = MatchFilter { kind: Some("excerpt".into()), ..Default::default() };
+    assert_eq!(ids(s.matches.list_matches(&by_kind, 0, 100).await.unwrap()), vec![first.id, m2.id]);
+    let by_kind = MatchFilter { kind: Some("embedded".into()), ..Default::default() };
+    assert_eq!(ids(s.matches.list_matches(&by_kind, 0, 100).await.unwrap()), vec![m3.id]);
     let by_score =
         MatchFilter { min_score: Some(copy.verdict.score), max_score: Some(copy.verdict.score), ..Default::default() };
     let expected_score =
