@@ -14,3 +14,6 @@ UPDATE matches SET kind = CASE
     ELSE 'excerpt'
 END
 WHERE kind IN ('a_within_b', 'b_within_a');
+
+-- The statistics count matches first seen in a date range by kind (of the caller's works).
+CREATE INDEX IF NOT EXISTS matches_kind_stats ON matches(first_seen, kind, work_id);

@@ -582,7 +582,8 @@ async fn match_detail(state: &AppState, m: Match, w: &Work) -> ApiResult<serde_j
         "match": {
             "id": m.id, "work_id": m.work_id, "work_title": w.title, "owner": w.owner, "work_external_id": w.external_id,
             "section_id": m.section_id, "section_ordinal": p.section_ordinal, "section_title": p.section_title,
-            "page_id": m.page_id, "url": p.url, "site": m.site, "kind": m.kind, "score": m.score,
+            "page_id": m.page_id, "url": p.url, "site": m.site, "kind": m.kind,
+            "verdict_kind": c.verdict.kind.as_str(), "score": m.score,
             "duplicate": m.duplicate, "copied_chars": c.copied_chars, "coverage": c.evidence_coverage_a,
             "first_seen": m.first_seen, "last_seen": m.last_seen, "status": m.status,
         },
@@ -711,6 +712,7 @@ async fn stats(state: State, caller: Caller, q: web::Query<StatsParams>) -> ApiR
     by_day.sort();
     let sites = s.group_matches(&ranged, MatchGroup::Site).await?;
     let works = s.group_matches(&ranged, MatchGroup::Work).await?;
+    let by_kind: HashMap<String, u64> = s.group_matches(&ranged, MatchGroup::Kind).await?.into_iter().collect();
     let mut top_works = Vec::new();
     for (id, n) in works.into_iter().take(top) {
         let id: i64 = id.parse().map_err(ApiError::internal)?;
@@ -743,11 +745,14 @@ async fn stats(state: State, caller: Caller, q: web::Query<StatsParams>) -> ApiR
         .iter()
         .map(|st| (st.as_str().to_owned(), json!(by_status.get(st.as_str()).copied().unwrap_or(0))))
         .collect();
+    let kind_counts: serde_json::Map<String, serde_json::Value> =
+        MATCH_KINDS.iter().map(|k| (k.to_string(), json!(by_kind.get(*k).copied().unwrap_or(0)))).collect();
     Ok(HttpResponse::Ok().json(json!({
         "from": from.day(), "to": Timestamp(until.0 - 1).day(),
         "total": by_status.values().sum::<u64>(),
         "new_today": new_today, "new_this_week": new_this_week,
         "by_status": status_counts,
+        "by_kind": kind_counts,
         "by_day": by_day.iter().map(|(d, n)| json!({"day": d, "count": n})).collect::<Vec<_>>(),
         "top_sites": sites.iter().take(top).map(|(h, n)| json!({"site": h, "count": n})).collect::<Vec<_>>(),
         "top_works": top_works,

@@ -22,7 +22,7 @@ const MATCH_FILTERS: &[(&str, &str, &str)] = &[
     ("section_id", "query", "integer"),
     ("page_id", "query", "integer"),
     ("site", "query", "string"),
-    ("kind", "query", "string"),
+    ("kind", "query", "match_kind"),
     ("status", "query", "status"),
     ("min_score", "query", "score"),
     ("max_score", "query", "score"),
@@ -294,6 +294,7 @@ fn schema(kind: &str) -> Value {
         "score" => json!({"type": "number", "minimum": 0, "maximum": 1}),
         "date" => json!({"type": "string", "format": "date"}),
         "status" => json!({"type": "string", "enum": ["new", "confirmed", "dismissed", "takedown_sent"]}),
+        "match_kind" => json!({"type": "string", "enum": zhiwen_store::MATCH_KINDS}),
         "task_state" => json!({"type": "string", "enum": ["queued", "running", "succeeded", "failed", "cancelled"]}),
         "sort" => {
             json!({"type": "string", "enum": ["id", "-id", "score", "-score", "first_seen", "-first_seen", "last_seen", "-last_seen"]})

@@ -2,7 +2,7 @@
 //! match filters, sorting, opaque cursors and page sizes.
 
 use serde::Deserialize;
-use zhiwen_store::{MatchCursor, MatchQuery, MatchSort, MatchSortKey, ReviewStatus, Timestamp};
+use zhiwen_store::{MatchCursor, MatchQuery, MatchSort, MatchSortKey, ReviewStatus, Timestamp, MATCH_KINDS};
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
@@ -78,6 +78,15 @@ fn score(v: Option<f64>, field: &str) -> ApiResult<Option<f64>> {
     }
 }
 
+/// A kind of copy ([`zhiwen_store::MATCH_KINDS`]).
+pub fn kind(s: &str) -> ApiResult<String> {
+    if MATCH_KINDS.contains(&s) {
+        Ok(s.to_owned())
+    } else {
+        Err(ApiError::bad_request(format!("kind: expected {}, got {s:?}", MATCH_KINDS.join(", "))))
+    }
+}
+
 fn nonempty(s: &Option<String>) -> Option<String> {
     s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
 }
@@ -96,7 +105,7 @@ impl MatchParams {
             section_id: self.section_id,
             page_id: self.page_id,
             site: nonempty(&self.site),
-            kind: nonempty(&self.kind),
+            kind: nonempty(&self.kind).map(|k| kind(&k)).transpose()?,
             status: nonempty(&self.status).map(|s| status(&s)).transpose()?,
             not_status: Vec::new(),
             min_score: score(self.min_score, "min_score")?,

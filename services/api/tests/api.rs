@@ -293,6 +293,27 @@ async fn matches_evidence_and_review(env: &Env) {
     }
     assert!(d["scores"]["containment_ab"].as_f64().is_some());
 
+    // The match carries the kind of copy the matcher decided (not the verdict's kind, which
+    // the detail shows beside it); the kind filter and the statistics speak the same kinds.
+    let stored = env.stores.matches.get_match(id).await.unwrap().unwrap();
+    let kind = zhiwen_matcher::MatchKind::of(&stored.comparison, &MatcherConfig::default().thresholds).unwrap();
+    assert_eq!((m["kind"].as_str(), d["match"]["kind"].as_str()), (Some(kind.as_str()), Some(kind.as_str())), "{d}");
+    assert_eq!(d["match"]["verdict_kind"], stored.comparison.verdict.kind.as_str());
+    for k in zhiwen_store::MATCH_KINDS {
+        let r = env.get(&format!("/api/v1/matches?kind={k}"), &env.analyst).await.json();
+        assert_eq!(r["items"].as_array().unwrap().len(), usize::from(k == kind.as_str()), "kind={k}: {r}");
+    }
+    for bad in ["a_within_b", "b_within_a", "copy"] {
+        assert_error(&env.get(&format!("/api/v1/matches?kind={bad}"), &env.analyst).await, 400, "bad_request");
+    }
+    let s = env.get("/api/v1/stats", &env.holder).await.json();
+    let by_kind = s["by_kind"].as_object().unwrap();
+    assert_eq!(by_kind.len(), 4, "{s}");
+    assert_eq!(
+        (by_kind[kind.as_str()].clone(), by_kind.values().filter_map(Value::as_u64).sum::<u64>()),
+        (json!(1), 1)
+    );
+
     // Review with an audit trail, bulk review, status filter.
     let r = env
         .call(
@@ -381,6 +402,8 @@ async fn exports_and_report(env: &Env) {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 2);
     assert!(lines[1].contains("红楼梦 第一回") && lines[1].contains("pirate.example"), "{csv}");
+    let kind_col = lines[0].split(',').position(|h| h == "kind").unwrap();
+    assert_eq!(lines[1].split(',').nth(kind_col), m["kind"].as_str(), "{csv}");
     let json = env.get("/api/v1/exports/matches?format=json", &env.analyst).await.json();
     assert_eq!(json.as_array().unwrap()[0]["match_id"], m["id"]);
     let empty = env.get("/api/v1/exports/matches?format=json&site=nowhere.example", &env.analyst).await.json();

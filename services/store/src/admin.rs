@@ -266,6 +266,8 @@ pub enum MatchGroup {
     Status,
     /// UTC day of the first sighting (`YYYY-MM-DD`).
     FirstDay,
+    /// Kind of copy.
+    Kind,
 }
 
 /// Filters of a page search.

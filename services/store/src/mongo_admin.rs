@@ -274,6 +274,7 @@ impl QueryStore for MongoStore {
             MatchGroup::Site => "site",
             MatchGroup::Status => "status",
             MatchGroup::FirstDay => "first_day",
+            MatchGroup::Kind => "kind",
         };
         let mut out = self
             .count_by(&filter, field)

@@ -32,7 +32,8 @@ const DB_FILE: &str = "zhiwen.db";
 /// The embedded store.
 pub(crate) struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
-    readers: ReadPool,
+    /// `None` when configured with no readers: reads share the writer connection.
+    readers: Option<ReadPool>,
 }
 
 impl SqliteStore {
@@ -52,7 +53,10 @@ impl SqliteStore {
         })
         .await??;
         // Readers open after the writer has switched the file to WAL.
-        let readers = ReadPool::open(&data_dir.join(DB_FILE), pool::default_size()).await?;
+        let readers = match pool::configured_size()? {
+            0 => None,
+            n => Some(ReadPool::open(&data_dir.join(DB_FILE), n).await?),
+        };
         Ok(SqliteStore { conn: Arc::new(Mutex::new(conn)), readers })
     }
 
@@ -62,7 +66,10 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     {
-        self.readers.run(f).await
+        match &self.readers {
+            Some(pool) => pool.run(f).await,
+            None => self.run(move |c| f(c)).await,
+        }
     }
 
     async fn run<T, F>(&self, f: F) -> StoreResult<T>

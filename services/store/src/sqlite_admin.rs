@@ -268,6 +268,7 @@ impl QueryStore for SqliteStore {
             MatchGroup::Site => "m.site",
             MatchGroup::Status => "m.status",
             MatchGroup::FirstDay => "m.first_day",
+            MatchGroup::Kind => "m.kind",
         };
         let sql = format!(
             "SELECT CAST({col} AS TEXT) AS k, COUNT(*) AS n FROM matches m WHERE {} GROUP BY {col} ORDER BY n DESC, k",

@@ -17,12 +17,23 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::traits::StoreResult;
 use crate::StoreError;
 
-/// Number of reader connections: two per core, at least 4 and at most 16. SQLite readers
-/// in WAL mode do not block each other or the writer; past a few per core they only
-/// add memory (each keeps its own page cache).
-pub(super) fn default_size() -> usize {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-    (cores * 2).clamp(4, 16)
+/// Environment variable overriding the number of reader connections; `0` sends reads
+/// through the writer connection as before the pool (for comparisons).
+pub(super) const READERS_ENV: &str = "ZHIWEN_SQLITE_READERS";
+
+/// Number of reader connections: [`READERS_ENV`] if set, else two per core, at least 4
+/// and at most 16. SQLite readers in WAL mode do not block each other or the writer;
+/// past a few per core they only add memory (each keeps its own page cache).
+pub(super) fn configured_size() -> StoreResult<usize> {
+    match std::env::var(READERS_ENV) {
+        Ok(v) => v.trim().parse::<usize>().ok().filter(|n| *n <= 256).ok_or_else(|| {
+            StoreError::Config(format!("{READERS_ENV}={v:?}: expected a number of connections from 0 to 256"))
+        }),
+        Err(_) => {
+            let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+            Ok((cores * 2).clamp(4, 16))
+        }
+    }
 }
 
 /// A fixed pool of read-only connections to one database file.

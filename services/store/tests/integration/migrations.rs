@@ -33,6 +33,47 @@ async fn old_verdict_matches(s: &Stores) -> Vec<(i64, &'static str, &'static str
     out
 }
 
+/// Reads go through a pool of read-only connections beside the one writer: with many
+/// readers busy at the same time, each write is seen by the very next read of its caller.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_reads_see_each_committed_write_while_others_read() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let stores = open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    let seeded = old_verdict_matches(&stores).await;
+    let id = seeded[0].0;
+    let stop = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicU64::new(0));
+    let readers: Vec<_> = (0..16)
+        .map(|_| {
+            let (s, stop, reads) = (stores.clone(), stop.clone(), reads.clone());
+            tokio::spawn(async move {
+                let sort = MatchSort { key: MatchSortKey::LastSeen, descending: true };
+                while !stop.load(Ordering::Relaxed) {
+                    let rows = s.queries.query_matches(&MatchQuery::default(), sort, None, 50).await.unwrap();
+                    assert_eq!(rows.len(), 3);
+                    assert!(s.matches.get_match(id).await.unwrap().is_some());
+                    reads.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for i in 0..40_i64 {
+        let to = if i % 2 == 0 { ReviewStatus::Confirmed } else { ReviewStatus::Dismissed };
+        stores.matches.set_review(id, to, "alice", None, Timestamp(1_763_683_200_000 + i)).await.unwrap();
+        assert_eq!(stores.matches.get_match(id).await.unwrap().unwrap().status, to, "write {i} not seen");
+        let q = MatchQuery { status: Some(to), ..Default::default() };
+        assert_eq!(stores.queries.count_matches(&q).await.unwrap(), 1, "write {i} not counted");
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.await.unwrap();
+    }
+    assert!(reads.load(Ordering::Relaxed) > 0);
+    assert_eq!(stores.matches.get_match(id).await.unwrap().unwrap().review_log.len(), 40);
+}
+
 #[tokio::test]
 async fn embedded_migration_5_gives_old_matches_their_kind_of_copy() {
     let dir = tempfile::tempdir().unwrap();
