@@ -31,6 +31,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "match_kind",
         sql: include_str!("../../../migrations/embedded/0005_match_kind.sql"),
     },
+    SqlMigration {
+        version: 6,
+        name: "match_list_columns",
+        sql: include_str!("../../../migrations/embedded/0006_match_list_columns.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -40,10 +45,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (3, include_str!("../../../migrations/mongodb/0003_content_hash.json")),
     (4, include_str!("../../../migrations/mongodb/0004_api_stats.json")),
     (5, include_str!("../../../migrations/mongodb/0005_match_kind.json")),
+    (6, include_str!("../../../migrations/mongodb/0006_match_list_columns.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 5;
+pub const LATEST: u32 = 6;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

@@ -822,13 +822,14 @@ impl MatchStore for SqliteStore {
                 )
                 .optional()?;
             let v = &m.comparison.verdict;
+            let (copied_chars, coverage) = (m.comparison.copied_chars as i64, m.comparison.evidence_coverage_a);
             let t = m.seen_at.0;
             let result = match existing {
                 None => {
                     tx.execute(
-                        "INSERT INTO matches (section_id, work_id, page_id, site, kind, score, duplicate, comparison, comparison_hash, first_seen, first_day, last_seen, status)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?10, 'new')",
-                        params![m.section_id, work_id, m.page_id, site, m.kind, v.score, v.duplicate, json, h2i(hash), t, m.seen_at.day()],
+                        "INSERT INTO matches (section_id, work_id, page_id, site, kind, score, duplicate, comparison, comparison_hash, first_seen, first_day, last_seen, status, copied_chars, coverage)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?10, 'new', ?12, ?13)",
+                        params![m.section_id, work_id, m.page_id, site, m.kind, v.score, v.duplicate, json, h2i(hash), t, m.seen_at.day(), copied_chars, coverage],
                     )?;
                     Upserted { id: tx.last_insert_rowid(), outcome: Outcome::Inserted }
                 }
@@ -844,8 +845,8 @@ impl MatchStore for SqliteStore {
                         Upserted { id, outcome: Outcome::Unchanged }
                     } else {
                         tx.execute(
-                            "UPDATE matches SET kind = ?2, score = ?3, duplicate = ?4, comparison = ?5, comparison_hash = ?6, first_seen = ?7, first_day = ?8, last_seen = ?9 WHERE id = ?1",
-                            params![id, m.kind, v.score, v.duplicate, json, h2i(hash), first, Timestamp(first).day(), t],
+                            "UPDATE matches SET kind = ?2, score = ?3, duplicate = ?4, comparison = ?5, comparison_hash = ?6, first_seen = ?7, first_day = ?8, last_seen = ?9, copied_chars = ?10, coverage = ?11 WHERE id = ?1",
+                            params![id, m.kind, v.score, v.duplicate, json, h2i(hash), first, Timestamp(first).day(), t, copied_chars, coverage],
                         )?;
                         Upserted { id, outcome: Outcome::Updated }
                     }

@@ -240,7 +240,7 @@ impl QueryStore for SqliteStore {
         args.push(Value::Integer(limit));
         let sql = format!(
             "SELECT m.id, m.work_id, w.owner, w.external_id, w.title, m.section_id, s.ordinal, s.title, m.page_id, p.url, m.site, m.kind, m.score, m.duplicate,
-                    json_extract(m.comparison, '$.copied_chars'), json_extract(m.comparison, '$.evidence_coverage_a'), m.first_seen, m.last_seen, m.status
+                    m.copied_chars, m.coverage, m.first_seen, m.last_seen, m.status
              FROM matches m JOIN works w ON w.id = m.work_id JOIN sections s ON s.id = m.section_id JOIN pages p ON p.id = m.page_id
              WHERE {} ORDER BY {col} {dir}, m.id {dir} LIMIT ?{}",
             where_of(&clauses),

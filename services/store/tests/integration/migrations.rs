@@ -74,8 +74,10 @@ async fn embedded_reads_see_each_committed_write_while_others_read() {
     assert_eq!(stores.matches.get_match(id).await.unwrap().unwrap().review_log.len(), 40);
 }
 
+/// A database as schema version 4 left it (verdict kinds, no listing columns) gets the
+/// kinds of copy (migration 5) and the listing's two columns filled (migration 6).
 #[tokio::test]
-async fn embedded_migration_5_gives_old_matches_their_kind_of_copy() {
+async fn embedded_migrations_5_and_6_rewrite_old_matches() {
     let dir = tempfile::tempdir().unwrap();
     let config = StoreConfig::embedded(dir.path());
     let stores = open(&config).await.unwrap();
@@ -84,12 +86,28 @@ async fn embedded_migration_5_gives_old_matches_their_kind_of_copy() {
     for (id, old, _) in &seeded {
         conn.execute("UPDATE matches SET kind = ?2 WHERE id = ?1", rusqlite::params![id, old]).unwrap();
     }
-    conn.execute("DELETE FROM schema_migrations WHERE version = 5", []).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE matches DROP COLUMN copied_chars; ALTER TABLE matches DROP COLUMN coverage;
+         DELETE FROM schema_migrations WHERE version >= 5;",
+    )
+    .unwrap();
     drop(conn);
-    assert_eq!(migrate(&config).await.unwrap().applied, vec!["0005_match_kind".to_string()]);
-    for (id, old, new) in seeded {
+    assert_eq!(
+        migrate(&config).await.unwrap().applied,
+        vec!["0005_match_kind".to_string(), "0006_match_list_columns".to_string()]
+    );
+    let sort = MatchSort { key: MatchSortKey::Id, descending: false };
+    let rows = stores.queries.query_matches(&MatchQuery::default(), sort, None, 10).await.unwrap();
+    assert_eq!(rows.len(), seeded.len());
+    for ((id, old, new), row) in seeded.into_iter().zip(rows) {
         let m = stores.matches.get_match(id).await.unwrap().unwrap();
         assert_eq!(m.kind, new, "match {id} stored as {old}");
+        assert_eq!((row.id, row.kind.as_str()), (id, new));
+        assert_eq!(
+            (row.copied_chars, row.coverage),
+            (m.comparison.copied_chars as u64, m.comparison.evidence_coverage_a)
+        );
+        assert!(row.copied_chars > 0 || row.coverage == 0.0);
     }
 }
 
@@ -106,7 +124,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0002_api".to_string(),
             "0003_content_hash".to_string(),
             "0004_api_stats".to_string(),
-            "0005_match_kind".to_string()
+            "0005_match_kind".to_string(),
+            "0006_match_list_columns".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -227,8 +246,11 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     for (id, old, _) in &seeded {
         matches.update_one(doc! {"_id": id}, doc! {"$set": {"kind": *old}}).await.unwrap();
     }
-    db.collection::<mongodb::bson::Document>("_migrations").delete_one(doc! {"_id": 5_i64}).await.unwrap();
-    assert_eq!(migrate(&config).await.unwrap().applied, vec!["0005_match_kind".to_string()]);
+    db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 5_i64}}).await.unwrap();
+    assert_eq!(
+        migrate(&config).await.unwrap().applied,
+        vec!["0005_match_kind".to_string(), "0006_match_list_columns".to_string()]
+    );
     for (id, old, new) in seeded {
         let m = stores.matches.get_match(id).await.unwrap().unwrap();
         assert_eq!(m.kind, new, "match {id} stored as {old}");
