@@ -87,6 +87,10 @@ pub struct EvalArgs {
     /// Also write the report as JSON here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also list every missed copy and every false detection, with the core's comparison
+    /// of the pair (copied characters, containment both ways) and the nominating families.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// `zhiwen worker`.

@@ -14,10 +14,12 @@ pub mod corpus;
 pub mod dataset;
 mod detector;
 mod error;
+mod explain;
 pub mod metrics;
 mod report;
 pub mod rng;
 
 pub use detector::{family_flags, Detection, Detector, DetectorOutput, Family, FamilyHit, PairwiseDetector, DNA_FLAG};
 pub use error::EvalError;
+pub use explain::explain;
 pub use report::{default_sweep, evaluate, run_eval, sweep_rows, DatasetSummary, EvalOptions, EvalReport, SweepRow};

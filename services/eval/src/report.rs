@@ -153,6 +153,12 @@ pub fn default_sweep(base: &Thresholds) -> Vec<(String, Thresholds)> {
     for v in [80, 100, 120, 200, 300, 400] {
         out.push((format!("min_excerpt_chars={v}"), Thresholds { min_excerpt_chars: v, ..base.clone() }));
     }
+    for v in [0.0, 0.1, 0.2, 0.3] {
+        out.push((format!("min_excerpt_share={v}"), Thresholds { min_excerpt_share: v, ..base.clone() }));
+    }
+    for v in [150, 300, 400, 800] {
+        out.push((format!("long_excerpt_chars={v}"), Thresholds { long_excerpt_chars: v, ..base.clone() }));
+    }
     out.push((
         "containment=0.3,min_excerpt_chars=200".to_owned(),
         Thresholds { containment: 0.3, min_excerpt_chars: 200, ..base.clone() },

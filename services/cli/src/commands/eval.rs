@@ -219,9 +219,12 @@ pub fn run(data: &DataArgs, args: &EvalArgs) -> Result<()> {
     let dataset = opts.build_dataset().context("cannot build the evaluation set")?;
     let generation_secs = t.elapsed().as_secs_f64();
     let mut detector = PipelineDetector::new(settings.params.clone(), settings.matcher.clone())?;
-    let (mut report, _) = evaluate(&dataset, &mut detector)?;
+    let (mut report, output) = evaluate(&dataset, &mut detector)?;
     report.generation_secs = generation_secs;
     println!("{report}");
+    if args.explain {
+        println!("{}", zhiwen_eval::explain(&dataset, &output, &settings.params, &settings.matcher.thresholds)?);
+    }
     if let Some(path) = &args.out {
         write_json(path, &report)?;
     }
