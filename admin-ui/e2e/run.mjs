@@ -28,6 +28,8 @@ const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'docs', 'screenshots');
 const WRITE_SHOTS = process.env.E2E_SCREENSHOTS !== '0';
 const PIRATE = 'http://pirate.example/';
+// The kinds of copy a match records, as the dashboard names them in Chinese.
+const KIND_LABELS = { identical: '完全相同', near_duplicate: '整章近似', embedded: '整章嵌入', excerpt: '摘抄片段' };
 
 const data = mkdtempSync(join(tmpdir(), 'zhiwen-e2e-'));
 const env = {
@@ -260,6 +262,11 @@ async function main() {
       const topWorks = await page.getByTestId('top-works').locator('tbody tr.ant-table-row').count();
       assert.ok(topWorks >= 2, `top works lists the copied works (${topWorks})`);
       assert.match(await page.getByTestId('whoami').innerText(), /管理员/);
+      // the kinds of copy the matcher recorded, counted the way the matches list has them
+      for (const [kind, label] of Object.entries(KIND_LABELS)) {
+        const n = allMatches.filter((m) => m.kind === kind).length;
+        assert.equal(await page.getByTestId(`kind-count-${kind}`).innerText(), `${label} ${n}`);
+      }
       await shot(page, 'overview');
     });
 
@@ -294,6 +301,28 @@ async function main() {
       matchId = hlmMatches[0].id;
     });
 
+    await step('matches: every match shows a kind of copy, and filtering by kind shows only that kind', async () => {
+      for (const m of allMatches) assert.ok(m.kind in KIND_LABELS, `match ${m.id} has kind ${m.kind}`);
+      const kind = allMatches[0].kind;
+      const ofKind = allMatches.filter((m) => m.kind === kind);
+      await page.goto(`${base}/matches`);
+      await waitRowCount(page, 'matches-table', allMatches.length);
+      await page.getByTestId('filter-kind').click();
+      await page.locator('.ant-select-dropdown:visible .ant-select-item-option').filter({ hasText: KIND_LABELS[kind] }).click();
+      await page.waitForURL(new RegExp(`kind=${kind}`));
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('[data-testid="matches-table"] tbody tr.ant-table-row').length === n,
+        ofKind.length,
+      );
+      const rows = await waitRowsSettled(page, 'matches-table');
+      assert.equal(await rows.count(), ofKind.length);
+      const tags = page.getByTestId('matches-table').getByTestId('kind-tag');
+      for (let i = 0; i < (await tags.count()); i++) {
+        assert.equal(await tags.nth(i).getAttribute('data-kind'), kind);
+        assert.equal(await tags.nth(i).innerText(), KIND_LABELS[kind]);
+      }
+    });
+
     await step('evidence: the passages side by side, copied text highlighted, the score in plain words', async () => {
       await page.goto(`${base}/matches/${matchId}`);
       await page.getByTestId('explanation').waitFor();
@@ -310,6 +339,10 @@ async function main() {
       const squash = (x) => x.replace(/\s+/g, '');
       assert.equal(squash(copied), squash(detail.passages[0].work.text), 'the highlighted text is the quoted passage');
       assert.equal(await page.getByTestId('open-page').getAttribute('href'), detail.match.url);
+      // the kind of copy, and the verdict it was decided from
+      assert.equal(await page.getByTestId('kind-tag').first().getAttribute('data-kind'), detail.match.kind);
+      assert.ok(detail.match.verdict_kind, 'the detail names the verdict');
+      assert.ok((await page.getByTestId('verdict-kind').innerText()).length > 0);
       await shot(page, 'evidence');
     });
 

@@ -3,7 +3,8 @@ import userEvent from '@testing-library/user-event';
 import { MemoryRouter } from 'react-router-dom';
 import { I18nProvider, useI18n } from '../src/i18n/I18nProvider';
 import { dictionaries } from '../src/i18n/dict';
-import { StatusTag } from '../src/components/Tags';
+import { KindTag, StatusTag } from '../src/components/Tags';
+import { MATCH_KINDS } from '../src/api/types';
 import { MarkedText } from '../src/components/Passage';
 import { ErrorState } from '../src/components/States';
 import { ApiError } from '../src/api/client';
@@ -24,6 +25,23 @@ function Toggle() {
 }
 
 beforeEach(() => localStorage.clear());
+
+describe('KindTag', () => {
+  it('names every kind of copy in Chinese and in English', () => {
+    const zh = ['完全相同', '整章近似', '整章嵌入', '摘抄片段'];
+    const en = ['Identical', 'Near duplicate', 'Embedded chapter', 'Excerpt'];
+    for (const [lang, words] of [['zh', zh], ['en', en]] as const) {
+      const { unmount } = render(
+        <I18nProvider lang={lang}>
+          {MATCH_KINDS.map((k) => <KindTag key={k} kind={k} />)}
+        </I18nProvider>,
+      );
+      expect(screen.getAllByTestId('kind-tag').map((e) => e.textContent)).toEqual(words);
+      unmount();
+    }
+    expect(MATCH_KINDS).toEqual(['identical', 'near_duplicate', 'embedded', 'excerpt']);
+  });
+});
 
 describe('i18n', () => {
   it('starts in Chinese and switches to English and back, remembering the choice', async () => {

@@ -61,6 +61,19 @@ describe('Overview', () => {
   });
 });
 
+describe('Overview by kind', () => {
+  it('counts the kinds of copy and links each to its matches', () => {
+    renderOverview({ ...base, total: 5, by_kind: { identical: 1, embedded: 3, excerpt: 1 }, totals: { works: 2, pages: 9, matches_all_time: 5 } });
+    expect(screen.getByTestId('kinds')).toHaveTextContent('近 30 天按类型：完全相同 1整章近似 0整章嵌入 3摘抄片段 1');
+    expect(screen.getByTestId('kind-count-embedded')).toHaveAttribute('href', '/matches?kind=embedded');
+  });
+
+  it('says nothing by kind when nothing was found', () => {
+    renderOverview({ ...base, by_kind: { identical: 0, near_duplicate: 0, embedded: 0, excerpt: 0 } });
+    expect(screen.queryByTestId('kinds')).toBeNull();
+  });
+});
+
 describe('Overview for a holder', () => {
   it('does not claim a page count the API withholds', () => {
     renderOverview({ ...base, totals: { works: 3, pages: null, matches_all_time: 12 } });

@@ -2,7 +2,10 @@
 
 export type Role = 'admin' | 'analyst' | 'holder';
 export type ReviewStatus = 'new' | 'confirmed' | 'dismissed' | 'takedown_sent';
-export type MatchKind = 'identical' | 'near_duplicate' | 'excerpt' | 'embedded' | string;
+/** The kind of copy a match records (decided by the matcher). */
+export type MatchKind = 'identical' | 'near_duplicate' | 'excerpt' | 'embedded';
+/** The verdict's own kind (which text lies inside which), shown in a match's detail. */
+export type VerdictKind = 'identical' | 'near_duplicate' | 'a_within_b' | 'b_within_a' | 'unrelated';
 export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export const REVIEW_STATUSES: ReviewStatus[] = ['new', 'confirmed', 'dismissed', 'takedown_sent'];
@@ -32,6 +35,8 @@ export interface Stats {
   new_today: number;
   new_this_week: number;
   by_status: Partial<Record<ReviewStatus, number>>;
+  /** Matches first seen in the range, by kind of copy. */
+  by_kind?: Partial<Record<MatchKind, number>>;
   by_day: { day: string; count: number }[];
   top_sites: { site: string; count: number }[];
   top_works: { work_id: number; title: string; owner: string; count: number }[];
@@ -152,7 +157,7 @@ export interface ReviewEvent {
 }
 
 export interface MatchDetail {
-  match: MatchItem;
+  match: MatchItem & { verdict_kind?: VerdictKind };
   scores: {
     resemblance?: number;
     containment_ab?: number;

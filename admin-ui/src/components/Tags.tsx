@@ -20,11 +20,22 @@ export function StatusTag({ status }: { status: ReviewStatus }) {
   );
 }
 
+const KIND_COLORS: Record<string, string> = {
+  identical: 'red',
+  near_duplicate: 'volcano',
+  embedded: 'orange',
+  excerpt: 'gold',
+};
+
 export function KindTag({ kind }: { kind: string }) {
   const { t } = useI18n();
   const key = `kind.${kind}` as Key;
   const label = t(key);
-  return <Tag>{label === key ? kind : label}</Tag>;
+  return (
+    <Tag color={KIND_COLORS[kind] ?? 'default'} data-testid="kind-tag" data-kind={kind}>
+      {label === key ? kind : label}
+    </Tag>
+  );
 }
 
 export function ScoreBar({ score }: { score: number }) {

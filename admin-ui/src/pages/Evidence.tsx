@@ -76,6 +76,11 @@ function EvidenceBody({ initial }: { initial: MatchDetail }) {
                 <a href={m.url} target="_blank" rel="noreferrer noopener">{m.url}</a>
               </Descriptions.Item>
               <Descriptions.Item label={t('matches.kind')}><KindTag kind={m.kind} /></Descriptions.Item>
+              {m.verdict_kind && (
+                <Descriptions.Item label={t('matches.verdict')}>
+                  <span data-testid="verdict-kind">{t(`verdict.${m.verdict_kind}` as Key)}</span>
+                </Descriptions.Item>
+              )}
               <Descriptions.Item label={t('matches.score')}><ScoreBar score={m.score} /></Descriptions.Item>
               <Descriptions.Item label={t('evidence.copiedChars')}>{t('evidence.chars', { n: count(m.copied_chars) })}</Descriptions.Item>
               <Descriptions.Item label={t('evidence.coverage')}>{percent(m.coverage)}</Descriptions.Item>

@@ -7,7 +7,8 @@ import { useLoad } from '../lib/useLoad';
 import { EmptyState, Loadable } from '../components/States';
 import { Chart } from '../components/Chart';
 import { count, fillDays } from '../lib/format';
-import type { Stats } from '../api/types';
+import { MATCH_KINDS, type Stats } from '../api/types';
+import type { Key } from '../i18n/dict';
 
 export function Overview() {
   const { t } = useI18n();
@@ -77,6 +78,16 @@ export function OverviewBody({ stats }: { stats: Stats }) {
           ? t('overview.totalsHolder', { works: count(stats.totals.works), matches: count(stats.totals.matches_all_time) })
           : t('overview.totals', { works: count(stats.totals.works), pages: count(stats.totals.pages), matches: count(stats.totals.matches_all_time) })}
       </Typography.Paragraph>
+      {stats.by_kind && stats.total > 0 && (
+        <Typography.Paragraph type="secondary" data-testid="kinds">
+          {t('overview.byKind')}
+          {MATCH_KINDS.map((k) => (
+            <Link key={k} to={`/matches?kind=${k}`} style={{ marginRight: 12 }} data-testid={`kind-count-${k}`}>
+              {t(`kind.${k}` as Key)} {count(stats.by_kind?.[k] ?? 0)}
+            </Link>
+          ))}
+        </Typography.Paragraph>
+      )}
       <Card title={t('overview.trend')} style={{ marginTop: 4 }}>
         {stats.total === 0 ? (
           <EmptyState title={t('overview.noMatches')} hint={t('overview.noMatchesHint')} />
