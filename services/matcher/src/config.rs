@@ -21,6 +21,12 @@ pub struct MatcherConfig {
     /// verified. A copy of `min_copied_chars` (50) characters shares about 9 winnowed
     /// character keys, so 3 drops chance hits without losing real copies.
     pub min_candidate_hits: u32,
+    /// A candidate must also share at least this many winnowed keys (characters and
+    /// pinyin initials together) to be verified: a copy of `min_copied_chars` (50)
+    /// characters shares several, while the simhash, DNA and LSH families also hit
+    /// unrelated Chinese text by chance. When the index sampled the query's winnowed
+    /// keys (1 in `m`), the minimum is divided by `m` (rounded up).
+    pub min_winnow_hits: u32,
     /// Section analyses kept in memory (sections are verified again and again).
     pub section_cache: usize,
     /// Store the fingerprints of every matched page and add it to the page namespace of
@@ -49,6 +55,7 @@ impl Default for MatcherConfig {
             thresholds: Thresholds::default(),
             candidate_limit: 50,
             min_candidate_hits: 3,
+            min_winnow_hits: 2,
             section_cache: 20_000,
             index_pages: true,
             concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 16),

@@ -103,6 +103,9 @@ pub struct Worker {
     settings: StreamSettings,
     name: String,
     webhook: Option<Webhook>,
+    /// Stream of the last entry handled: a new task's first entry revalidates the
+    /// matcher's section cache (works may have changed in another process since).
+    last_stream: Option<String>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -117,7 +120,7 @@ impl Worker {
         let client = redis::Client::open(settings.url.as_str()).map_err(stream_err("connect"))?;
         let redis = ConnectionManager::new(client).await.map_err(stream_err("connect"))?;
         let webhook = Webhook::from_config(&matcher.config().webhook)?;
-        Ok(Worker { matcher, redis, settings, name: crate::task::worker_name(), webhook })
+        Ok(Worker { matcher, redis, settings, name: crate::task::worker_name(), webhook, last_stream: None })
     }
 
     /// This worker's consumer name (`host/pid/nonce`).
@@ -328,9 +331,14 @@ impl Worker {
 
     async fn handle(&mut self, key: &str, entry: &StreamId, summary: &mut WorkerSummary) -> Result<()> {
         let pages: String = entry.get("pages").unwrap_or_default();
+        if self.last_stream.as_deref() != Some(key) {
+            self.matcher.revalidate_sections();
+            self.last_stream = Some(key.to_owned());
+        }
         let mut records = Vec::new();
-        for id in pages.split(',').filter_map(|p| p.trim().parse::<i64>().ok()) {
-            match self.matcher.match_page(id).await {
+        let ids: Vec<i64> = pages.split(',').filter_map(|p| p.trim().parse::<i64>().ok()).collect();
+        for (id, r) in self.matcher.match_pages(&ids).await? {
+            match r {
                 Ok(out) => {
                     summary.matches += out.matches.len() as u64;
                     records.extend(out.matches);

@@ -18,6 +18,7 @@
 
 pub mod boilerplate;
 mod cache;
+mod candidates;
 pub mod config;
 pub mod distributed;
 mod error;

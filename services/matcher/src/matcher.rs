@@ -1,6 +1,7 @@
 //! [`Matcher`]: fingerprint, look up, verify, decide, record.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -9,7 +10,7 @@ use zhiwen_core::canon::{self, slice_chars, InputFormat};
 use zhiwen_core::compare::{compare, Comparison};
 use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::{Analysis, Fingerprinter};
-use zhiwen_index::{Candidate, CandidateIndex, Namespace};
+use zhiwen_index::{Candidate, CandidateIndex, LookupResult, Namespace};
 use zhiwen_store::{NewMatch, Outcome, Page, Stores, Subject, Timestamp};
 
 use crate::boilerplate::{blank_boilerplate, SiteProfile};
@@ -17,6 +18,8 @@ use crate::cache::BoundedCache;
 use crate::config::MatcherConfig;
 use crate::kind::MatchKind;
 use crate::{MatcherError, Result};
+
+mod batch;
 
 /// Matches pages against protected works (and works against stored pages).
 ///
@@ -33,6 +36,9 @@ struct Inner {
     fp: Fingerprinter,
     config: MatcherConfig,
     sections: Mutex<BoundedCache<i64, Arc<SectionEntry>>>,
+    /// Cached sections checked against the store in an earlier epoch are checked again
+    /// (by text hash) on their next use; a matching task starts a new epoch.
+    epoch: AtomicU64,
     sites: Mutex<HashMap<String, Arc<SiteProfile>>>,
     site_build: tokio::sync::Mutex<()>,
 }
@@ -51,6 +57,8 @@ impl std::fmt::Debug for Matcher {
 struct SectionEntry {
     work_id: i64,
     text_hash: u64,
+    /// Epoch in which the text hash was last checked against the store.
+    checked: AtomicU64,
     analysis: Analysis,
 }
 
@@ -161,6 +169,7 @@ impl Matcher {
                 fp: fingerprinter,
                 config,
                 sections: Mutex::new(cache),
+                epoch: AtomicU64::new(0),
                 sites: Mutex::new(HashMap::new()),
                 site_build: tokio::sync::Mutex::new(()),
             }),
@@ -268,21 +277,32 @@ impl Matcher {
     /// with every measure, decide, and record the copies. A page that matches nothing
     /// leaves no match record.
     pub async fn match_page(&self, page_id: i64) -> Result<PageOutcome> {
+        let prepared = self.load_and_prepare(page_id).await?;
+        if self.inner.config.index_pages {
+            self.store_page_fingerprints(page_id, &prepared.full).await?;
+        }
+        self.match_prepared(prepared).await
+    }
+
+    /// Load a page and fingerprint it (boilerplate blanked), on the blocking pool.
+    async fn load_and_prepare(&self, page_id: i64) -> Result<PreparedPage> {
         let s = &self.inner.stores;
         let page = s.pages.get_page(page_id).await?.ok_or(MatcherError::NotFound { what: "page", id: page_id })?;
         let profile = self.site_profile(&page.site).await?;
         let inner = self.inner.clone();
-        let prepared = tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await??;
-        if self.inner.config.index_pages {
-            self.store_page_fingerprints(page_id, &prepared.full).await?;
-        }
+        tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await?
+    }
+
+    /// Look up, verify and record a prepared page (its fingerprints are already stored).
+    async fn match_prepared(&self, prepared: PreparedPage) -> Result<PageOutcome> {
+        let page_id = prepared.page_id;
         let mut outcome = PageOutcome { page_id, boilerplate_chars: prepared.boilerplate_chars, ..Default::default() };
         let Some(view) = prepared.view() else { return Ok(outcome) };
         let keys = view.fingerprints.index_keys();
         let found = self.inner.index.lookup(Namespace::Sections, &keys, self.inner.config.candidate_limit).await?;
         outcome.candidates = found.candidates.len();
         let mut sections = Vec::new();
-        for c in self.good(&found.candidates) {
+        for c in self.good(&found) {
             if let Some(entry) = self.section(c.doc as i64).await? {
                 sections.push((c.doc as i64, entry));
             }
@@ -320,7 +340,7 @@ impl Matcher {
             let Some(entry) = self.section(section.id).await? else { continue };
             let keys = entry.analysis.fingerprints.index_keys();
             let found = self.inner.index.lookup(Namespace::Pages, &keys, self.inner.config.candidate_limit).await?;
-            for c in self.good(&found.candidates) {
+            for c in self.good(&found) {
                 let page_id = c.doc as i64;
                 if let std::collections::hash_map::Entry::Vacant(slot) = pages.entry(page_id) {
                     let prepared = match s.pages.get_page(page_id).await? {
@@ -408,19 +428,33 @@ impl Matcher {
         Ok(profile)
     }
 
-    fn good<'a>(&self, candidates: &'a [Candidate]) -> impl Iterator<Item = &'a Candidate> + 'a {
-        let min = self.inner.config.min_candidate_hits;
-        candidates.iter().filter(move |c| c.total >= min)
+    /// The candidates worth verifying, most shared winnowed keys first.
+    fn good<'a>(&self, found: &'a LookupResult) -> Vec<&'a Candidate> {
+        crate::candidates::worth_verifying(found, &self.inner.config)
+    }
+
+    /// Start a new epoch of the section cache: every cached section is checked against
+    /// the store (one read, text hash compared) on its next use. A matching task calls
+    /// this when it starts, so works changed by another process are seen; within this
+    /// process [`Matcher::forget_sections`] and indexing keep the cache current.
+    pub fn revalidate_sections(&self) {
+        self.inner.epoch.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The analysis of a section (cached; re-made when its text changed).
     async fn section(&self, id: i64) -> Result<Option<Arc<SectionEntry>>> {
+        let epoch = self.inner.epoch.load(Ordering::Relaxed);
+        let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
+        if let Some(entry) = hit.filter(|e| e.checked.load(Ordering::Relaxed) >= epoch) {
+            return Ok(Some(entry));
+        }
         let Some(section) = self.inner.stores.works.get_section(id).await? else {
             return Ok(None);
         };
         let text_hash = hash_bytes(section.text.as_bytes());
         let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
         if let Some(entry) = hit.filter(|e| e.text_hash == text_hash) {
+            entry.checked.fetch_max(epoch, Ordering::Relaxed);
             return Ok(Some(entry));
         }
         let inner = self.inner.clone();
@@ -477,7 +511,8 @@ impl Inner {
             .fp
             .analyze_text(text, InputFormat::Text)
             .map_err(|source| MatcherError::Text { what: format!("section {id}"), source })?;
-        let entry = Arc::new(SectionEntry { work_id, text_hash: hash_bytes(text.as_bytes()), analysis });
+        let checked = AtomicU64::new(self.epoch.load(Ordering::Relaxed));
+        let entry = Arc::new(SectionEntry { work_id, text_hash: hash_bytes(text.as_bytes()), checked, analysis });
         self.sections.lock().unwrap_or_else(|p| p.into_inner()).insert(id, entry.clone());
         Ok(entry)
     }
@@ -526,7 +561,11 @@ impl Inner {
     /// from the page's true original (the blanked copy has the same character offsets).
     fn verify(&self, section: &SectionEntry, page: &PreparedPage) -> Option<(Comparison, MatchKind)> {
         let t = &self.config.thresholds;
-        let mut c = compare(&section.analysis, page.view()?, self.fp.params(), t);
+        let view = page.view()?;
+        if !crate::candidates::may_be_copy(&section.analysis, view, self.fp.params(), t) {
+            return None;
+        }
+        let mut c = compare(&section.analysis, view, self.fp.params(), t);
         let kind = MatchKind::of(&c, t)?;
         if page.masked.is_some() {
             for e in &mut c.evidence {

@@ -15,7 +15,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use zhiwen_store::{NewTask, Outcome, Progress, Task, TaskState, Timestamp};
 
@@ -397,6 +396,8 @@ async fn execute_inner(
         cp.last_page_id = 0;
         cp.published = false;
     }
+    // Sections cached by an earlier task are checked against the store once more.
+    matcher.revalidate_sections();
     let s = matcher.stores();
     let in_scope = |t: Timestamp| params.since.is_none_or(|since| t >= since);
     let webhook = Webhook::from_config(&matcher.config().webhook)?;
@@ -450,18 +451,27 @@ async fn execute_inner(
 
     // Pages in scope, ascending id, one checkpoint per batch.
     let batch = matcher.config().batch_size.max(1) as u32;
-    let concurrency = matcher.config().concurrency.max(1);
     loop {
         let refs = s.pages.list_pages(None, cp.last_page_id, batch).await?;
         let Some(last) = refs.last() else { break };
         let ids: Vec<i64> = refs.iter().filter(|r| in_scope(r.last_fetched_at)).map(|r| r.id).collect();
-        let mut results = futures::stream::iter(ids.into_iter().map(|id| {
-            let m = matcher.clone();
-            async move { (id, m.match_page(id).await) }
-        }))
-        .buffer_unordered(concurrency);
+        // The whole batch at once (fingerprints written in one batch write), or only as
+        // many pages as a stop or abort limit still allows.
+        let limit = [control.stop_after_pages, control.abort_after_pages]
+            .into_iter()
+            .flatten()
+            .map(|n| n.saturating_sub(pages_this_run).max(1) as usize)
+            .min()
+            .unwrap_or(ids.len());
+        let mut results = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(limit.max(1)) {
+            results.extend(matcher.match_pages(chunk).await?);
+            if results.len() >= limit {
+                break;
+            }
+        }
         let mut new_records = Vec::new();
-        while let Some((page_id, r)) = results.next().await {
+        for (page_id, r) in results {
             match r {
                 Ok(out) => {
                     summary.count(&out.matches);
@@ -487,7 +497,6 @@ async fn execute_inner(
             }
             check_stop(control, task.id, pages_this_run)?;
         }
-        drop(results);
         notify(&webhook, matcher, &new_records).await;
         cp.last_page_id = last.id;
         save(matcher, task.id, progress, &cp).await?;

@@ -1,0 +1,58 @@
+//! Matching pages in batches: the pages of a batch are fingerprinted concurrently (one
+//! blocking thread per page, `concurrency` at a time, so every core works), their
+//! fingerprints are written to the store and the page index in one write each, and the
+//! pages are then looked up, verified and recorded concurrently.
+//!
+//! Every write is idempotent (fingerprints are put by subject, index entries by
+//! document, matches upserted by (section, page)), so a batch repeated after a crash
+//! ends exactly as an uninterrupted one.
+
+use futures::StreamExt;
+use zhiwen_core::Fingerprints;
+
+use super::{Matcher, PageOutcome, PreparedPage};
+use crate::Result;
+use zhiwen_index::Namespace;
+use zhiwen_store::Subject;
+
+impl Matcher {
+    /// Match a batch of pages, as [`Matcher::match_page`] does for each: the outcome of
+    /// every page, in the order of `page_ids` (a page that cannot be matched, for
+    /// instance one without text, has its own error). `Err` only when a batch write of
+    /// fingerprints failed; nothing of the batch is recorded then.
+    pub async fn match_pages(&self, page_ids: &[i64]) -> Result<Vec<(i64, Result<PageOutcome>)>> {
+        let concurrency = self.inner.config.concurrency.max(1);
+        let prepared: Vec<(i64, Result<PreparedPage>)> = futures::stream::iter(page_ids.iter().map(|&id| {
+            let m = self.clone();
+            async move { (id, m.load_and_prepare(id).await) }
+        }))
+        .buffered(concurrency)
+        .collect()
+        .await;
+        if self.inner.config.index_pages {
+            let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::with_capacity(prepared.len());
+            let mut keys = Vec::with_capacity(prepared.len());
+            for p in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
+                keys.push((p.page_id as u64, p.full.fingerprints.index_keys()));
+                fingerprints.push((Subject::page(p.page_id), p.full.fingerprints.clone()));
+            }
+            if !fingerprints.is_empty() {
+                self.inner.stores.fingerprints.put_fingerprints_many(&fingerprints).await?;
+                self.inner.index.add_batch(Namespace::Pages, &keys).await?;
+            }
+        }
+        let outcomes = futures::stream::iter(prepared.into_iter().map(|(id, r)| {
+            let m = self.clone();
+            async move {
+                match r {
+                    Ok(p) => (id, m.match_prepared(p).await),
+                    Err(e) => (id, Err(e)),
+                }
+            }
+        }))
+        .buffered(concurrency)
+        .collect()
+        .await;
+        Ok(outcomes)
+    }
+}
