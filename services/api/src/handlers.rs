@@ -489,10 +489,10 @@ async fn list_matches(state: State, caller: Caller, q: web::Query<MatchParams>) 
     Ok(HttpResponse::Ok().json(Paged { items: rows, next_cursor: next }))
 }
 
-/// A match the caller may see, with its work.
-async fn visible_match(state: &AppState, caller: &Caller, id: i64) -> ApiResult<(Match, Work)> {
+/// A match the caller may see, with its work's summary (its text is not needed).
+async fn visible_match(state: &AppState, caller: &Caller, id: i64) -> ApiResult<(Match, WorkSummary)> {
     let m = state.stores.matches.get_match(id).await?.ok_or_else(|| ApiError::not_found("match", id))?;
-    let w = state.stores.works.get_work(m.work_id).await?.ok_or_else(|| ApiError::not_found("match", id))?;
+    let w = state.stores.queries.work_summary(m.work_id).await?.ok_or_else(|| ApiError::not_found("match", id))?;
     if !caller.sees(&w.owner) {
         return Err(ApiError::not_found("match", id));
     }
@@ -574,7 +574,7 @@ pub(crate) fn explanation(m: &Match, p: &Passages) -> (String, String) {
     (zh, en)
 }
 
-async fn match_detail(state: &AppState, m: Match, w: &Work) -> ApiResult<serde_json::Value> {
+async fn match_detail(state: &AppState, m: Match, w: &WorkSummary) -> ApiResult<serde_json::Value> {
     let p = passages(state, &m).await?;
     let (zh, en) = explanation(&m, &p);
     let c = &m.comparison;
@@ -661,7 +661,7 @@ async fn bulk_review(state: State, caller: Caller, body: web::Json<BulkReviewBod
             let owner = match owners.get(&m.work_id) {
                 Some(o) => o.clone(),
                 None => {
-                    let o = state.stores.works.get_work(m.work_id).await?.map(|w| w.owner).unwrap_or_default();
+                    let o = state.stores.queries.work_summary(m.work_id).await?.map(|w| w.owner).unwrap_or_default();
                     owners.insert(m.work_id, o.clone());
                     o
                 }
@@ -716,7 +716,7 @@ async fn stats(state: State, caller: Caller, q: web::Query<StatsParams>) -> ApiR
     let mut top_works = Vec::new();
     for (id, n) in works.into_iter().take(top) {
         let id: i64 = id.parse().map_err(ApiError::internal)?;
-        let (title, owner) = state.stores.works.get_work(id).await?.map(|w| (w.title, w.owner)).unwrap_or_default();
+        let (title, owner) = s.work_summary(id).await?.map(|w| (w.title, w.owner)).unwrap_or_default();
         top_works.push(json!({"work_id": id, "title": title, "owner": owner, "count": n}));
     }
     let new_today = s.count_matches(&MatchQuery { first_seen_from: Some(today), ..base.clone() }).await?;

@@ -310,6 +310,9 @@ pub trait QueryStore: Send + Sync {
     async fn group_matches(&self, q: &MatchQuery, by: MatchGroup) -> StoreResult<Vec<(String, u64)>>;
     /// Number of matches passing `q`.
     async fn count_matches(&self, q: &MatchQuery) -> StoreResult<u64>;
+    /// A work's summary (owner, title, …) without its text or sections; `None` if there
+    /// is no such work. What a match detail or a statistic needs of its work.
+    async fn work_summary(&self, id: i64) -> StoreResult<Option<WorkSummary>>;
     /// Works (of `owner`, if given) whose title, author or external id contains `text`
     /// (if given), with id greater than `after_id`, ascending, at most `limit`.
     async fn search_works(

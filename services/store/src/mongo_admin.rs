@@ -299,6 +299,19 @@ impl QueryStore for MongoStore {
         Ok(self.coll("matches").count_documents(filter).await?)
     }
 
+    async fn work_summary(&self, id: i64) -> StoreResult<Option<WorkSummary>> {
+        let proj = doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1};
+        let Some(d) = self.coll("works").find_one(doc! {"_id": id}).projection(proj).await? else { return Ok(None) };
+        Ok(Some(WorkSummary {
+            id: num(&d, "_id")?,
+            owner: string(&d, "owner")?,
+            external_id: string(&d, "external_id")?,
+            title: string(&d, "title")?,
+            author: string(&d, "author")?,
+            section_count: num(&d, "section_count")? as u32,
+        }))
+    }
+
     async fn search_works(
         &self,
         owner: Option<&str>,

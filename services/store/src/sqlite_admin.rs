@@ -293,6 +293,17 @@ impl QueryStore for SqliteStore {
         .await
     }
 
+    async fn work_summary(&self, id: i64) -> StoreResult<Option<WorkSummary>> {
+        self.read(move |c| {
+            Ok(c.prepare_cached(
+                "SELECT id, owner, external_id, title, author, section_count FROM works WHERE id = ?1",
+            )?
+            .query_row(params![id], work_summary)
+            .optional()?)
+        })
+        .await
+    }
+
     async fn search_works(
         &self,
         owner: Option<&str>,

@@ -150,6 +150,12 @@ pub async fn queries_sort_filter_group_and_delete(s: &Stores) {
     let by_section = s.queries.group_matches(&mine, MatchGroup::Section).await.unwrap();
     assert_eq!(by_section, vec![(w1.sections[0].1.to_string(), 2), (w1.sections[1].1.to_string(), 1)]);
 
+    // A work's summary, without its text.
+    let summary = s.queries.work_summary(w2.id).await.unwrap().unwrap();
+    assert_eq!(Some(&summary), s.works.list_works(None, w2.id - 1, 1).await.unwrap().first());
+    assert_eq!((summary.id, summary.section_count), (w2.id, 2));
+    assert_eq!(s.queries.work_summary(w2.id + 1000).await.unwrap(), None);
+
     // Work search.
     let found = s.queries.search_works(None, Some("水浒"), 0, 10).await.unwrap();
     assert_eq!(found.iter().map(|w| w.id).collect::<Vec<_>>(), vec![w2.id]);
