@@ -22,13 +22,17 @@ impl Matcher {
     /// fingerprints failed; nothing of the batch is recorded then.
     pub async fn match_pages(&self, page_ids: &[i64]) -> Result<Vec<(i64, Result<PageOutcome>)>> {
         let concurrency = self.inner.config.concurrency.max(1);
-        let prepared: Vec<(i64, Result<PreparedPage>)> = futures::stream::iter(page_ids.iter().map(|&id| {
-            let m = self.clone();
-            async move { (id, m.load_and_prepare(id).await) }
-        }))
-        .buffered(concurrency)
-        .collect()
-        .await;
+        // Owned values only in the streams (no borrow held across an await: the futures
+        // stay `Send` for every lifetime, as `tokio::spawn` of a worker needs).
+        let me = self.clone();
+        let prepared: Vec<(i64, Result<PreparedPage>)> =
+            futures::stream::iter(page_ids.to_vec().into_iter().map(move |id| {
+                let m = me.clone();
+                async move { (id, m.load_and_prepare(id).await) }
+            }))
+            .buffered(concurrency)
+            .collect()
+            .await;
         if self.inner.config.index_pages {
             let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::with_capacity(prepared.len());
             let mut keys = Vec::with_capacity(prepared.len());
@@ -41,8 +45,9 @@ impl Matcher {
                 self.inner.index.add_batch(Namespace::Pages, &keys).await?;
             }
         }
-        let outcomes = futures::stream::iter(prepared.into_iter().map(|(id, r)| {
-            let m = self.clone();
+        let me = self.clone();
+        let outcomes = futures::stream::iter(prepared.into_iter().map(move |(id, r)| {
+            let m = me.clone();
             async move {
                 match r {
                     Ok(p) => (id, m.match_prepared(p).await),
