@@ -108,6 +108,11 @@ pub(crate) struct Accumulator {
 }
 
 impl Accumulator {
+    /// An accumulator sized for about `keys` query keys.
+    pub(crate) fn with_capacity(keys: usize) -> Self {
+        Accumulator { hits: HashMap::with_capacity(keys.min(4_096)), big: Vec::new() }
+    }
+
     pub(crate) fn hit(&mut self, doc: DocId, family: IndexFamily) {
         self.hits.entry(doc).or_default().bump(family);
     }

@@ -81,6 +81,11 @@ use crate::{
 /// script blocks the server.
 const SCRIPT_ENTRIES: usize = 512;
 
+/// Commands per lookup pipeline (at least): a sampled 10 KB page (~700 keys) is sent
+/// as one pipeline, not split into `pipeline_commands`-sized pieces that would each
+/// cost a message to the connection task and a wake-up of the caller.
+const LOOKUP_PIPELINE_COMMANDS: usize = 2_048;
+
 /// The marker value.
 const MARKER: &str = "1";
 
@@ -374,13 +379,18 @@ impl RedisIndex {
 
     /// Run independent single-slot commands; results in order.
     async fn run(&self, op: &'static str, cmds: Vec<Cmd>) -> Result<Vec<Value>> {
+        self.run_with(op, cmds, self.config.pipeline_commands).await
+    }
+
+    /// [`Self::run`] with pipelines of up to `per_pipe` commands (standalone server).
+    async fn run_with(&self, op: &'static str, cmds: Vec<Cmd>, per_pipe: usize) -> Result<Vec<Value>> {
         if cmds.is_empty() {
             return Ok(Vec::new());
         }
         let err = self.err(op);
         match &self.conn {
             Conn::Single(c) => {
-                let per_pipe = self.config.pipeline_commands;
+                let per_pipe = per_pipe.max(1);
                 let mut pipes = Vec::with_capacity(cmds.len().div_ceil(per_pipe));
                 let mut pipe = Pipeline::with_capacity(per_pipe.min(cmds.len()));
                 for cmd in cmds {
@@ -705,33 +715,36 @@ impl CandidateIndex for RedisIndex {
 
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
         let (keys, modulus) = crate::sample_query_keys(normalize_keys(keys), self.config.query_key_budget);
-        // One HMGET per bucket (one slot each), pipelined; measured faster than reading
-        // the same fields from a Lua script, whose per-call conversions cost more than
-        // command dispatch.
-        let mut by_bucket: BTreeMap<Place, Vec<IndexKey>> = BTreeMap::new();
-        for k in &keys {
-            by_bucket.entry(self.place(k)).or_default().push(*k);
-        }
-        let mut cmds = Vec::with_capacity(by_bucket.len() + 1);
+        // One HMGET per bucket (one slot each); measured faster than reading the same
+        // fields from a Lua script, whose per-call conversions cost more than command
+        // dispatch. Keys sorted by bucket so that keys sharing a bucket share a command.
+        let mut placed: Vec<(Place, IndexKey)> = keys.iter().map(|k| (self.place(k), *k)).collect();
+        placed.sort_unstable();
+        let mut cmds = Vec::with_capacity(placed.len() + 1);
         cmds.push(self.marker_cmd());
-        let mut order = Vec::with_capacity(by_bucket.len());
-        for (place, keys) in by_bucket {
+        let mut spans = Vec::with_capacity(placed.len());
+        for same in placed.chunk_by(|a, b| a.0 == b.0) {
             let mut cmd = redis::cmd("HMGET");
-            cmd.arg(self.bucket_key(ns, place));
-            for k in &keys {
+            cmd.arg(self.bucket_key(ns, same[0].0));
+            for (_, k) in same {
                 cmd.arg(&field(k)[..]);
             }
             cmds.push(cmd);
-            order.push(keys);
+            spans.push(same);
         }
-        let mut values = self.run("lookup", cmds).await?.into_iter();
+        // A sampled 10 KB page is one pipeline: one write, one reply, one round trip.
+        let per_pipe = self.config.pipeline_commands.max(LOOKUP_PIPELINE_COMMANDS);
+        let mut values = self.run_with("lookup", cmds, per_pipe).await?.into_iter();
         self.check_marker(&values.next().unwrap_or(Value::Nil))?;
-        let mut acc = Accumulator::default();
-        for (keys, value) in order.into_iter().zip(values) {
+        let mut acc = Accumulator::with_capacity(placed.len());
+        for (same, value) in spans.into_iter().zip(values) {
             let Value::Array(items) = value else {
                 return Err(IndexError::Corrupt(format!("HMGET answered {value:?}")));
             };
-            for (key, item) in keys.into_iter().zip(items) {
+            if items.len() != same.len() {
+                return Err(IndexError::Corrupt(format!("HMGET of {} fields answered {}", same.len(), items.len())));
+            }
+            for (&(_, key), item) in same.iter().zip(items) {
                 match item {
                     Value::Nil => {}
                     Value::BulkString(b) if b == b"BIG" => acc.big(key),
