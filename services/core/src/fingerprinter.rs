@@ -48,6 +48,25 @@ impl CharStream {
     }
 }
 
+/// [`InitialStream::of`] and [`CharStream::of`] of `text` in one pass over its characters.
+fn unit_streams(text: &str) -> (InitialStream, CharStream) {
+    let mut initials =
+        InitialStream { letters: Vec::with_capacity(text.len() / 3), positions: Vec::with_capacity(text.len() / 3) };
+    let mut chars =
+        CharStream { units: Vec::with_capacity(text.len() / 3), positions: Vec::with_capacity(text.len() / 3) };
+    for (i, c) in text.chars().enumerate() {
+        if let Some(l) = crate::initials::initial_of(c) {
+            initials.letters.push(l);
+            initials.positions.push(i as u32);
+        }
+        if crate::segment::is_alphanumeric_fast(c) {
+            chars.units.push(c as u32);
+            chars.positions.push(i as u32);
+        }
+    }
+    (initials, chars)
+}
+
 /// Every fingerprint of one document, tagged with the parameters that produced them.
 ///
 /// This is what the stores persist and the index keys are derived from.
@@ -259,14 +278,12 @@ impl Fingerprinter {
         let p = &self.params;
         let text = canonical.text();
         let tokens = segment::segment(text, &p.segment);
-        let initials = InitialStream::of(text);
-        let chars = CharStream::of(text);
+        let (initials, chars) = unit_streams(text);
         let shingles = shingle::shingles(&tokens, p.shingle.width);
         let signature = self.minhasher.signature(&shingles);
         let super_shingles = minhash::super_shingles(&signature, p.minhash.super_shingles);
         let mega_shingles = minhash::mega_shingles(&super_shingles);
         let lsh_bands = minhash::lsh_bands(&signature, p.minhash.bands, p.minhash.rows);
-        let initial_units: Vec<u32> = initials.letters.iter().map(|&l| l as u32).collect();
         let fingerprints = Fingerprints {
             params_tag: self.tag.clone(),
             char_count: canonical.char_len() as u32,
@@ -280,9 +297,28 @@ impl Fingerprinter {
             super_shingles,
             mega_shingles,
             lsh_bands,
-            winnow_initials: winnow::winnow(&initial_units, p.winnow.initials_k, p.winnow.initials_window),
+            winnow_initials: winnow::winnow(&initials.letters, p.winnow.initials_k, p.winnow.initials_window),
             winnow_chars: winnow::winnow(&chars.units, p.winnow.chars_k, p.winnow.chars_window),
         };
         Analysis { canonical, tokens, initials, chars, fingerprints }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fused_pass_gives_both_streams() {
+        for text in [
+            "",
+            "abc",
+            "中華人民共和國 ABC 123，「龍」！\n第二段 x²",
+            include_str!("../../../samples/hongloumeng-01.txt"),
+        ] {
+            let (initials, chars) = unit_streams(text);
+            assert_eq!(initials, InitialStream::of(text));
+            assert_eq!(chars, CharStream::of(text));
+        }
     }
 }

@@ -21,57 +21,81 @@ const BAND_SEED: u64 = 0x4c53_4842_414e_4453;
 /// A family of independent hash functions for MinHash.
 #[derive(Debug, Clone)]
 pub struct MinHasher {
-    /// `(a_i, b_i)` per function, `a_i` odd.
-    coefficients: Vec<(u64, u64)>,
+    /// `a_i` per function, odd.
+    mul: Vec<u64>,
+    /// `b_i` per function.
+    add: Vec<u64>,
 }
 
 impl MinHasher {
     /// `functions` hash functions, derived deterministically (stored signatures stay comparable).
     pub fn new(functions: usize) -> Self {
-        MinHasher {
-            coefficients: (0..functions as u64)
-                .map(|i| {
-                    let a = mix64(0x9e37_79b9_7f4a_7c15 ^ i.wrapping_mul(0x2545_f491_4f6c_dd1d)) | 1;
-                    let b = mix64(a ^ 0x6a09_e667_f3bc_c909);
-                    (a, b)
-                })
-                .collect(),
-        }
+        let (mul, add) = (0..functions as u64)
+            .map(|i| {
+                let a = mix64(0x9e37_79b9_7f4a_7c15 ^ i.wrapping_mul(0x2545_f491_4f6c_dd1d)) | 1;
+                let b = mix64(a ^ 0x6a09_e667_f3bc_c909);
+                (a, b)
+            })
+            .unzip();
+        MinHasher { mul, add }
     }
 
     /// Number of hash functions.
     pub fn len(&self) -> usize {
-        self.coefficients.len()
+        self.mul.len()
     }
 
     /// True when there are no functions.
     pub fn is_empty(&self) -> bool {
-        self.coefficients.is_empty()
+        self.mul.is_empty()
     }
 
     /// The signature of a shingle set (uniform 64-bit hashes): per function, the minimum
     /// hash. An empty set gives `u64::MAX` everywhere.
     pub fn signature(&self, shingles: &[u64]) -> Vec<u64> {
-        let mut sig = vec![u64::MAX; self.coefficients.len()];
-        // Four shingles per pass over the functions: each coefficient pair and running
-        // minimum is loaded and stored once per four multiplies, not once per multiply.
-        let mut blocks = shingles.chunks_exact(4);
-        for block in &mut blocks {
-            let [x0, x1, x2, x3] = [block[0], block[1], block[2], block[3]];
-            for (m, &(a, b)) in sig.iter_mut().zip(&self.coefficients) {
-                let h0 = a.wrapping_mul(x0).wrapping_add(b);
-                let h1 = a.wrapping_mul(x1).wrapping_add(b);
-                let h2 = a.wrapping_mul(x2).wrapping_add(b);
-                let h3 = a.wrapping_mul(x3).wrapping_add(b);
-                *m = (*m).min(h0.min(h1)).min(h2.min(h3));
-            }
+        let mut sig = vec![u64::MAX; self.mul.len()];
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") {
+            // SAFETY: the CPU has just been checked for the features the function is compiled with.
+            unsafe { signature_avx512(&self.mul, &self.add, shingles, &mut sig) };
+            return sig;
         }
-        for &x in blocks.remainder() {
-            for (m, &(a, b)) in sig.iter_mut().zip(&self.coefficients) {
-                *m = (*m).min(a.wrapping_mul(x).wrapping_add(b));
-            }
-        }
+        signature_into(&self.mul, &self.add, shingles, &mut sig);
         sig
+    }
+}
+
+/// [`signature_into`] compiled for AVX-512, which has the 64-bit multiply (`vpmullq`) and
+/// unsigned minimum (`vpminuq`) the loop needs, eight functions per instruction: the same
+/// integer operations, so the same signature, in a fraction of the time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn signature_avx512(mul: &[u64], add: &[u64], shingles: &[u64], sig: &mut [u64]) {
+    signature_into(mul, add, shingles, sig)
+}
+
+/// Lower `sig[i]` to the minimum of `mul[i] * x + add[i]` over the shingles `x`.
+#[inline(always)]
+fn signature_into(mul: &[u64], add: &[u64], shingles: &[u64], sig: &mut [u64]) {
+    let n = sig.len().min(mul.len()).min(add.len());
+    let (mul, add, sig) = (&mul[..n], &add[..n], &mut sig[..n]);
+    // Four shingles per pass over the functions: each coefficient pair and running
+    // minimum is loaded and stored once per four multiplies, not once per multiply.
+    let mut blocks = shingles.chunks_exact(4);
+    for block in &mut blocks {
+        let [x0, x1, x2, x3] = [block[0], block[1], block[2], block[3]];
+        for ((m, &a), &b) in sig.iter_mut().zip(mul).zip(add) {
+            let h0 = a.wrapping_mul(x0).wrapping_add(b);
+            let h1 = a.wrapping_mul(x1).wrapping_add(b);
+            let h2 = a.wrapping_mul(x2).wrapping_add(b);
+            let h3 = a.wrapping_mul(x3).wrapping_add(b);
+            *m = (*m).min(h0.min(h1)).min(h2.min(h3));
+        }
+    }
+    for &x in blocks.remainder() {
+        for ((m, &a), &b) in sig.iter_mut().zip(mul).zip(add) {
+            *m = (*m).min(a.wrapping_mul(x).wrapping_add(b));
+        }
     }
 }
 
@@ -132,6 +156,28 @@ pub fn mega_shingle_probability(p: f64, groups: usize, size: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_signature_is_the_minimum_of_each_function_on_every_code_path() {
+        // `signature` takes the AVX-512 path where the CPU has it; the definition is the
+        // plain minimum per function, for every remainder of the four-shingle blocks.
+        for functions in [1, 7, 8, 84, 100] {
+            let h = MinHasher::new(functions);
+            for n in [0usize, 1, 3, 4, 5, 63, 1001] {
+                let set: Vec<u64> = (0..n as u64).map(|i| mix64(i ^ 0xabcd)).collect();
+                let expected: Vec<u64> = h
+                    .mul
+                    .iter()
+                    .zip(&h.add)
+                    .map(|(&a, &b)| set.iter().map(|&x| a.wrapping_mul(x).wrapping_add(b)).min().unwrap_or(u64::MAX))
+                    .collect();
+                assert_eq!(h.signature(&set), expected, "{functions} functions, {n} shingles");
+                let mut portable = vec![u64::MAX; functions];
+                signature_into(&h.mul, &h.add, &set, &mut portable);
+                assert_eq!(portable, expected);
+            }
+        }
+    }
 
     #[test]
     fn estimate_tracks_jaccard() {

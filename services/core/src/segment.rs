@@ -125,9 +125,16 @@ fn is_content(word: &str) -> bool {
 }
 
 /// Segment `text` once and return its content words in order.
+///
+/// jieba is called once per line: a line break is never part of a word (jieba cuts
+/// every character outside its word class on its own), so the words and their offsets
+/// are exactly those of one call over the whole text, while each call's token list stays
+/// small and in cache instead of growing to tens of megabytes for a long document.
 pub fn segment(text: &str, params: &SegmentParams) -> Vec<Token> {
     let jieba = &*JIEBA;
     let mut tokens = Vec::with_capacity(text.len() / 5);
+    // Character offset of the current line in `text`.
+    let mut base = 0usize;
     let mut keep = |word: &str, start: usize, end: usize| {
         if !is_content(word) {
             return;
@@ -136,19 +143,33 @@ pub fn segment(text: &str, params: &SegmentParams) -> Vec<Token> {
         if params.drop_stop_words && STOP_WORDS.contains(&hash) {
             return;
         }
-        tokens.push(Token { start: start as u32, end: end as u32, hash, idf: idf_of_hash(hash) });
+        // The weight is looked up below, for all words at once.
+        tokens.push(Token { start: start as u32, end: end as u32, hash, idf: 0.0 });
     };
-    if params.drop_adjectives {
-        // The same segmentation as `cut`, with each word's part of speech.
-        for t in jieba.tag(text, params.hmm) {
-            if !t.tag.starts_with('a') {
-                keep(t.word, t.start, t.end);
+    for line in text.split_inclusive('\n') {
+        // jieba's tokens cover every character of the line, so the last one ends it.
+        let mut line_chars = 0;
+        if params.drop_adjectives {
+            // The same segmentation as `cut`, with each word's part of speech.
+            for t in jieba.tag(line, params.hmm) {
+                if !t.tag.starts_with('a') {
+                    keep(t.word, base + t.start, base + t.end);
+                }
+                line_chars = t.end;
+            }
+        } else {
+            for t in jieba.cut(line, params.hmm) {
+                keep(t.word, base + t.start, base + t.end);
+                line_chars = t.end;
             }
         }
-    } else {
-        for t in jieba.cut(text, params.hmm) {
-            keep(t.word, t.start, t.end);
-        }
+        base += line_chars;
+    }
+    // The IDF table is far larger than the cache, so nearly every lookup waits on memory.
+    // Done in one tight loop, the lookups of successive words are independent and the
+    // processor overlaps their waits; interleaved with the segmentation it could not.
+    for t in &mut tokens {
+        t.idf = idf_of_hash(t.hash);
     }
     tokens
 }

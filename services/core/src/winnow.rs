@@ -26,19 +26,21 @@ pub struct WinnowFp {
 const BASE: u64 = 0x100_0000_01b3;
 
 /// Hashes of every k-gram of `units`, in order (`units.len() - k + 1` of them).
-pub fn kgram_hashes(units: &[u32], k: usize) -> Vec<u64> {
+///
+/// Units are code points or letters; a unit's value, not its type, decides the hash.
+pub fn kgram_hashes<U: Copy + Into<u64>>(units: &[U], k: usize) -> Vec<u64> {
     if k == 0 || units.len() < k {
         return Vec::new();
     }
     let top = (1..k).fold(1u64, |p, _| p.wrapping_mul(BASE));
-    let mut h = units[..k].iter().fold(0u64, |h, &u| h.wrapping_mul(BASE).wrapping_add(u as u64 + 1));
+    let mut h = units[..k].iter().fold(0u64, |h, &u| h.wrapping_mul(BASE).wrapping_add(u.into() + 1));
     let mut out = Vec::with_capacity(units.len() - k + 1);
     // mix64 turns the polynomial value into a uniformly ordered hash, which the minimum
     // selection of winnowing needs.
     out.push(mix64(h));
     for i in k..units.len() {
-        h = h.wrapping_sub((units[i - k] as u64 + 1).wrapping_mul(top));
-        h = h.wrapping_mul(BASE).wrapping_add(units[i] as u64 + 1);
+        h = h.wrapping_sub((units[i - k].into() + 1).wrapping_mul(top));
+        h = h.wrapping_mul(BASE).wrapping_add(units[i].into() + 1);
         out.push(mix64(h));
     }
     out
@@ -46,7 +48,8 @@ pub fn kgram_hashes(units: &[u32], k: usize) -> Vec<u64> {
 
 /// Winnow a unit stream: k-gram length `k`, window `w`. A stream shorter than `k` but
 /// not empty gives one fingerprint of the whole stream, so short texts still compare.
-pub fn winnow(units: &[u32], k: usize, w: usize) -> Vec<WinnowFp> {
+/// Units are code points or letters (the pinyin initials need no widening to `u32`).
+pub fn winnow<U: Copy + Into<u64>>(units: &[U], k: usize, w: usize) -> Vec<WinnowFp> {
     if units.is_empty() {
         return Vec::new();
     }
@@ -64,7 +67,7 @@ pub fn winnow(units: &[u32], k: usize, w: usize) -> Vec<WinnowFp> {
     // every hash); the window keeps the position of its rightmost minimum and rescans
     // only when that minimum leaves the window (about once per window on random hashes).
     let top = (1..k).fold(1u64, |p, _| p.wrapping_mul(BASE));
-    let mut roll = units[..k].iter().fold(0u64, |h, &u| h.wrapping_mul(BASE).wrapping_add(u as u64 + 1));
+    let mut roll = units[..k].iter().fold(0u64, |h, &u| h.wrapping_mul(BASE).wrapping_add(u.into() + 1));
     let mut ring = vec![0u64; w];
     let mut out: Vec<WinnowFp> = Vec::with_capacity(2 * count / (w + 1) + 1);
     let (mut min_pos, mut min_hash) = (0usize, u64::MAX);
@@ -72,8 +75,8 @@ pub fn winnow(units: &[u32], k: usize, w: usize) -> Vec<WinnowFp> {
     for i in 0..count {
         if i > 0 {
             let (gone, new) = (units[i - 1], units[i + k - 1]);
-            roll = roll.wrapping_sub((gone as u64 + 1).wrapping_mul(top));
-            roll = roll.wrapping_mul(BASE).wrapping_add(new as u64 + 1);
+            roll = roll.wrapping_sub((gone.into() + 1).wrapping_mul(top));
+            roll = roll.wrapping_mul(BASE).wrapping_add(new.into() + 1);
         }
         let h = mix64(roll);
         ring[i % w] = h;
@@ -311,6 +314,17 @@ mod tests {
         ) {
             // A 4-letter alphabet makes repeated k-grams (equal hashes, ties) common.
             prop_assert_eq!(winnow(&u, k, w), reference_winnow(&u, k, w));
+        }
+
+        // Letters winnowed as bytes give the fingerprints of the same values as `u32`.
+        #[test]
+        fn byte_units_hash_like_their_values(
+            letters in proptest::collection::vec(b'a'..=b'z', 0..300),
+            k in 1usize..14,
+            w in 1usize..12,
+        ) {
+            let wide: Vec<u32> = letters.iter().map(|&l| u32::from(l)).collect();
+            prop_assert_eq!(winnow(&letters, k, w), winnow(&wide, k, w));
         }
     }
 
