@@ -121,6 +121,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(uri) => StoreConfig::mongo(uri, format!("zhiwen_bench_{run}")),
         None => StoreConfig::embedded(dir.path().join("store")),
     };
+    zhiwen_store::migrate(&store_config).await?;
     let stores = zhiwen_store::open(&store_config).await?;
     let index: Arc<dyn CandidateIndex> = match arg_str("--redis") {
         Some(url) => Arc::new(

@@ -337,7 +337,7 @@ impl Worker {
         }
         let mut records = Vec::new();
         let ids: Vec<i64> = pages.split(',').filter_map(|p| p.trim().parse::<i64>().ok()).collect();
-        for (id, r) in self.matcher.match_pages(&ids).await? {
+        for (id, r) in self.matcher.match_pages(ids).await? {
             match r {
                 Ok(out) => {
                     summary.matches += out.matches.len() as u64;

@@ -465,7 +465,7 @@ async fn execute_inner(
             .unwrap_or(ids.len());
         let mut results = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(limit.max(1)) {
-            results.extend(matcher.match_pages(chunk).await?);
+            results.extend(matcher.match_pages(chunk.to_vec()).await?);
             if results.len() >= limit {
                 break;
             }

@@ -20,19 +20,18 @@ impl Matcher {
     /// every page, in the order of `page_ids` (a page that cannot be matched, for
     /// instance one without text, has its own error). `Err` only when a batch write of
     /// fingerprints failed; nothing of the batch is recorded then.
-    pub async fn match_pages(&self, page_ids: &[i64]) -> Result<Vec<(i64, Result<PageOutcome>)>> {
+    pub async fn match_pages(&self, page_ids: Vec<i64>) -> Result<Vec<(i64, Result<PageOutcome>)>> {
         let concurrency = self.inner.config.concurrency.max(1);
         // Owned values only in the streams (no borrow held across an await: the futures
         // stay `Send` for every lifetime, as `tokio::spawn` of a worker needs).
         let me = self.clone();
-        let prepared: Vec<(i64, Result<PreparedPage>)> =
-            futures::stream::iter(page_ids.to_vec().into_iter().map(move |id| {
-                let m = me.clone();
-                async move { (id, m.load_and_prepare(id).await) }
-            }))
-            .buffered(concurrency)
-            .collect()
-            .await;
+        let prepared: Vec<(i64, Result<PreparedPage>)> = futures::stream::iter(page_ids.into_iter().map(move |id| {
+            let m = me.clone();
+            async move { (id, m.load_and_prepare(id).await) }
+        }))
+        .buffered(concurrency)
+        .collect()
+        .await;
         if self.inner.config.index_pages {
             let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::with_capacity(prepared.len());
             let mut keys = Vec::with_capacity(prepared.len());
