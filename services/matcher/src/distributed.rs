@@ -315,8 +315,9 @@ impl Worker {
         let read: redis::RedisResult<Option<StreamReadReply>> = self.redis.xread_options(&keys, &ids, &opts).await;
         let read = match read {
             Ok(r) => r,
-            // A stream dropped by a finished task between SMEMBERS and XREADGROUP.
-            Err(e) if e.code() == Some("NOGROUP") => return Ok(false),
+            // A stream dropped by a finished task between SMEMBERS and XREADGROUP, or while
+            // this read was blocked on it (Redis answers UNBLOCKED).
+            Err(e) if matches!(e.code(), Some("NOGROUP" | "UNBLOCKED")) => return Ok(false),
             Err(e) => return Err(MatcherError::Stream { op: "XREADGROUP", source: e }),
         };
         let mut any = false;
