@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -13,7 +12,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use zhiwen_store::{MatchFilter, StoreConfig, TaskState};
+use zhiwen_store::{StoreConfig, TaskState};
 use zhiwen_testkit::mongo::MongoServer;
 use zhiwen_testkit::redis::RedisServer;
 
@@ -44,28 +43,6 @@ fn tasks(config: &StoreConfig) -> Vec<(String, String, TaskState)> {
             let Some(last) = page.last() else { break };
             after = last.id;
             out.extend(page.into_iter().map(|t| (t.key, t.kind, t.state)));
-        }
-        out
-    })
-}
-
-/// Matches by natural key (work external id, section ordinal, page URL) -> kind and score.
-fn matches(config: &StoreConfig) -> BTreeMap<(String, u32, String), (String, String)> {
-    block_on(async {
-        let stores = zhiwen_store::open(config).await.expect("store opens");
-        let mut out = BTreeMap::new();
-        let mut after = 0;
-        loop {
-            let page = stores.matches.list_matches(&MatchFilter::default(), after, 200).await.expect("list");
-            let Some(last) = page.last() else { break };
-            after = last.id;
-            for m in page {
-                let work = stores.works.get_work(m.work_id).await.expect("work").expect("work exists");
-                let section = stores.works.get_section(m.section_id).await.expect("section").expect("exists");
-                let url = stores.pages.get_page(m.page_id).await.expect("page").expect("page exists").url;
-                let value = (format!("{:?}", m.kind), format!("{:.6}", m.score));
-                assert!(out.insert((work.external_id, section.ordinal, url), value).is_none(), "duplicate match");
-            }
         }
         out
     })
@@ -109,7 +86,7 @@ fn scheduler_enqueue_only_leaves_the_daily_task_to_the_workers() {
     let mut c = zhiwen(&reference);
     c.args(["match", "--all"]);
     run_ok(c);
-    let expected = matches(&StoreConfig::embedded(&reference));
+    let expected = match_set(&reference);
     assert!(expected.len() >= 15, "{} matches", expected.len());
 
     let data = prepared_with(root.path(), "sched", &works, &pages, &backends(&url, "sched", None));
@@ -122,14 +99,14 @@ fn scheduler_enqueue_only_leaves_the_daily_task_to_the_workers() {
     // It never runs it: after a while the task is still queued and nothing is matched.
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(daily(&tasks(&store)), vec![TaskState::Queued], "queued, not run by the scheduler");
-    assert!(matches(&store).is_empty(), "an enqueue-only scheduler records no match");
+    assert!(match_set_in(&store).is_empty(), "an enqueue-only scheduler records no match");
     stop(scheduler);
 
     // A worker picks it up through the Redis stream and runs it to the end.
     let out = run_worker(&data);
     assert!(out.contains("1 task(s) coordinated, 1 finished"), "{out}");
     assert_eq!(daily(&tasks(&store)), vec![TaskState::Succeeded]);
-    assert_eq!(matches(&store), expected, "the daily task records what `zhiwen match --all` records");
+    assert_eq!(match_set_in(&store), expected, "the daily task records what `zhiwen match --all` records");
 }
 
 /// A one-page site on a loopback port: `/` holds `body` (a copied chapter), every other
@@ -219,7 +196,7 @@ fn serve_crawls_only_crawls_but_leaves_matching_to_the_workers() {
     // The server's scheduler queued the daily task, but a crawls-only server does not run it.
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(daily(&tasks(&store)), vec![TaskState::Queued], "matching is left to the workers");
-    assert!(matches(&store).is_empty(), "a crawls-only server records no match");
+    assert!(match_set_in(&store).is_empty(), "a crawls-only server records no match");
     stop(server);
 
     // A worker runs the queued matching tasks (the daily one, and the one the crawl
@@ -229,7 +206,7 @@ fn serve_crawls_only_crawls_but_leaves_matching_to_the_workers() {
     let left: Vec<_> =
         tasks(&store).into_iter().filter(|(_, kind, s)| kind == "match" && *s != TaskState::Succeeded).collect();
     assert!(left.is_empty(), "every matching task ran: {left:?}");
-    let found = matches(&store);
+    let found = match_set_in(&store);
     assert!(found.keys().any(|(_, _, u)| u.starts_with(&seed)), "the crawled copy is matched: {found:?}");
 }
 
@@ -272,7 +249,7 @@ fn workers_on_the_mongodb_backend_record_what_one_worker_records() {
         let store = StoreConfig::mongo(uri.clone(), name);
         assert!(tasks(&store).iter().all(|(_, _, s)| *s == TaskState::Succeeded), "{:?}", tasks(&store));
         assert!(page_urls(&store).len() >= 30, "the pages are in MongoDB");
-        matches(&store)
+        match_set_in(&store)
     };
     let one = run("one", 1);
     assert!(one.len() >= 15, "{} matches", one.len());

@@ -135,12 +135,17 @@ pub fn prepared_with(root: &Path, name: &str, works: &Path, pages: &Path, extra:
     data
 }
 
-/// Every match by natural key (work external id, section ordinal, page URL) with its
-/// verdict kind and every score and evidence passage, as the store holds them.
+/// Every match of the embedded store in `data`: see [`match_set_in`].
 pub fn match_set(data: &Path) -> BTreeMap<(String, u32, String), serde_json::Value> {
+    match_set_in(&StoreConfig::embedded(data))
+}
+
+/// Every match by natural key (work external id, section ordinal, page URL) with its
+/// kind and every score and evidence passage, as the store (either backend) holds them.
+pub fn match_set_in(config: &StoreConfig) -> BTreeMap<(String, u32, String), serde_json::Value> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
-        let stores = zhiwen_store::open(&StoreConfig::embedded(data)).await.expect("store opens");
+        let stores = zhiwen_store::open(config).await.expect("store opens");
         let mut out = BTreeMap::new();
         let mut after = 0;
         loop {
