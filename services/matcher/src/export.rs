@@ -9,10 +9,9 @@ use std::io::Write;
 use std::str::FromStr;
 
 use serde::Serialize;
-use zhiwen_core::compare::Thresholds;
 use zhiwen_store::{Match, MatchFilter, Stores, Timestamp};
 
-use crate::{MatchKind, MatcherError, Result};
+use crate::{MatcherError, Result};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -115,7 +114,7 @@ struct Names<'a> {
 }
 
 impl Names<'_> {
-    async fn row(&mut self, m: &Match, thresholds: &Thresholds) -> Result<ExportRow> {
+    async fn row(&mut self, m: &Match) -> Result<ExportRow> {
         if !self.works.contains_key(&m.work_id) {
             let w = self.stores.works.get_work(m.work_id).await?;
             let v = w.map(|w| (w.external_id, w.title)).unwrap_or_default();
@@ -137,7 +136,7 @@ impl Names<'_> {
             section_title: self.sections.get(&m.section_id).cloned().unwrap_or_default(),
             page_url: self.pages.get(&m.page_id).cloned().unwrap_or_default(),
             site: m.site.clone(),
-            kind: MatchKind::of(&m.comparison, thresholds).map_or_else(|| m.kind.clone(), |k| k.as_str().to_owned()),
+            kind: m.kind.clone(),
             score: m.score,
             first_seen: rfc3339(m.first_seen),
             last_seen: rfc3339(m.last_seen),
@@ -149,12 +148,11 @@ impl Names<'_> {
 }
 
 /// Write every match passing `filter` to `out` in `format`; returns the number of rows.
-/// `thresholds` name the kinds (use the matcher's configuration).
+/// The kind is the one the matcher recorded with the match.
 pub async fn export_matches<W: Write + Send>(
     stores: &Stores,
     filter: &MatchFilter,
     format: ExportFormat,
-    thresholds: &Thresholds,
     out: W,
 ) -> Result<u64> {
     let mut names = Names { stores, works: HashMap::new(), sections: HashMap::new(), pages: HashMap::new() };
@@ -165,7 +163,7 @@ pub async fn export_matches<W: Write + Send>(
         let Some(last) = page.last() else { break };
         after = last.id;
         for m in &page {
-            let row = names.row(m, thresholds).await?;
+            let row = names.row(m).await?;
             rows += 1;
             sink.row(&row, rows)?;
         }

@@ -381,14 +381,10 @@ mod export {
             .await
             .unwrap();
         let rec = e.matcher.match_page(p.id).await.unwrap().matches.remove(0);
-        let thresholds = e.matcher.config().thresholds.clone();
         let filter = MatchFilter { work_id: Some(w.id), ..Default::default() };
 
         let mut csv_bytes = Vec::new();
-        assert_eq!(
-            export_matches(&e.stores, &filter, ExportFormat::Csv, &thresholds, &mut csv_bytes).await.unwrap(),
-            1
-        );
+        assert_eq!(export_matches(&e.stores, &filter, ExportFormat::Csv, &mut csv_bytes).await.unwrap(), 1);
         assert!(csv_bytes.starts_with("\u{feff}".as_bytes()), "UTF-8 BOM");
         let mut r = csv::Reader::from_reader(&csv_bytes[3..]);
         assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), COLUMNS.to_vec());
@@ -405,13 +401,13 @@ mod export {
         assert_eq!(&rows[0][11], rec.evidence_page.as_str());
 
         let mut json = Vec::new();
-        export_matches(&e.stores, &filter, ExportFormat::Json, &thresholds, &mut json).await.unwrap();
+        export_matches(&e.stores, &filter, ExportFormat::Json, &mut json).await.unwrap();
         let v: serde_json::Value = serde_json::from_slice(json.trim_ascii_end()).unwrap();
         assert_eq!(v["work_title"], "红楼梦");
         assert_eq!(v["evidence_page"], rec.evidence_page.as_str());
 
         let mut xlsx = Vec::new();
-        export_matches(&e.stores, &filter, ExportFormat::Xlsx, &thresholds, &mut xlsx).await.unwrap();
+        export_matches(&e.stores, &filter, ExportFormat::Xlsx, &mut xlsx).await.unwrap();
         let mut book: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(xlsx)).unwrap();
         let range = book.worksheet_range("matches").unwrap();
         let cell = |r: u32, c: u32| range.get_value((r, c)).map(|v| v.to_string()).unwrap_or_default();
@@ -424,7 +420,7 @@ mod export {
         // Another work's filter exports nothing.
         let none = MatchFilter { work_id: Some(w.id + 1000), ..Default::default() };
         let mut empty = Vec::new();
-        assert_eq!(export_matches(&e.stores, &none, ExportFormat::Csv, &thresholds, &mut empty).await.unwrap(), 0);
+        assert_eq!(export_matches(&e.stores, &none, ExportFormat::Csv, &mut empty).await.unwrap(), 0);
     }
 }
 

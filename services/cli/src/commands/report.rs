@@ -23,11 +23,10 @@ pub async fn run(data: &DataArgs, cmd: &ReportCommand) -> Result<()> {
         ExportFormatArg::Xlsx => ExportFormat::Xlsx,
         ExportFormatArg::Json => ExportFormat::Json,
     };
-    let thresholds = &settings.matcher.thresholds;
     let rows = match &args.out {
         Some(path) => {
             let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-            let rows = export_matches(&stores, &filter, format, thresholds, std::io::BufWriter::new(file)).await?;
+            let rows = export_matches(&stores, &filter, format, std::io::BufWriter::new(file)).await?;
             eprintln!("{rows} matches written to {}", path.display());
             rows
         }
@@ -35,7 +34,7 @@ pub async fn run(data: &DataArgs, cmd: &ReportCommand) -> Result<()> {
             anyhow::ensure!(format != ExportFormat::Xlsx, "an xlsx export needs --out FILE");
             // `Stdout` (not its lock) is Send, as the streaming export needs.
             let mut out = std::io::BufWriter::new(std::io::stdout());
-            let rows = export_matches(&stores, &filter, format, thresholds, &mut out).await?;
+            let rows = export_matches(&stores, &filter, format, &mut out).await?;
             out.flush()?;
             rows
         }
