@@ -17,7 +17,9 @@ secs=${3:-20}
 profile=${PROFILE:-debug}
 runs=${RUNS:-1}
 if ! command -v wrk >/dev/null; then
-  sudo -n apt-get install -y wrk >/dev/null 2>&1 || apt-get install -y wrk >/dev/null
+  # shellcheck source=lib/apt.sh
+  source scripts/lib/apt.sh
+  apt_install wrk
 fi
 if [ -n "${BIN_DIR:-}" ]; then
   bin=$BIN_DIR

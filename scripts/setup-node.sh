@@ -19,19 +19,9 @@ if node_ok; then
     exit 0
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null 2>&1 || { echo "setup-node: need root or sudo to install nodejs and npm" >&2; exit 1; }
-    SUDO="sudo"
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-echo "setup-node: installing Debian's nodejs and npm" >&2
-if ! $SUDO apt-get install -y --no-install-recommends nodejs npm >&2; then
-    echo "setup-node: install failed; running apt-get update and retrying" >&2
-    $SUDO apt-get update >&2
-    $SUDO apt-get install -y --no-install-recommends nodejs npm >&2
-fi
+# shellcheck source=lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_install --no-install-recommends nodejs npm
 
 node_ok || { echo "setup-node: Node.js 18 or newer is needed (found: $(node --version 2>&1))" >&2; exit 1; }
 command -v npm

@@ -24,19 +24,9 @@ if path=$(find_server); then
     exit 0
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null 2>&1 || { echo "setup-redis: need root or sudo to install redis-server" >&2; exit 1; }
-    SUDO="sudo"
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-echo "setup-redis: installing Debian's redis-server" >&2
-if ! $SUDO apt-get install -y --no-install-recommends redis-server >&2; then
-    echo "setup-redis: install failed; running apt-get update and retrying" >&2
-    $SUDO apt-get update >&2
-    $SUDO apt-get install -y --no-install-recommends redis-server >&2
-fi
+# shellcheck source=lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_install --no-install-recommends redis-server
 
 # The package starts a system service on port 6379 where an init system runs; tests
 # never use it (they start their own server on a free port).

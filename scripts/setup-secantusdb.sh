@@ -30,12 +30,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
         log "python3 -m venv failed; installing python3-venv"
         rm -rf "$VENV"
-        SUDO=""
-        [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-        if ! $SUDO apt-get install -y python3-venv >/dev/null 2>&1; then
-            $SUDO apt-get update >/dev/null
-            $SUDO apt-get install -y python3-venv >/dev/null
-        fi
+        # shellcheck source=lib/apt.sh
+        source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+        apt_install python3-venv
         python3 -m venv "$VENV"
     fi
 fi

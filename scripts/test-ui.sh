@@ -11,12 +11,8 @@ ROOT="$PWD"
 
 step() { printf '\n==> %s\n' "$*"; }
 
-apt_install() {
-    local sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$@"
-}
+# shellcheck source=lib/apt.sh
+source "$ROOT/scripts/lib/apt.sh"
 
 step "browser and fonts for the end-to-end tests (Debian chromium, fonts-noto-cjk)"
 missing=()

@@ -34,11 +34,9 @@ if [ ! -x "$VENV/bin/kubernetes-validate" ] || [ ! -x "$VENV/bin/check-jsonschem
 fi
 if ! command -v systemd-analyze >/dev/null; then
     step "installing systemd-analyze (Debian package systemd)"
-    if [ "$(id -u)" = 0 ]; then
-        apt-get install -y -qq systemd >/dev/null || { apt-get update -qq && apt-get install -y -qq systemd >/dev/null; }
-    else
-        sudo apt-get install -y -qq systemd >/dev/null
-    fi
+    # shellcheck source=lib/apt.sh
+    source "$ROOT/scripts/lib/apt.sh"
+    apt_install systemd
 fi
 
 step "building zhiwen (the command-line checks run the real binary)"
