@@ -11,17 +11,8 @@ ROOT="$PWD"
 
 step() { printf '\n==> %s\n' "$*"; }
 
-# shellcheck source=lib/apt.sh
-source "$ROOT/scripts/lib/apt.sh"
-
 step "browser and fonts for the end-to-end tests (Debian chromium, fonts-noto-cjk)"
-missing=()
-[ -x /usr/bin/chromium ] || missing+=(chromium)
-fc-list :lang=zh 2>/dev/null | grep -q . || missing+=(fonts-noto-cjk)
-if [ "${#missing[@]}" -gt 0 ]; then
-    apt_install "${missing[@]}"
-fi
-/usr/bin/chromium --version 2>/dev/null || true
+scripts/setup-browser.sh
 
 step "Node.js and npm (Debian's nodejs and npm when missing)"
 scripts/setup-node.sh

@@ -23,6 +23,9 @@ if [ -z "${ZHIWEN_CORPUS_DIR:-}" ] && [ -d ../shared/corpus ]; then
     export ZHIWEN_CORPUS_DIR
 fi
 
+step "browser for PDF reports and the dashboard tests (Debian chromium, fonts-noto-cjk, poppler-utils)"
+scripts/setup-browser.sh
+
 step "cargo fmt --check"
 cargo fmt --all --check
 

@@ -102,6 +102,8 @@ async function startServe() {
   if (help.includes('--ui-dir')) args.push('--ui-dir', join(UI, 'dist'));
   // no daily catch-up task: the tasks the test sees are the ones it started
   if (help.includes('--no-scheduler')) args.push('--no-scheduler');
+  // the same browser prints the PDF evidence reports
+  if (help.includes('--chromium')) args.push('--chromium', CHROMIUM);
   const proc = spawn(BIN, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stdout.on('data', (d) => (log += d));
@@ -376,7 +378,7 @@ async function main() {
       assert.equal(cells[statusCol], 'confirmed');
     });
 
-    await step('matches: Excel export and the printable evidence report of a work', async () => {
+    await step('matches: Excel export and the printable evidence report of a work (HTML and PDF)', async () => {
       await page.goto(`${base}/matches?work_id=${hlm.id}`);
       await waitRowCount(page, 'matches-table', hlmMatches.length);
       await page.getByTestId('export').hover();
@@ -391,6 +393,12 @@ async function main() {
       assert.ok(report.includes(hlm.title.split(' ')[0]), 'the report names the work');
       assert.ok(report.includes('pirate.example'), 'the report lists the copying pages');
       await popup.close();
+      await page.getByTestId('export').hover();
+      const [pdf] = await Promise.all([page.waitForEvent('download'), page.getByText('取证报告（PDF）').click()]);
+      assert.equal(pdf.suggestedFilename(), `evidence-report-work-${hlm.id}.pdf`);
+      const pfile = join(data, 'report.pdf');
+      await pdf.saveAs(pfile);
+      assert.equal(readFileSync(pfile).subarray(0, 5).toString('latin1'), '%PDF-', 'a PDF printed by the server');
     });
 
     await step('matches: bulk review marks every selected match', async () => {

@@ -71,6 +71,21 @@ describe('ApiClient', () => {
     expect(r.filename).toBe('匹配.csv');
     expect(await r.blob.text()).toContain('match_id');
   });
+
+  it('downloads the PDF evidence report, and passes the 501 of a server without Chromium on', async () => {
+    const { fn, calls } = fakeFetch(
+      () => new Response('%PDF-1.4', { status: 200, headers: { 'Content-Disposition': 'attachment; filename="evidence-report-work-7.pdf"' } }),
+    );
+    const r = await new ApiClient({ key: 'k', fetch: fn }).workReportPdf(7, 'en', { status: 'confirmed' });
+    expect(calls[0].url).toBe('/api/v1/works/7/report?lang=en&format=pdf&status=confirmed');
+    expect(r.filename).toBe('evidence-report-work-7.pdf');
+    expect(await r.blob.text()).toBe('%PDF-1.4');
+    const { fn: none } = fakeFetch(() => json(501, { error: { code: 'not_implemented', message: 'PDF reports need Chromium' } }));
+    const err = await new ApiClient({ key: 'k', fetch: none }).workReportPdf(7, 'zh').catch((e) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.status).toBe(501);
+    expect(err.message).toContain('Chromium');
+  });
 });
 
 describe('helpers', () => {

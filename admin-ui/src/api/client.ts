@@ -168,6 +168,16 @@ export class ApiClient {
     return this.raw(`/api/v1/works/${id}/report${query(params)}`).then((r) => r.text());
   }
 
+  /** The same evidence report as a PDF printed by the server (501 when it has no Chromium). */
+  async workReportPdf(id: number, lang: 'zh' | 'en', filters: MatchFilters = {}): Promise<{ blob: Blob; filename: string }> {
+    const params: Record<string, string | number | undefined> = { lang, format: 'pdf' };
+    if (filters.status) params.status = filters.status;
+    if (filters.min_score !== undefined) params.min_score = filters.min_score;
+    const res = await this.raw(`/api/v1/works/${id}/report${query(params)}`);
+    const filename = filenameFrom(res.headers.get('Content-Disposition')) ?? `evidence-report-work-${id}.pdf`;
+    return { blob: await res.blob(), filename };
+  }
+
   matches(filters: MatchFilters, cursor?: string | null, limit = 50): Promise<Page<MatchItem>> {
     const qs = filtersToQuery(filters);
     if (cursor) qs.set('cursor', cursor);

@@ -76,14 +76,20 @@ export function Matches() {
     }
   };
 
-  const exportAs = async (format: 'csv' | 'xlsx' | 'report') => {
+  const exportAs = async (format: 'csv' | 'xlsx' | 'report' | 'reportPdf') => {
     try {
-      if (format === 'report') {
+      if (format === 'report' || format === 'reportPdf') {
         if (filters.work_id === undefined) {
           message.info(t('matches.reportNeedsWork'));
           return;
         }
-        openHtml(await api.workReport(filters.work_id, lang, filters));
+        if (format === 'report') {
+          openHtml(await api.workReport(filters.work_id, lang, filters));
+        } else {
+          const { blob, filename } = await api.workReportPdf(filters.work_id, lang, filters);
+          saveBlob(blob, filename);
+          message.success(t('matches.exported', { file: filename }));
+        }
         return;
       }
       const { blob, filename } = await api.exportMatches(format, filters);
@@ -155,8 +161,9 @@ export function Matches() {
               { key: 'csv', label: <span data-testid="export-csv">{t('matches.exportCsv')}</span> },
               { key: 'xlsx', label: t('matches.exportXlsx') },
               { key: 'report', label: t('matches.exportReport'), disabled: filters.work_id === undefined },
+              { key: 'reportPdf', label: t('matches.exportReportPdf'), disabled: filters.work_id === undefined },
             ],
-            onClick: ({ key }) => void exportAs(key as 'csv' | 'xlsx' | 'report'),
+            onClick: ({ key }) => void exportAs(key as 'csv' | 'xlsx' | 'report' | 'reportPdf'),
           }}
         >
           <Button icon={<DownloadOutlined />} data-testid="export">{t('matches.export')}</Button>

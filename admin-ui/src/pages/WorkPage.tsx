@@ -1,5 +1,5 @@
 import { App, Button, Card, Descriptions, Popconfirm, Space, Table, Typography } from 'antd';
-import { ArrowLeftOutlined, DeleteOutlined, FileTextOutlined } from '@ant-design/icons';
+import { ArrowLeftOutlined, DeleteOutlined, FilePdfOutlined, FileTextOutlined } from '@ant-design/icons';
 import { Link, useNavigate, useParams } from 'react-router-dom';
 import type { EChartsOption } from 'echarts';
 import { useApiClient, useAuth } from '../auth';
@@ -8,7 +8,7 @@ import { useLoad } from '../lib/useLoad';
 import { EmptyState, Loadable, errorMessage } from '../components/States';
 import { Chart } from '../components/Chart';
 import { chapterLabel, count, dateTime } from '../lib/format';
-import { openHtml } from '../lib/download';
+import { openHtml, saveBlob } from '../lib/download';
 import type { SectionItem, WorkDetail } from '../api/types';
 
 export function WorkPage() {
@@ -34,6 +34,14 @@ function WorkBody({ work }: { work: WorkDetail }) {
   const report = async () => {
     try {
       openHtml(await api.workReport(work.id, lang));
+    } catch (e) {
+      message.error(errorMessage(t, e));
+    }
+  };
+  const reportPdf = async () => {
+    try {
+      const { blob, filename } = await api.workReportPdf(work.id, lang);
+      saveBlob(blob, filename);
     } catch (e) {
       message.error(errorMessage(t, e));
     }
@@ -65,6 +73,7 @@ function WorkBody({ work }: { work: WorkDetail }) {
         <Typography.Title level={3} style={{ margin: 0 }} data-testid="work-title">{work.title}</Typography.Title>
         <Space>
           <Button icon={<FileTextOutlined />} onClick={report}>{t('work.report')}</Button>
+          <Button icon={<FilePdfOutlined />} onClick={reportPdf} data-testid="report-pdf">{t('work.reportPdf')}</Button>
           {can('works.write') && (
             <Popconfirm title={t('work.deleteConfirm')} onConfirm={remove} okText={t('common.ok')} cancelText={t('common.cancel')} okButtonProps={{ danger: true }}>
               <Button danger icon={<DeleteOutlined />}>{t('work.delete')}</Button>

@@ -14,6 +14,7 @@ mod exports;
 mod handlers;
 mod metrics;
 pub mod openapi;
+pub mod pdf;
 mod query;
 mod report;
 mod ui;
@@ -52,6 +53,8 @@ pub struct ApiConfig {
     pub ui_dir: Option<PathBuf>,
     /// HTTP worker threads (0: actix's default, one per core).
     pub workers: usize,
+    /// Chromium used to print evidence reports as PDF (`None`: PDF reports answer 501).
+    pub chromium: Option<PathBuf>,
 }
 
 impl Default for ApiConfig {
@@ -65,6 +68,7 @@ impl Default for ApiConfig {
             request_timeout: Duration::from_secs(30),
             ui_dir: None,
             workers: 0,
+            chromium: None,
         }
     }
 }

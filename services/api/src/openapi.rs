@@ -154,11 +154,17 @@ const OPS: &[Op] = &[
     Op {
         method: "get",
         path: "/api/v1/works/{id}/report",
-        summary: "Printable evidence report (HTML)",
-        params: &[ID, ("lang", "query", "lang"), ("status", "query", "status"), ("min_score", "query", "score")],
+        summary: "Printable evidence report (HTML, or PDF printed by the server's Chromium)",
+        params: &[
+            ID,
+            ("lang", "query", "lang"),
+            ("status", "query", "status"),
+            ("min_score", "query", "score"),
+            ("format", "query", "report_format"),
+        ],
         body: None,
         ok: 200,
-        errors: &[400, 404],
+        errors: &[400, 404, 501, 503],
     },
     Op {
         method: "get",
@@ -301,6 +307,7 @@ fn schema(kind: &str) -> Value {
         }
         "lang" => json!({"type": "string", "enum": ["zh", "en"]}),
         "format" => json!({"type": "string", "enum": ["csv", "xlsx", "json"]}),
+        "report_format" => json!({"type": "string", "enum": ["html", "pdf"]}),
         _ => json!({"type": "string"}),
     }
 }
@@ -314,6 +321,8 @@ fn error_response(status: u16) -> Value {
         409 => "state does not allow it",
         413 => "body too large",
         429 => "rate limited",
+        501 => "PDF reports: no Chromium on the server",
+        503 => "PDF reports: the printer failed or timed out",
         _ => "error",
     };
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
@@ -342,7 +351,7 @@ pub fn document() -> Value {
         }
         let mut responses = Map::new();
         let ok_type = if op.path.ends_with("/report") {
-            json!({"text/html": {}})
+            json!({"text/html": {}, "application/pdf": {}})
         } else if op.path.starts_with("/api/v1/exports") {
             json!({"text/csv": {}, "application/json": {}, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {}})
         } else {

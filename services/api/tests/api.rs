@@ -96,6 +96,7 @@ fn test_config() -> ApiConfig {
         rate_per_second: 10_000,
         rate_burst: 10_000,
         workers: 2,
+        chromium: zhiwen_api::pdf::find_chromium(),
         ..ApiConfig::default()
     }
 }
@@ -423,6 +424,7 @@ async fn exports_and_report(env: &Env) {
     );
     let en = env.get(&format!("/api/v1/works/{}/report?lang=en", m["work_id"]), &env.holder).await.text();
     assert!(en.contains("Evidence report") && en.contains("Infringing page"), "{en:.300}");
+    pdf_report(env, &m).await;
     // A dismissed match leaves the default report.
     env.call(
         "POST",
@@ -433,6 +435,39 @@ async fn exports_and_report(env: &Env) {
     .await;
     let html = env.get(&format!("/api/v1/works/{}/report", m["work_id"]), &env.holder).await.text();
     assert!(html.contains("没有匹配记录") && !html.contains("<mark>"), "{html:.300}");
+}
+
+/// The PDF of the evidence report: printed by Chromium from the same HTML, with the
+/// Chinese as text (what `pdftotext` reads back), downloaded under a stable name.
+async fn pdf_report(env: &Env, m: &Value) {
+    let path = format!("/api/v1/works/{}/report?format=pdf", m["work_id"]);
+    assert_error(&env.get(&path.replace("pdf", "docx"), &env.holder).await, 400, "bad_request");
+    if env.state.config.chromium.is_none() {
+        zhiwen_testkit::unavailable::<()>("Chromium (Debian package chromium)", "not on PATH");
+        return;
+    }
+    let r = env.get(&path, &env.holder).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.headers["content-type"], "application/pdf");
+    let disposition = r.headers["content-disposition"].to_str().unwrap();
+    assert_eq!(disposition, format!("attachment; filename=\"evidence-report-work-{}.pdf\"", m["work_id"]));
+    assert!(r.bytes.starts_with(b"%PDF-"), "{:?}", &r.bytes[..r.bytes.len().min(16)]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.pdf");
+    std::fs::write(&file, &r.bytes).unwrap();
+    let text = match std::process::Command::new("pdftotext").arg("-enc").arg("UTF-8").arg(&file).arg("-").output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        other => {
+            zhiwen_testkit::unavailable::<()>("pdftotext (Debian package poppler-utils)", &format!("{other:?}"));
+            return;
+        }
+    };
+    // Chromium may break a long URL over lines; the words themselves stay whole.
+    for expected in ["侵权证据报告", "红楼梦", "pirate.example", "原作品", "涉嫌侵权网页"] {
+        assert!(text.contains(expected), "{expected:?} not in the PDF text: {text:.600}");
+    }
+    // Another holder guessing the work id gets 404 for the PDF as for the HTML.
+    assert_error(&env.get(&path, &env.other).await, 404, "not_found");
 }
 
 async fn errors_health_metrics(env: &Env) {

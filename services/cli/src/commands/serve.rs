@@ -42,6 +42,10 @@ pub struct ServeArgs {
     /// HTTP worker threads (default: one per core).
     #[arg(long, default_value_t = 0)]
     pub http_workers: usize,
+    /// Chromium for PDF evidence reports (default: `chromium` found on PATH; without one,
+    /// the HTML report still works and `?format=pdf` answers 501).
+    #[arg(long, env = "ZHIWEN_CHROMIUM")]
+    pub chromium: Option<PathBuf>,
     /// Let crawls started from the API fetch loopback addresses (tests, demos).
     #[arg(long)]
     pub crawl_allow_loopback: bool,
@@ -63,6 +67,7 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
         rate_per_second: args.rate_limit,
         rate_burst: args.rate_burst,
         workers: args.http_workers,
+        chromium: args.chromium.clone().or_else(zhiwen_api::pdf::find_chromium),
         ..ApiConfig::default()
     };
     let state = AppState::new(matcher, settings.data_dir.clone(), config);

@@ -1,0 +1,98 @@
+//! PDF of the printable evidence report, printed by a headless Chromium from the same
+//! self-contained HTML the API serves, so the PDF is exactly what a browser prints (CJK
+//! text as text, the same layout). Chromium is an optional runtime dependency: without
+//! one configured or found on `PATH`, `?format=pdf` answers 501 with a clear message.
+//!
+//! Why a browser and not a PDF crate: the report mixes CJK and Latin text, tables and
+//! highlighted passages; the Rust PDF writers need hand-made layout and font subsetting
+//! for that, while Chromium's print path is the one every legal team's browser uses.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use tokio::process::Command;
+use tokio::sync::Semaphore;
+
+use crate::error::ApiError;
+
+/// Longest a report may take to print (a report holds at most 200 matches).
+const PRINT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Reports printed at once: each Chromium takes a core and ~150 MB.
+const CONCURRENT_PRINTS: usize = 2;
+
+fn print_slots() -> &'static Semaphore {
+    static SLOTS: OnceLock<Semaphore> = OnceLock::new();
+    SLOTS.get_or_init(|| Semaphore::new(CONCURRENT_PRINTS))
+}
+
+/// The first Chromium-family browser on `PATH` (Debian's `chromium` first).
+pub fn find_chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"].iter().find_map(|name| {
+        std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| is_executable(candidate))
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Print `html` to PDF with `chromium`. The page is loaded from a private temporary
+/// directory with networking pointed at a dead proxy: the report fetches nothing, and a
+/// link in a quoted URL must not make the server reach out.
+pub async fn print(chromium: &Path, html: &str) -> Result<Vec<u8>, ApiError> {
+    let _slot = print_slots().acquire().await.map_err(|_| ApiError::unavailable("the PDF printer is shutting down"))?;
+    let dir = tempfile::tempdir().map_err(|e| internal("temporary directory", e))?;
+    let page = dir.path().join("report.html");
+    let out = dir.path().join("report.pdf");
+    tokio::fs::write(&page, html).await.map_err(|e| internal("writing the report", e))?;
+    let mut command = Command::new(chromium);
+    command
+        .arg("--headless")
+        .arg("--disable-gpu")
+        .arg("--no-first-run")
+        .arg("--disable-extensions")
+        .arg("--disable-background-networking")
+        .arg("--disable-sync")
+        .arg("--proxy-server=127.0.0.1:9")
+        .arg("--no-pdf-header-footer")
+        .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+        .arg(format!("--print-to-pdf={}", out.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    // Chromium's sandbox refuses to start as root (containers); the page is our own HTML.
+    if is_root() {
+        command.arg("--no-sandbox");
+    }
+    let child = command.spawn().map_err(|e| {
+        tracing::warn!(chromium = %chromium.display(), error = %e, "cannot start Chromium");
+        ApiError::unavailable("the PDF printer (Chromium) cannot be started; see the server log")
+    })?;
+    let output = match tokio::time::timeout(PRINT_TIMEOUT, child.wait_with_output()).await {
+        Ok(result) => result.map_err(|e| internal("waiting for Chromium", e))?,
+        Err(_) => return Err(ApiError::unavailable("printing the report took too long; try a smaller report")),
+    };
+    match tokio::fs::read(&out).await {
+        Ok(pdf) if output.status.success() && pdf.starts_with(b"%PDF-") => Ok(pdf),
+        _ => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            tracing::warn!(status = %output.status, stderr = %stderr.trim(), "Chromium did not print the report");
+            Err(ApiError::unavailable("the PDF printer (Chromium) failed; see the server log"))
+        }
+    }
+}
+
+fn is_root() -> bool {
+    // The owner of our own process directory is our effective user.
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+fn internal(what: &str, e: std::io::Error) -> ApiError {
+    ApiError::internal(format_args!("PDF report, {what}: {e}"))
+}
