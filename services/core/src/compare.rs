@@ -12,7 +12,7 @@ use crate::minhash;
 use crate::params::Params;
 use crate::shingle::SetMeasures;
 use crate::simhash;
-use crate::winnow::{self, Passage, PassageOptions};
+use crate::winnow::{self, FingerprintIndex, Passage, PassageOptions};
 
 /// Decision thresholds. Defaults are chosen on the evaluation set (`docs/evaluation.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -171,6 +171,18 @@ pub struct Comparison {
 
 /// Compare two analysed documents (analysed with the same parameters).
 pub fn compare(a: &Analysis, b: &Analysis, params: &Params, thresholds: &Thresholds) -> Comparison {
+    compare_with(a, b, &PassageIndex::new(b), params, thresholds)
+}
+
+/// [`compare`] with B's passage index made once (`b_index`, made from `b`): the same
+/// comparison, for a caller that compares many documents with one B.
+pub fn compare_with(
+    a: &Analysis,
+    b: &Analysis,
+    b_index: &PassageIndex,
+    params: &Params,
+    thresholds: &Thresholds,
+) -> Comparison {
     let (fa, fb) = (&a.fingerprints, &b.fingerprints);
     let words = SetMeasures::of(&fa.shingles, &fb.shingles);
     let sample_mod = SetMeasures::of(
@@ -186,7 +198,7 @@ pub fn compare(a: &Analysis, b: &Analysis, params: &Params, thresholds: &Thresho
     let super_matches = minhash::matching_super_shingles(&fa.super_shingles, &fb.super_shingles);
     let lsh_candidate = fa.lsh_bands.iter().zip(&fb.lsh_bands).any(|(x, y)| x == y) && !fa.shingles.is_empty();
 
-    let passages = evidence_passages(a, b, params);
+    let passages = evidence_passages_with(a, b, b_index, params);
     let covered_a = covered_units(&a.chars.positions, passages.iter().map(|p| (p.a_start, p.a_end)));
     let covered_b = covered_units(&b.chars.positions, passages.iter().map(|p| (p.b_start, p.b_end)));
     let coverage_a = ratio(covered_a, a.chars.units.len());
@@ -282,40 +294,59 @@ fn covered_units(positions: &[u32], ranges: impl Iterator<Item = (u32, u32)>) ->
     total
 }
 
+/// The winnowed fingerprints of a document (both streams) by hash: the B side of
+/// passage searches, made once for all the documents compared with it.
+#[derive(Debug, Clone, Default)]
+pub struct PassageIndex {
+    initials: FingerprintIndex,
+    chars: FingerprintIndex,
+}
+
+impl PassageIndex {
+    /// Index the winnowed fingerprints of `b`.
+    pub fn new(b: &Analysis) -> Self {
+        PassageIndex {
+            initials: FingerprintIndex::new(&b.fingerprints.winnow_initials),
+            chars: FingerprintIndex::new(&b.fingerprints.winnow_chars),
+        }
+    }
+}
+
 /// Passages in canonical character offsets, from both winnowing streams, merged.
 pub fn evidence_passages(a: &Analysis, b: &Analysis, params: &Params) -> Vec<Passage> {
+    evidence_passages_with(a, b, &PassageIndex::new(b), params)
+}
+
+/// [`evidence_passages`] with B's passage index made once (`b_index`, made from `b`).
+pub fn evidence_passages_with(a: &Analysis, b: &Analysis, b_index: &PassageIndex, params: &Params) -> Vec<Passage> {
     let w = &params.winnow;
     let mut out: Vec<Passage> = Vec::new();
-    let (ia, ib) = (a.initial_units(), b.initial_units());
-    let streams = [
-        (
-            &ia,
-            &a.fingerprints.winnow_initials,
-            &a.initials.positions,
-            &ib,
-            &b.fingerprints.winnow_initials,
-            &b.initials.positions,
-            w.initials_k,
-        ),
-        (
-            &a.chars.units,
-            &a.fingerprints.winnow_chars,
-            &a.chars.positions,
-            &b.chars.units,
-            &b.fingerprints.winnow_chars,
-            &b.chars.positions,
-            w.chars_k,
-        ),
-    ];
-    for (ua, fa, pa, ub, fb, pb, k) in streams {
-        let opts = PassageOptions { k, max_gap: w.max_gap, max_occurrences: 16 };
-        for p in winnow::find_passages(ua, fa, ub, fb, &opts) {
-            // Unit ranges -> canonical character ranges (end: one past the last unit's char).
-            let to_chars = |pos: &[u32], s: u32, e: u32| (pos[s as usize], pos[e as usize - 1] + 1);
-            let (a_start, a_end) = to_chars(pa, p.a_start, p.a_end);
-            let (b_start, b_end) = to_chars(pb, p.b_start, p.b_end);
-            out.push(Passage { a_start, a_end, b_start, b_end, support: p.support });
-        }
+    // Unit ranges -> canonical character ranges (end: one past the last unit's char).
+    let to_chars = |pos: &[u32], s: u32, e: u32| (pos[s as usize], pos[e as usize - 1] + 1);
+    let mut push = |p: Passage, pa: &[u32], pb: &[u32]| {
+        let (a_start, a_end) = to_chars(pa, p.a_start, p.a_end);
+        let (b_start, b_end) = to_chars(pb, p.b_start, p.b_end);
+        out.push(Passage { a_start, a_end, b_start, b_end, support: p.support });
+    };
+    let opts = |k| PassageOptions { k, max_gap: w.max_gap, max_occurrences: 16 };
+    // The initial letters are compared as they are stored (one byte each), without a copy.
+    for p in winnow::find_passages_in(
+        &a.initials.letters,
+        &a.fingerprints.winnow_initials,
+        &b.initials.letters,
+        &b_index.initials,
+        &opts(w.initials_k),
+    ) {
+        push(p, &a.initials.positions, &b.initials.positions);
+    }
+    for p in winnow::find_passages_in(
+        &a.chars.units,
+        &a.fingerprints.winnow_chars,
+        &b.chars.units,
+        &b_index.chars,
+        &opts(w.chars_k),
+    ) {
+        push(p, &a.chars.positions, &b.chars.positions);
     }
     winnow::merge_overlapping(&mut out);
     out.retain(|p| (p.a_end - p.a_start) as usize >= w.min_passage_chars.min(a.canonical.char_len()));

@@ -7,8 +7,6 @@
 //! [`find_passages`] chains matching fingerprints of two documents into passages and
 //! extends them unit by unit, so reports can quote the copied text side by side.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::hash::mix64;
@@ -147,25 +145,63 @@ struct Chain {
     support: u32,
 }
 
+/// The fingerprints of one stream by hash (positions in stream order), built once to
+/// search many other streams against it with [`find_passages_in`].
+#[derive(Debug, Clone, Default)]
+pub struct FingerprintIndex {
+    /// (hash, position), sorted: the positions of one hash are in stream order.
+    entries: Vec<(u64, u32)>,
+}
+
+impl FingerprintIndex {
+    /// Index the fingerprints of a stream.
+    pub fn new(fps: &[WinnowFp]) -> Self {
+        let mut entries: Vec<(u64, u32)> = fps.iter().map(|f| (f.hash, f.pos)).collect();
+        entries.sort_unstable();
+        FingerprintIndex { entries }
+    }
+
+    /// Positions of `hash`, in stream order.
+    fn positions(&self, hash: u64) -> impl Iterator<Item = u32> + '_ {
+        let start = self.entries.partition_point(|e| e.0 < hash);
+        self.entries[start..].iter().take_while(move |e| e.0 == hash).map(|e| e.1)
+    }
+}
+
 /// Chain the matching fingerprints of A and B into passages, extend each passage while
 /// the units agree, and merge overlapping ones. Sorted by start in A.
-pub fn find_passages(
-    a_units: &[u32],
+pub fn find_passages<U: Copy + Eq>(
+    a_units: &[U],
     a_fps: &[WinnowFp],
-    b_units: &[u32],
+    b_units: &[U],
     b_fps: &[WinnowFp],
     opts: &PassageOptions,
 ) -> Vec<Passage> {
-    let mut b_index: HashMap<u64, Vec<u32>> = HashMap::with_capacity(b_fps.len());
-    for f in b_fps {
-        b_index.entry(f.hash).or_default().push(f.pos);
-    }
+    find_passages_in(a_units, a_fps, b_units, &FingerprintIndex::new(b_fps), opts)
+}
+
+/// [`find_passages`] with B's fingerprints already indexed (`b_index`, made from the
+/// fingerprints of `b_units`): one index of a page serves all its candidates.
+pub fn find_passages_in<U: Copy + Eq>(
+    a_units: &[U],
+    a_fps: &[WinnowFp],
+    b_units: &[U],
+    b_index: &FingerprintIndex,
+    opts: &PassageOptions,
+) -> Vec<Passage> {
     let mut pairs: Vec<(u32, u32)> = Vec::new();
     for f in a_fps {
-        if let Some(positions) = b_index.get(&f.hash) {
-            if positions.len() <= opts.max_occurrences {
-                pairs.extend(positions.iter().map(|&pb| (f.pos, pb)));
+        let start = pairs.len();
+        let mut n = 0;
+        for pb in b_index.positions(f.hash) {
+            n += 1;
+            if n > opts.max_occurrences {
+                break;
             }
+            pairs.push((f.pos, pb));
+        }
+        if n > opts.max_occurrences {
+            pairs.truncate(start);
         }
     }
     pairs.sort_unstable();
@@ -217,7 +253,7 @@ pub fn find_passages(
 }
 
 /// Grow a passage outwards while the units on both sides agree.
-fn extend(p: &mut Passage, a: &[u32], b: &[u32]) {
+fn extend<U: Copy + Eq>(p: &mut Passage, a: &[U], b: &[U]) {
     while p.a_start > 0 && p.b_start > 0 && a[p.a_start as usize - 1] == b[p.b_start as usize - 1] {
         p.a_start -= 1;
         p.b_start -= 1;

@@ -1,16 +1,32 @@
 //! End-to-end matching throughput: pages matched per second (fingerprint, lookup in the
 //! section index, verify every candidate, store fingerprints and matches), on the
-//! embedded store and the embedded index.
+//! embedded store and index or on MongoDB + Redis (`--mongo URI --redis URL`).
 //!
-//! Sections: the public-domain classics of the shared corpus cut into sections of 1-2k
-//! characters, topped up to `--sections` with sections made of shuffled sentences of the
-//! same books. Pages: 5-10 KB of UTF-8; a third embed a section, the rest are other
-//! text (the news sets of the shared corpus when present, read at run time only).
+//! Two catalogues (`--catalogue`):
+//!
+//! - `distinct` (default), what a real catalogue of 10k-100k chapters of different works
+//!   looks like: sections of 1-2k characters cut from distinct real text (the
+//!   public-domain novels of the shared corpus and the news stories on even lines of the
+//!   two news sets). When that runs out (100k sections need about 150M characters, the
+//!   corpus has about 17M) the catalogue is topped up with synthetic works written by a
+//!   character-level Markov model of order 3 trained on those texts at run time (fixed
+//!   seed): distinct works that share only chance short phrases with each other, as
+//!   unrelated works of one language do. Pages are filled with the news stories on odd
+//!   lines, so a page shares text with a section only where a section was planted.
+//! - `shuffled`, the adversarial worst case: the classics cut into sections, topped up
+//!   with sections of shuffled sentences of the same classics, so a page that embeds a
+//!   section shares whole sentences with dozens of other sections, each of which needs a
+//!   passage search. Pages are filled with all the news stories.
+//!
+//! Pages: 5-10 KB of UTF-8; a third embed a section between filler text. Nothing of the
+//! corpus is committed; everything is read at run time from `ZHIWEN_CORPUS_DIR`.
 //!
 //! ```text
 //! cargo run --release -p zhiwen-matcher --example match_bench -- --sections 10000 --pages 3000
+//! cargo run --release -p zhiwen-matcher --example match_bench -- --catalogue shuffled --sections 10000
 //! ```
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,15 +61,31 @@ fn arg_str(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
-fn texts(file: &str) -> Vec<String> {
+/// The `text` of every line of a corpus file, with its line number.
+fn numbered_texts(file: &str) -> Vec<(usize, String)> {
     let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
     let Ok(data) = std::fs::read_to_string(dir.join(file)) else { return Vec::new() };
     data.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter_map(|v| v["text"].as_str().map(str::to_owned))
+        .enumerate()
+        .filter_map(|(i, l)| serde_json::from_str::<serde_json::Value>(l).ok().map(|v| (i, v)))
+        .filter_map(|(i, v)| v["text"].as_str().map(|t| (i, t.to_owned())))
         .collect()
+}
+
+fn texts(file: &str) -> Vec<String> {
+    numbered_texts(file).into_iter().map(|(_, t)| t).collect()
+}
+
+/// CPU seconds (user + system) a process has used so far, from `/proc/PID/stat`.
+fn cpu_seconds(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which is in parentheses): utime and stime are 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
 }
 
 fn split_sentences(text: &str) -> Vec<String> {
@@ -85,6 +117,177 @@ fn cut(text: &str, rng: &mut Rng) -> Vec<String> {
     out
 }
 
+/// A character-level Markov model of order 3: for every context of three characters,
+/// the characters that follow it in the training text (as often as they follow it).
+struct Markov {
+    /// (context hash << 21 | next character), sorted.
+    keys: Vec<u64>,
+    /// Context hash -> range of `keys`.
+    ranges: HashMap<u64, (u32, u32)>,
+    /// Training characters (random starting contexts).
+    chars: Vec<char>,
+}
+
+impl Markov {
+    const ORDER: usize = 3;
+
+    fn context(c: &[char]) -> u64 {
+        let packed = c.iter().fold(0u64, |h, &c| (h << 21) | c as u64);
+        packed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 21
+    }
+
+    fn train(texts: &[&str]) -> Markov {
+        let mut chars: Vec<char> = Vec::new();
+        for t in texts {
+            chars.extend(t.chars().filter(|c| !c.is_whitespace()));
+            chars.push('\n');
+        }
+        let mut keys: Vec<u64> = chars
+            .windows(Self::ORDER + 1)
+            .map(|w| (Self::context(&w[..Self::ORDER]) << 21) | w[Self::ORDER] as u64)
+            .collect();
+        keys.sort_unstable();
+        let mut ranges = HashMap::new();
+        let mut start = 0;
+        for i in 1..=keys.len() {
+            if i == keys.len() || keys[i] >> 21 != keys[start] >> 21 {
+                ranges.insert(keys[start] >> 21, (start as u32, i as u32));
+                start = i;
+            }
+        }
+        Markov { keys, ranges, chars }
+    }
+
+    /// A text of `len` characters from `rng`.
+    fn generate(&self, len: usize, rng: &mut Rng) -> String {
+        let mut out: Vec<char> = Vec::with_capacity(len);
+        while out.len() < len {
+            let n = out.len();
+            let next = if n >= Self::ORDER {
+                self.ranges.get(&Self::context(&out[n - Self::ORDER..])).and_then(|&(lo, hi)| {
+                    char::from_u32((self.keys[lo as usize + rng.below((hi - lo) as usize)] & 0x1f_ffff) as u32)
+                })
+            } else {
+                None
+            };
+            match next {
+                Some(c) => out.push(c),
+                // No continuation (or the start): restart from a random context.
+                None => {
+                    let i = rng.below(self.chars.len() - Self::ORDER);
+                    out.extend_from_slice(&self.chars[i..i + Self::ORDER]);
+                }
+            }
+        }
+        out.truncate(len);
+        out.into_iter().collect()
+    }
+}
+
+/// Hashes of every run of `RUN` characters (whitespace dropped) of `text`.
+const RUN: usize = 16;
+fn runs(text: &str) -> impl Iterator<Item = u64> {
+    let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    (0..chars.len().saturating_sub(RUN - 1)).map(move |i| {
+        chars[i..i + RUN].iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| (h ^ c as u64).wrapping_mul(0x100_0000_01b3))
+    })
+}
+
+/// The default catalogue: sections of distinct real text, topped up with Markov works;
+/// and the page filler (news stories that share no run of 16 characters with any
+/// section's source text).
+fn distinct_catalogue(n_sections: usize, rng: &mut Rng) -> (Vec<String>, Vec<String>) {
+    let mut real: Vec<String> = texts("novels_classics.jsonl");
+    real.extend(texts("novels_modern_pd.jsonl"));
+    // The CCTV bulletins repeat their wording from one story to the next (most stories
+    // share a run of 20 characters with another one): all of them go to the catalogue.
+    // The other news set is split by line: even lines to the catalogue, odd lines fill
+    // pages, except the few stories that share a run with the catalogue.
+    let mut news = texts("news_xwlb_cctv.jsonl").join("\n");
+    let mut candidates = Vec::new();
+    for (i, t) in numbered_texts("news_inews_ccf2019.jsonl") {
+        if i % 2 == 0 {
+            news.push('\n');
+            news.push_str(&t);
+        } else {
+            candidates.push(t);
+        }
+    }
+    real.push(news);
+    // Distinct works: a section that shares more than a phrase (8 runs of 16 characters,
+    // a passage of 24) with earlier ones (a repeated bulletin, a quoted poem) is left out.
+    let mut seen: HashSet<u64> = HashSet::new();
+    let mut sections: Vec<String> = Vec::new();
+    for s in real.iter().flat_map(|t| cut(t, rng)) {
+        let own: HashSet<u64> = runs(&s).collect();
+        if own.iter().filter(|h| seen.contains(h)).count() <= 8 {
+            seen.extend(own);
+            sections.push(s);
+        }
+    }
+    let filler: Vec<String> = candidates.into_iter().filter(|t| !runs(t).any(|h| seen.contains(&h))).collect();
+    drop(seen);
+    let n_real = sections.len().min(n_sections);
+    if sections.len() < n_sections {
+        let t = Instant::now();
+        let texts: Vec<&str> = real.iter().map(String::as_str).collect();
+        let model = Markov::train(&texts);
+        let seed = rng.next();
+        let missing = n_sections - sections.len();
+        // Each synthetic work has its own seed: the same catalogue on any number of threads.
+        let make = |i: usize| {
+            let mut r = Rng(seed ^ (i as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
+            let len = 1000 + r.below(1000);
+            model.generate(len, &mut r)
+        };
+        let make = &make;
+        let half = missing / 2;
+        let synthetic: Vec<String> = std::thread::scope(|s| {
+            let a = s.spawn(move || (0..half).map(make).collect::<Vec<_>>());
+            let b: Vec<String> = (half..missing).map(make).collect();
+            let mut a = a.join().unwrap_or_default();
+            a.extend(b);
+            a
+        });
+        sections.extend(synthetic);
+        println!(
+            "catalogue: {n_real} sections of real text, {missing} synthetic (Markov order {}) in {:.1} s",
+            Markov::ORDER,
+            t.elapsed().as_secs_f64()
+        );
+    } else {
+        println!("catalogue: {n_real} sections of real text");
+    }
+    println!("page filler: {} news stories that share no run of {RUN} characters with the catalogue", filler.len());
+    sections.truncate(n_sections);
+    (sections, filler)
+}
+
+/// The adversarial catalogue: the classics, topped up with shuffled sentences of them.
+fn shuffled_catalogue(n_sections: usize, rng: &mut Rng) -> (Vec<String>, Vec<String>) {
+    let classics = texts("novels_classics.jsonl");
+    let mut sections: Vec<String> = classics.iter().flat_map(|t| cut(t, rng)).collect();
+    let sentences: Vec<String> = classics.iter().flat_map(|t| split_sentences(t)).collect();
+    while sections.len() < n_sections {
+        let target = 3 * (1000 + rng.below(1000));
+        sections.push(fill(target, &sentences, rng));
+    }
+    sections.truncate(n_sections);
+    let mut other: Vec<String> = texts("news_inews_ccf2019.jsonl");
+    other.extend(texts("news_xwlb_cctv.jsonl"));
+    let other_pool = if other.is_empty() { sentences.clone() } else { other };
+    (sections, other_pool)
+}
+
+/// The longest prefix of `s` of at most `bytes` bytes, cut on a character boundary.
+fn prefix(s: &str, bytes: usize) -> &str {
+    let mut end = s.len().min(bytes);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 fn fill(target_bytes: usize, pool: &[String], rng: &mut Rng) -> String {
     let mut s = String::new();
     while s.len() < target_bytes {
@@ -97,21 +300,19 @@ fn fill(target_bytes: usize, pool: &[String], rng: &mut Rng) -> String {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n_sections = arg("--sections", 10_000);
     let n_pages = arg("--pages", 3_000);
-    let classics = texts("novels_classics.jsonl");
-    if classics.is_empty() {
+    if texts("novels_classics.jsonl").is_empty() {
         return Err("novels_classics.jsonl not found: set ZHIWEN_CORPUS_DIR".into());
     }
+    let catalogue = arg_str("--catalogue").unwrap_or_else(|| "distinct".into());
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut sections: Vec<String> = classics.iter().flat_map(|t| cut(t, &mut rng)).collect();
-    let sentences: Vec<String> = classics.iter().flat_map(|t| split_sentences(t)).collect();
-    while sections.len() < n_sections {
-        let target = 3 * (1000 + rng.below(1000));
-        sections.push(fill(target, &sentences, &mut rng));
+    let (sections, other_pool) = match catalogue.as_str() {
+        "distinct" => distinct_catalogue(n_sections, &mut rng),
+        "shuffled" => shuffled_catalogue(n_sections, &mut rng),
+        other => return Err(format!("--catalogue {other}: expected distinct or shuffled").into()),
+    };
+    if other_pool.is_empty() {
+        return Err("no news stories to fill pages with: set ZHIWEN_CORPUS_DIR".into());
     }
-    sections.truncate(n_sections);
-    let mut other: Vec<String> = texts("news_inews_ccf2019.jsonl");
-    other.extend(texts("news_xwlb_cctv.jsonl"));
-    let other_pool = if other.is_empty() { sentences.clone() } else { other };
 
     let dir = tempfile::tempdir()?;
     // Backends: embedded by default; `--mongo URI` (a fresh database named after the run)
@@ -131,12 +332,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut config = MatcherConfig::default();
     config.min_winnow_hits = arg("--min-winnow-hits", config.min_winnow_hits as usize) as u32;
+    config.index_pages = !std::env::args().any(|a| a == "--no-page-index");
     let repeat = arg("--repeat", 3).max(1);
     println!(
-        "store {}, index {}, min_winnow_hits {}, {repeat} timed runs",
+        "catalogue {catalogue}, store {}, index {}, min_winnow_hits {}, page index {}, {repeat} timed runs",
         stores.backend,
         index.backend(),
-        config.min_winnow_hits
+        config.min_winnow_hits,
+        config.index_pages
     );
     let matcher = Matcher::new(stores.clone(), index, Fingerprinter::new(Params::default())?, config);
 
@@ -183,18 +386,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let text = if i % 3 == 0 {
             let s = &sections[rng.below(sections.len())];
             let pad = size.saturating_sub(s.len()) / 2;
-            format!("{}{}{}", fill(pad, &other_pool, &mut rng), s, fill(pad, &other_pool, &mut rng))
+            let mut filler = |n: usize| {
+                let f = fill(n, &other_pool, &mut rng);
+                // The old catalogue keeps its pages as they were; the default one cuts the
+                // filler to size so that the 10 KB cut below never cuts the planted section.
+                if catalogue == "shuffled" {
+                    f
+                } else {
+                    prefix(&f, n).to_owned()
+                }
+            };
+            let before = filler(pad);
+            let after = filler(pad);
+            format!("{before}{s}{after}")
         } else {
             fill(size, &other_pool, &mut rng)
         };
-        let text: String = {
-            // Cut to the byte budget on a character boundary.
-            let mut end = text.len().min(10_000);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            text[..end].to_owned()
-        };
+        // Cut to the byte budget on a character boundary.
+        let text = prefix(&text, 10_000).to_owned();
         bytes += text.len();
         pages.push(NewPage {
             url: format!("http://site{}.example/p/{i}", i % 20),
@@ -228,11 +437,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The timed runs: the first records the matches, the next ones find them again
     // (same work: fingerprint, store, look up, verify, upsert).
+    // `--watch-pids A,B`: the CPU time server processes (MongoDB, Redis) spent in each run.
+    let watched: Vec<String> =
+        arg_str("--watch-pids").map(|v| v.split(',').map(str::to_owned).collect()).unwrap_or_default();
+    let cpu = |pids: &[String]| pids.iter().map(|p| cpu_seconds(p).unwrap_or(0.0)).collect::<Vec<f64>>();
     let mut rates = Vec::new();
     for _ in 0..repeat {
+        let cpu_before = cpu(&watched);
+        let self_before = cpu_seconds("self").unwrap_or(0.0);
         let t = Instant::now();
         let s = run_match_task(&matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress).await?;
         let secs = t.elapsed().as_secs_f64();
+        let self_cpu = cpu_seconds("self").unwrap_or(0.0) - self_before;
+        let servers: Vec<String> = watched
+            .iter()
+            .zip(cpu(&watched).iter().zip(&cpu_before))
+            .map(|(p, (a, b))| format!("{p} {:.1} s", a - b))
+            .collect();
+        println!(
+            "  CPU during the run ({secs:.1} s wall): bench {self_cpu:.1} s{}{}",
+            if servers.is_empty() { "" } else { ", servers " },
+            servers.join(", ")
+        );
         rates.push(s.pages as f64 / secs);
         println!(
             "matched {} pages in {:.1} s: {:.0} pages/s end to end ({} new, {} unchanged matches, {} failed) with {} sections",

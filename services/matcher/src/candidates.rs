@@ -14,7 +14,7 @@
 //! contract of [`Thresholds::min_copied_chars`]), so such a pair skips the set measures,
 //! the DNA and winnowing containments and the quoting of evidence.
 
-use zhiwen_core::compare::{evidence_passages, Thresholds};
+use zhiwen_core::compare::{evidence_passages_with, PassageIndex, Thresholds};
 use zhiwen_core::{Analysis, IndexFamily, Params};
 use zhiwen_index::{Candidate, LookupResult};
 
@@ -42,12 +42,19 @@ pub(crate) fn worth_verifying<'a>(found: &'a LookupResult, config: &MatcherConfi
 /// Can `a` (a section) and `b` (a page) be a copy? `false` only when their canonical
 /// texts differ and the copied passages (exactly those the comparison would report)
 /// cover fewer than `thresholds.min_copied_chars` content characters of `a`: such a
-/// pair is unrelated whatever its other measures.
-pub(crate) fn may_be_copy(a: &Analysis, b: &Analysis, params: &Params, thresholds: &Thresholds) -> bool {
+/// pair is unrelated whatever its other measures. `b_index`: the passage index of `b`.
+pub(crate) fn may_be_copy(
+    a: &Analysis,
+    b: &Analysis,
+    b_index: &PassageIndex,
+    params: &Params,
+    thresholds: &Thresholds,
+) -> bool {
     if a.fingerprints.content_hash == b.fingerprints.content_hash {
         return true;
     }
-    let mut ranges: Vec<(u32, u32)> = evidence_passages(a, b, params).iter().map(|p| (p.a_start, p.a_end)).collect();
+    let mut ranges: Vec<(u32, u32)> =
+        evidence_passages_with(a, b, b_index, params).iter().map(|p| (p.a_start, p.a_end)).collect();
     copied_units(&a.chars.positions, &mut ranges) >= thresholds.min_copied_chars
 }
 
@@ -108,7 +115,7 @@ mod tests {
         for page in &pages {
             let b = fp.analyze_text(page, InputFormat::Text).expect("page");
             let c = compare(&a, &b, fp.params(), &t);
-            let pass = may_be_copy(&a, &b, fp.params(), &t);
+            let pass = may_be_copy(&a, &b, &PassageIndex::new(&b), fp.params(), &t);
             let identical = a.fingerprints.content_hash == b.fingerprints.content_hash;
             // The comparison counts copied characters on both sides and keeps the
             // smaller count: the pre-check (section side) never undercounts it.

@@ -2,12 +2,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use zhiwen_core::canon::{self, slice_chars, InputFormat};
-use zhiwen_core::compare::{compare, Comparison};
+use zhiwen_core::compare::{compare_with, Comparison, PassageIndex};
 use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::{Analysis, Fingerprinter};
 use zhiwen_index::{Candidate, CandidateIndex, LookupResult, Namespace};
@@ -41,6 +41,9 @@ struct Inner {
     epoch: AtomicU64,
     sites: Mutex<HashMap<String, Arc<SiteProfile>>>,
     site_build: tokio::sync::Mutex<()>,
+    /// Sections whose stored fingerprints and index entries this process wrote or found
+    /// current: section id -> hash of the text they were made from.
+    indexed: Mutex<HashMap<i64, u64>>,
 }
 
 impl std::fmt::Debug for Matcher {
@@ -75,6 +78,8 @@ struct PreparedPage {
     /// nothing but boilerplate).
     masked: Option<Option<Analysis>>,
     boilerplate_chars: usize,
+    /// Passage index of `view()`, made on first use and shared by all the candidates.
+    passages: OnceLock<PassageIndex>,
 }
 
 impl PreparedPage {
@@ -84,6 +89,12 @@ impl PreparedPage {
             None => Some(&self.full),
             Some(m) => m.as_ref(),
         }
+    }
+
+    /// What is compared, with its passage index.
+    fn view_indexed(&self) -> Option<(&Analysis, &PassageIndex)> {
+        let view = self.view()?;
+        Some((view, self.passages.get_or_init(|| PassageIndex::new(view))))
     }
 }
 
@@ -172,6 +183,7 @@ impl Matcher {
                 epoch: AtomicU64::new(0),
                 sites: Mutex::new(HashMap::new()),
                 site_build: tokio::sync::Mutex::new(()),
+                indexed: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -208,7 +220,18 @@ impl Matcher {
         let mut report = IndexReport { documents: sections.len(), ..Default::default() };
         let mut fingerprints = Vec::new();
         let mut keys = Vec::new();
+        let mut current = Vec::new();
         for section in sections {
+            // Stored fingerprints are only ever written for the text they were made from
+            // (with this process's parameters, by any process): the same text as when this
+            // process last indexed or checked the section means they are current, without
+            // reading and decoding them again (every matching task indexes every work).
+            let text_hash = hash_bytes(section.text.as_bytes());
+            if self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner()).get(&section.id) == Some(&text_hash) {
+                report.unchanged += 1;
+                continue;
+            }
+            current.push((section.id, text_hash));
             let stored = s.fingerprints.get_fingerprints(Subject::section(section.id)).await?;
             let inner = self.inner.clone();
             let id = section.id;
@@ -244,6 +267,7 @@ impl Matcher {
             s.fingerprints.put_fingerprints_many(&fingerprints).await?;
             self.inner.index.add_batch(Namespace::Sections, &keys).await?;
         }
+        self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner()).extend(current);
         tracing::debug!(work_id, indexed = report.indexed, unchanged = report.unchanged, "work indexed");
         Ok(report)
     }
@@ -377,6 +401,10 @@ impl Matcher {
     pub fn forget_sections(&self, section_ids: &[i64]) {
         let mut cache = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner());
         section_ids.iter().for_each(|id| cache.remove(id));
+        let mut indexed = self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner());
+        section_ids.iter().for_each(|id| {
+            indexed.remove(id);
+        });
     }
 
     /// The boilerplate profile of a site (measured on first use, then cached).
@@ -554,18 +582,27 @@ impl Inner {
             // Nothing left but boilerplate (`NoText`): the page matches nothing.
             Some((blanked, n)) => (Some(self.fp.analyze_text(&blanked, full.canonical.format()).ok()), n),
         };
-        Ok(PreparedPage { page_id: page.id, url: page.url, site: page.site, original, full, masked, boilerplate_chars })
+        Ok(PreparedPage {
+            page_id: page.id,
+            url: page.url,
+            site: page.site,
+            original,
+            full,
+            masked,
+            boilerplate_chars,
+            passages: OnceLock::new(),
+        })
     }
 
     /// Compare section A with page B; the kind when it is a copy. Page-side quotes come
     /// from the page's true original (the blanked copy has the same character offsets).
     fn verify(&self, section: &SectionEntry, page: &PreparedPage) -> Option<(Comparison, MatchKind)> {
         let t = &self.config.thresholds;
-        let view = page.view()?;
-        if !crate::candidates::may_be_copy(&section.analysis, view, self.fp.params(), t) {
+        let (view, passages) = page.view_indexed()?;
+        if !crate::candidates::may_be_copy(&section.analysis, view, passages, self.fp.params(), t) {
             return None;
         }
-        let mut c = compare(&section.analysis, view, self.fp.params(), t);
+        let mut c = compare_with(&section.analysis, view, passages, self.fp.params(), t);
         let kind = MatchKind::of(&c, t)?;
         if page.masked.is_some() {
             for e in &mut c.evidence {
