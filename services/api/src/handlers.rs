@@ -2,6 +2,7 @@
 //! rate-limited) and checks its role; a holder asking for data of another owner gets the
 //! same 404 as for an id that does not exist.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
@@ -9,7 +10,6 @@ use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use zhiwen_core::canon::{self, InputFormat};
-use zhiwen_core::compare::Evidence;
 use zhiwen_index::Namespace;
 use zhiwen_store::*;
 
@@ -489,81 +489,121 @@ async fn list_matches(state: State, caller: Caller, q: web::Query<MatchParams>) 
     Ok(HttpResponse::Ok().json(Paged { items: rows, next_cursor: next }))
 }
 
-/// A match the caller may see, with its work's summary (its text is not needed).
-async fn visible_match(state: &AppState, caller: &Caller, id: i64) -> ApiResult<(Match, WorkSummary)> {
-    let m = state.stores.matches.get_match(id).await?.ok_or_else(|| ApiError::not_found("match", id))?;
-    let w = state.stores.queries.work_summary(m.work_id).await?.ok_or_else(|| ApiError::not_found("match", id))?;
-    if !caller.sees(&w.owner) {
-        return Err(ApiError::not_found("match", id));
+/// A match the caller may see, with everything its detail shows (one read of the store).
+async fn visible_match(state: &AppState, caller: &Caller, id: i64) -> ApiResult<MatchDetail> {
+    match state.stores.queries.match_detail(id).await? {
+        Some(d) if caller.sees(&d.work.owner) => Ok(d),
+        _ => Err(ApiError::not_found("match", id)),
     }
-    Ok((m, w))
 }
 
-fn slice_chars(chars: &[char], start: usize, end: usize) -> String {
-    let end = end.min(chars.len());
-    chars[start.min(end)..end].iter().collect()
-}
-
+/// Characters of context quoted before and after each passage.
 const CONTEXT: usize = 60;
 
-fn passage(chars: &[char], start: usize, end: usize, quoted: &str) -> serde_json::Value {
-    json!({
-        "start": start, "end": end, "text": quoted,
-        "before": slice_chars(chars, start.saturating_sub(CONTEXT), start),
-        "after": slice_chars(chars, end, end + CONTEXT),
-    })
+/// Byte offsets of chosen character offsets of one text, found in one pass over it.
+struct CharOffsets {
+    /// `(character offset, byte offset)`, sorted; offsets past the end map to its length.
+    pairs: Vec<(usize, usize)>,
+    len: usize,
+}
+
+impl CharOffsets {
+    fn new(text: &str, mut wanted: Vec<usize>) -> Self {
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut pairs = Vec::with_capacity(wanted.len());
+        let mut next = wanted.iter().copied().peekable();
+        for (n, (byte, _)) in text.char_indices().enumerate() {
+            let Some(&w) = next.peek() else { break };
+            if w == n {
+                pairs.push((w, byte));
+                next.next();
+            }
+        }
+        pairs.extend(next.map(|w| (w, text.len())));
+        CharOffsets { pairs, len: text.len() }
+    }
+
+    fn byte(&self, chars: usize) -> usize {
+        match self.pairs.binary_search_by_key(&chars, |p| p.0) {
+            Ok(i) => self.pairs[i].1,
+            Err(_) => self.len,
+        }
+    }
+
+    /// Characters `start..end` of the text (clamped to its end).
+    fn slice<'t>(&self, text: &'t str, start: usize, end: usize) -> &'t str {
+        let (a, b) = (self.byte(start), self.byte(end));
+        &text[a.min(b)..b]
+    }
+}
+
+/// One side of a passage: the quoted text at its character offsets, with up to
+/// [`CONTEXT`] characters of the text before and after it.
+#[derive(Serialize)]
+pub(crate) struct Quote<'a> {
+    pub start: usize,
+    pub end: usize,
+    pub text: &'a str,
+    pub before: &'a str,
+    pub after: &'a str,
+}
+
+/// One evidence passage quoted from both texts.
+#[derive(Serialize)]
+pub(crate) struct Passage<'a> {
+    pub chars: usize,
+    pub work: Quote<'a>,
+    pub page: Quote<'a>,
+}
+
+fn quotes<'a>(text: &'a str, spans: impl Iterator<Item = (usize, usize, &'a str)> + Clone) -> Vec<Quote<'a>> {
+    let wanted =
+        spans.clone().flat_map(|(s, e, _)| [s.saturating_sub(CONTEXT), s, e, e.saturating_add(CONTEXT)]).collect();
+    let at = CharOffsets::new(text, wanted);
+    spans
+        .map(|(start, end, quoted)| Quote {
+            start,
+            end,
+            text: quoted,
+            before: at.slice(text, start.saturating_sub(CONTEXT), start),
+            after: at.slice(text, end, end.saturating_add(CONTEXT)),
+        })
+        .collect()
 }
 
 /// The page's original text as the matcher compared it (decoded body, or the text of
 /// pages imported as text): evidence offsets on the page side point into it.
-pub(crate) fn page_original(state: &AppState, page: &Page) -> String {
-    if page.body.is_empty() {
-        return page.text.clone();
+pub(crate) fn page_original<'d>(state: &AppState, d: &'d MatchDetail) -> Cow<'d, str> {
+    if d.page_body.is_empty() {
+        return Cow::Borrowed(&d.page_text);
     }
     canon::canonicalize_with_hint(
-        &page.body,
+        &d.page_body,
         InputFormat::Auto,
-        page.charset.as_deref(),
+        d.page_charset.as_deref(),
         &state.matcher.fingerprinter().params().canon,
     )
-    .map(|c| c.original().to_owned())
-    .unwrap_or_else(|_| page.text.clone())
+    .map(|c| Cow::Owned(c.original().to_owned()))
+    .unwrap_or(Cow::Borrowed(&d.page_text))
 }
 
-pub(crate) struct Passages {
-    pub section_title: String,
-    pub section_ordinal: u32,
-    pub url: String,
-    pub items: Vec<(Evidence, serde_json::Value, serde_json::Value)>,
-}
-
-pub(crate) async fn passages(state: &AppState, m: &Match) -> ApiResult<Passages> {
-    let section = state.stores.works.get_section(m.section_id).await?;
-    let page = state.stores.pages.get_page(m.page_id).await?;
-    let (section_text, section_title, section_ordinal) =
-        section.map(|s| (s.text, s.title, s.ordinal)).unwrap_or_default();
-    let (page_text, url) = match &page {
-        Some(p) => (page_original(state, p), p.url.clone()),
-        None => (String::new(), String::new()),
-    };
-    let a: Vec<char> = section_text.chars().collect();
-    let b: Vec<char> = page_text.chars().collect();
-    let items = m
-        .comparison
-        .evidence
-        .iter()
-        .map(|e| (e.clone(), passage(&a, e.a_start, e.a_end, &e.a_text), passage(&b, e.b_start, e.b_end, &e.b_text)))
-        .collect();
-    Ok(Passages { section_title, section_ordinal, url, items })
+/// The evidence passages of `d`, quoted from its section and from `page` (its
+/// [`page_original`]).
+pub(crate) fn passages<'a>(d: &'a MatchDetail, page: &'a str) -> Vec<Passage<'a>> {
+    let ev = &d.record.comparison.evidence;
+    let work = quotes(&d.section_text, ev.iter().map(|e| (e.a_start, e.a_end, e.a_text.as_str())));
+    let pages = quotes(page, ev.iter().map(|e| (e.b_start, e.b_end, e.b_text.as_str())));
+    ev.iter().zip(work.into_iter().zip(pages)).map(|(e, (work, page))| Passage { chars: e.chars, work, page }).collect()
 }
 
 /// "78% of chapter 12 appears on this page", in both languages.
-pub(crate) fn explanation(m: &Match, p: &Passages) -> (String, String) {
-    let c = &m.comparison;
+pub(crate) fn explanation(d: &MatchDetail) -> (String, String) {
+    let c = &d.record.comparison;
     let pct = (c.evidence_coverage_a * 100.0).round();
-    let n = p.section_ordinal + 1;
-    let title = if p.section_title.is_empty() { String::new() } else { format!("「{}」", p.section_title) };
-    let title_en = if p.section_title.is_empty() { String::new() } else { format!(" ({})", p.section_title) };
+    let n = d.section_ordinal + 1;
+    let title = if d.section_title.is_empty() { String::new() } else { format!("「{}」", d.section_title) };
+    let title_en = if d.section_title.is_empty() { String::new() } else { format!(" ({})", d.section_title) };
     let zh =
         format!("第{n}章{title}：{pct}% 的内容出现在此网页上（共 {} 字，{} 段）。", c.copied_chars, c.evidence.len());
     let en = format!(
@@ -574,36 +614,114 @@ pub(crate) fn explanation(m: &Match, p: &Passages) -> (String, String) {
     (zh, en)
 }
 
-async fn match_detail(state: &AppState, m: Match, w: &WorkSummary) -> ApiResult<serde_json::Value> {
-    let p = passages(state, &m).await?;
-    let (zh, en) = explanation(&m, &p);
-    let c = &m.comparison;
-    Ok(json!({
-        "match": {
-            "id": m.id, "work_id": m.work_id, "work_title": w.title, "owner": w.owner, "work_external_id": w.external_id,
-            "section_id": m.section_id, "section_ordinal": p.section_ordinal, "section_title": p.section_title,
-            "page_id": m.page_id, "url": p.url, "site": m.site, "kind": m.kind,
-            "verdict_kind": c.verdict.kind.as_str(), "score": m.score,
-            "duplicate": m.duplicate, "copied_chars": c.copied_chars, "coverage": c.evidence_coverage_a,
-            "first_seen": m.first_seen, "last_seen": m.last_seen, "status": m.status,
+#[derive(Serialize)]
+struct MatchSummaryJson<'a> {
+    id: i64,
+    work_id: i64,
+    work_title: &'a str,
+    owner: &'a str,
+    work_external_id: &'a str,
+    section_id: i64,
+    section_ordinal: u32,
+    section_title: &'a str,
+    page_id: i64,
+    url: &'a str,
+    site: &'a str,
+    kind: &'a str,
+    verdict_kind: &'static str,
+    score: f64,
+    duplicate: bool,
+    copied_chars: usize,
+    coverage: f64,
+    first_seen: Timestamp,
+    last_seen: Timestamp,
+    status: ReviewStatus,
+}
+
+#[derive(Serialize)]
+struct ScoresJson {
+    resemblance: f64,
+    containment_ab: f64,
+    containment_ba: f64,
+    dice: f64,
+    dna_score: f64,
+    minhash_similarity: f64,
+    simhash_distance: u32,
+    winnow_containment_ab: f64,
+    winnow_containment_ba: f64,
+    evidence_coverage_a: f64,
+    evidence_coverage_b: f64,
+    copied_chars: usize,
+}
+
+#[derive(Serialize)]
+struct ExplanationJson {
+    zh: String,
+    en: String,
+}
+
+/// The body of `GET /api/v1/matches/{id}` (typed: no intermediate JSON tree).
+#[derive(Serialize)]
+struct MatchDetailJson<'a> {
+    #[serde(rename = "match")]
+    summary: MatchSummaryJson<'a>,
+    scores: ScoresJson,
+    explanation: ExplanationJson,
+    passages: Vec<Passage<'a>>,
+    review_log: &'a [ReviewEvent],
+}
+
+fn match_detail(state: &AppState, d: &MatchDetail) -> HttpResponse {
+    let page = page_original(state, d);
+    let (zh, en) = explanation(d);
+    let (m, w, c) = (&d.record, &d.work, &d.record.comparison);
+    HttpResponse::Ok().json(MatchDetailJson {
+        summary: MatchSummaryJson {
+            id: m.id,
+            work_id: m.work_id,
+            work_title: &w.title,
+            owner: &w.owner,
+            work_external_id: &w.external_id,
+            section_id: m.section_id,
+            section_ordinal: d.section_ordinal,
+            section_title: &d.section_title,
+            page_id: m.page_id,
+            url: &d.url,
+            site: &m.site,
+            kind: &m.kind,
+            verdict_kind: c.verdict.kind.as_str(),
+            score: m.score,
+            duplicate: m.duplicate,
+            copied_chars: c.copied_chars,
+            coverage: c.evidence_coverage_a,
+            first_seen: m.first_seen,
+            last_seen: m.last_seen,
+            status: m.status,
         },
-        "scores": {
-            "resemblance": c.resemblance, "containment_ab": c.containment_ab, "containment_ba": c.containment_ba,
-            "dice": c.dice, "dna_score": c.dna_score, "minhash_similarity": c.minhash_similarity,
-            "simhash_distance": c.simhash_distance, "winnow_containment_ab": c.winnow_containment_ab,
-            "winnow_containment_ba": c.winnow_containment_ba, "evidence_coverage_a": c.evidence_coverage_a,
-            "evidence_coverage_b": c.evidence_coverage_b, "copied_chars": c.copied_chars,
+        scores: ScoresJson {
+            resemblance: c.resemblance,
+            containment_ab: c.containment_ab,
+            containment_ba: c.containment_ba,
+            dice: c.dice,
+            dna_score: c.dna_score,
+            minhash_similarity: c.minhash_similarity,
+            simhash_distance: c.simhash_distance,
+            winnow_containment_ab: c.winnow_containment_ab,
+            winnow_containment_ba: c.winnow_containment_ba,
+            evidence_coverage_a: c.evidence_coverage_a,
+            evidence_coverage_b: c.evidence_coverage_b,
+            copied_chars: c.copied_chars,
         },
-        "explanation": {"zh": zh, "en": en},
-        "passages": p.items.iter().map(|(e, a, b)| json!({"chars": e.chars, "work": a, "page": b})).collect::<Vec<_>>(),
-        "review_log": m.review_log,
-    }))
+        explanation: ExplanationJson { zh, en },
+        passages: passages(d, &page),
+        review_log: &m.review_log,
+    })
 }
 
 async fn get_match(state: State, caller: Caller, id: web::Path<i64>) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "read matches")?;
-    let (m, w) = visible_match(&state, &caller, *id).await?;
-    Ok(HttpResponse::Ok().json(match_detail(&state, m, &w).await?))
+    let d = visible_match(&state, &caller, *id).await?;
+    Ok(match_detail(&state, &d))
 }
 
 #[derive(Deserialize)]
@@ -625,13 +743,13 @@ async fn review_match(
     id: web::Path<i64>,
     body: web::Json<ReviewBody>,
 ) -> ApiResult<HttpResponse> {
-    let (_, w) = visible_match(&state, &caller, *id).await?;
+    visible_match(&state, &caller, *id).await?;
     caller.require(EVERYONE, "review matches")?;
     let to = query::status(&body.status)?;
     let note = check_note(&body.note)?;
     state.stores.matches.set_review(*id, to, &caller.actor(), note, Timestamp::now()).await?;
-    let (m, _) = visible_match(&state, &caller, *id).await?;
-    Ok(HttpResponse::Ok().json(match_detail(&state, m, &w).await?))
+    let d = visible_match(&state, &caller, *id).await?;
+    Ok(match_detail(&state, &d))
 }
 
 #[derive(Deserialize)]

@@ -288,6 +288,10 @@ async fn matches_evidence_and_review(env: &Env) {
         let (s, e) = (p["work"]["start"].as_u64().unwrap() as usize, p["work"]["end"].as_u64().unwrap() as usize);
         // The quoted work passage is exactly the section's text at its offsets.
         assert_eq!(chars[s..e].iter().collect::<String>(), p["work"]["text"].as_str().unwrap());
+        // With up to 60 characters of the section's text on either side.
+        let around = |a: usize, b: usize| chars[a.min(chars.len())..b.min(chars.len())].iter().collect::<String>();
+        assert_eq!(p["work"]["before"].as_str().unwrap(), around(s.saturating_sub(60), s));
+        assert_eq!(p["work"]["after"].as_str().unwrap(), around(e, e + 60));
         // The page side quotes the pirate copy in traditional script.
         let page_text = p["page"]["text"].as_str().unwrap();
         assert!(page_text.contains("開卷第一回"), "{page_text:.80}");

@@ -294,6 +294,32 @@ pub struct WorkDeleted {
     pub matches: u64,
 }
 
+/// Everything the detail of one match shows, read at once ([`QueryStore::match_detail`]):
+/// the match with its comparison and review trail, its work's summary, and of its section
+/// and page what the evidence passages are quoted from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchDetail {
+    /// The match.
+    pub record: Match,
+    /// Its work, without the text.
+    pub work: WorkSummary,
+    /// Position of its section (0 when the section is gone).
+    pub section_ordinal: u32,
+    /// Heading of its section.
+    pub section_title: String,
+    /// Text of its section: the section-side evidence offsets point into it.
+    pub section_text: String,
+    /// URL of its page (empty when the page is gone).
+    pub url: String,
+    /// The page's raw body as fetched (empty for pages stored as text): the page-side
+    /// offsets point into the original the core decodes from it.
+    pub page_body: Vec<u8>,
+    /// Charset the body was decoded with.
+    pub page_charset: Option<String>,
+    /// The page's extracted text (what the offsets point into when there is no body).
+    pub page_text: String,
+}
+
 /// The dashboard's queries.
 #[async_trait]
 pub trait QueryStore: Send + Sync {
@@ -313,6 +339,10 @@ pub trait QueryStore: Send + Sync {
     /// A work's summary (owner, title, …) without its text or sections; `None` if there
     /// is no such work. What a match detail or a statistic needs of its work.
     async fn work_summary(&self, id: i64) -> StoreResult<Option<WorkSummary>>;
+    /// A match with what its detail shows ([`MatchDetail`]), in one read of the store
+    /// (one joined query on the embedded store); `None` if there is no such match or its
+    /// work is gone.
+    async fn match_detail(&self, id: i64) -> StoreResult<Option<MatchDetail>>;
     /// Works (of `owner`, if given) whose title, author or external id contains `text`
     /// (if given), with id greater than `after_id`, ascending, at most `limit`.
     async fn search_works(

@@ -36,6 +36,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "match_list_columns",
         sql: include_str!("../../../migrations/embedded/0006_match_list_columns.sql"),
     },
+    SqlMigration {
+        version: 7,
+        name: "match_listing",
+        sql: include_str!("../../../migrations/embedded/0007_match_listing.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -46,10 +51,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (4, include_str!("../../../migrations/mongodb/0004_api_stats.json")),
     (5, include_str!("../../../migrations/mongodb/0005_match_kind.json")),
     (6, include_str!("../../../migrations/mongodb/0006_match_list_columns.json")),
+    (7, include_str!("../../../migrations/mongodb/0007_match_listing.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 6;
+pub const LATEST: u32 = 7;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

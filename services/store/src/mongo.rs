@@ -33,6 +33,8 @@ mod admin;
 mod content;
 #[path = "mongo_kind.rs"]
 mod kind;
+#[path = "mongo_listing.rs"]
+mod listing;
 
 /// Largest compressed field kept inside its document.
 pub(crate) const INLINE_MAX: usize = 4 * 1024 * 1024;
@@ -196,6 +198,9 @@ impl MongoStore {
                 Err(_) => {}
                 Ok("match_kind") => {
                     self.backfill_match_kind().await?;
+                }
+                Ok("match_list_fields") => {
+                    self.backfill_match_list_fields().await?;
                 }
                 Ok(other) => {
                     return Err(StoreError::corrupt(
@@ -980,8 +985,10 @@ impl MatchStore for MongoStore {
             .await?;
         let v = &m.comparison.verdict;
         let t = m.seen_at;
-        let mut scores =
-            doc! {"kind": &m.kind, "score": v.score, "duplicate": v.duplicate, "comparison_hash": h2i(hash)};
+        let mut scores = doc! {
+            "kind": &m.kind, "score": v.score, "duplicate": v.duplicate, "comparison_hash": h2i(hash),
+            "copied_chars": m.comparison.copied_chars as i64, "coverage": m.comparison.evidence_coverage_a,
+        };
         match existing {
             None => {
                 let id = self.next_ids("matches", 1).await?;

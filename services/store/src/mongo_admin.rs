@@ -6,14 +6,14 @@ use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use mongodb::bson::{doc, Bson, Document};
-use serde::Deserialize;
 
+use super::listing::ListFields;
 use super::{collect, date, insert_range, num, opt_string, opt_time, page_ref, string, time, MongoStore, Target};
 use crate::admin::*;
 use crate::codec::*;
 use crate::error::is_mongo_duplicate;
 use crate::model::*;
-use crate::traits::StoreResult;
+use crate::traits::{MatchStore, PageStore, StoreResult, WorkStore};
 use crate::StoreError;
 
 fn key_from(d: &Document) -> StoreResult<ApiKey> {
@@ -87,15 +87,6 @@ impl KeyStore for MongoStore {
         coll.update_one(doc! {"_id": id, "revoked_at": Bson::Null}, doc! {"$set": {"revoked_at": date(at)}}).await?;
         Ok(Some(Outcome::Updated))
     }
-}
-
-/// The few comparison fields a listing shows.
-#[derive(Deserialize)]
-struct Coverage {
-    #[serde(default)]
-    copied_chars: u64,
-    #[serde(default)]
-    evidence_coverage_a: f64,
 }
 
 fn sort_field(key: MatchSortKey) -> &'static str {
@@ -222,7 +213,11 @@ impl QueryStore for MongoStore {
         } else {
             doc! {field: dir, "_id": dir}
         };
-        let docs = collect(self.coll("matches").find(filter).sort(sort_doc).limit(limit).await?).await?;
+        // Without the comparison: its two listed fields are stored beside it (migration 7).
+        let docs = collect(
+            self.coll("matches").find(filter).sort(sort_doc).limit(limit).projection(doc! {"comparison_z": 0}).await?,
+        )
+        .await?;
         let work_ids: HashSet<i64> = docs.iter().map(|d| num(d, "work_id")).collect::<StoreResult<_>>()?;
         let section_ids: HashSet<i64> = docs.iter().map(|d| num(d, "section_id")).collect::<StoreResult<_>>()?;
         let page_ids: HashSet<i64> = docs.iter().map(|d| num(d, "page_id")).collect::<StoreResult<_>>()?;
@@ -237,10 +232,14 @@ impl QueryStore for MongoStore {
             let w = works.get(&work_id).ok_or_else(|| missing("work"))?;
             let s = sections.get(&section_id).ok_or_else(|| missing("section"))?;
             let p = pages.get(&page_id).ok_or_else(|| missing("page"))?;
-            let json =
-                decompress(&self.get_blob(&d, &format!("matches/{id}/comparison"), "comparison").await?, "comparison")?;
-            let cov: Coverage = serde_json::from_slice(&json)
-                .map_err(|e| StoreError::corrupt(format!("comparison of match {id}"), e))?;
+            let cov = match ListFields::stored(&d) {
+                Some(f) => f,
+                // Written by an older binary while the migration ran: read its comparison.
+                None => match self.coll("matches").find_one(doc! {"_id": id}).await? {
+                    Some(full) => self.list_fields_of(&full).await?,
+                    None => continue,
+                },
+            };
             out.push(MatchRow {
                 id,
                 work_id,
@@ -309,6 +308,33 @@ impl QueryStore for MongoStore {
             title: string(&d, "title")?,
             author: string(&d, "author")?,
             section_count: num(&d, "section_count")? as u32,
+        }))
+    }
+
+    async fn match_detail(&self, id: i64) -> StoreResult<Option<MatchDetail>> {
+        // No joins on the subset of MongoDB both servers speak: the match first, then its
+        // work, section and page at the same time (two round trips' latency, not four).
+        let Some(record) = self.get_match(id).await? else { return Ok(None) };
+        let (work, section, page) = futures::try_join!(
+            self.work_summary(record.work_id),
+            self.get_section(record.section_id),
+            self.get_page(record.page_id)
+        )?;
+        let Some(work) = work else { return Ok(None) };
+        let (section_ordinal, section_title, section_text) =
+            section.map(|s| (s.ordinal, s.title, s.text)).unwrap_or_default();
+        let (url, page_body, page_charset, page_text) =
+            page.map(|p| (p.url, p.body, p.charset, p.text)).unwrap_or_default();
+        Ok(Some(MatchDetail {
+            record,
+            work,
+            section_ordinal,
+            section_title,
+            section_text,
+            url,
+            page_body,
+            page_charset,
+            page_text,
         }))
     }
 

@@ -686,7 +686,8 @@ struct MatchRow {
     kind: String,
     score: f64,
     duplicate: bool,
-    comparison: String,
+    /// The comparison's JSON, parsed straight from the bytes (one UTF-8 check, not two).
+    comparison: Vec<u8>,
     first_seen: i64,
     last_seen: i64,
     status: String,
@@ -702,7 +703,11 @@ fn match_row(r: &Row) -> rusqlite::Result<MatchRow> {
         kind: r.get(5)?,
         score: r.get(6)?,
         duplicate: r.get(7)?,
-        comparison: r.get(8)?,
+        comparison: r
+            .get_ref(8)?
+            .as_bytes()
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(8, rusqlite::types::Type::Text, Box::new(e)))?
+            .to_vec(),
         first_seen: r.get(9)?,
         last_seen: r.get(10)?,
         status: r.get(11)?,
@@ -710,7 +715,7 @@ fn match_row(r: &Row) -> rusqlite::Result<MatchRow> {
 }
 
 fn finish_match(c: &Connection, m: MatchRow) -> StoreResult<Match> {
-    let comparison = serde_json::from_str(&m.comparison)
+    let comparison = serde_json::from_slice(&m.comparison)
         .map_err(|e| StoreError::corrupt(format!("comparison of match {}", m.id), e))?;
     let status = ReviewStatus::parse(&m.status)
         .ok_or_else(|| StoreError::corrupt(format!("status of match {}", m.id), &m.status))?;

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, OptionalExtension, Row};
 
-use super::{opt_ts, page_ref, ts, work_summary, SqliteStore};
+use super::{finish_match, match_row as stored_match, opt_ts, page_ref, ts, work_summary, SqliteStore};
 use crate::admin::*;
 use crate::codec::*;
 use crate::model::*;
@@ -219,6 +219,17 @@ fn match_row(r: &Row) -> rusqlite::Result<(MatchRow, String)> {
     ))
 }
 
+/// The section and page columns of a match detail (absent when the row is gone).
+struct DetailColumns {
+    section_ordinal: u32,
+    section_title: String,
+    section_z: Option<Vec<u8>>,
+    url: String,
+    page_charset: Option<String>,
+    body_z: Option<Vec<u8>>,
+    page_z: Option<Vec<u8>>,
+}
+
 #[async_trait]
 impl QueryStore for SqliteStore {
     async fn query_matches(
@@ -300,6 +311,66 @@ impl QueryStore for SqliteStore {
             )?
             .query_row(params![id], work_summary)
             .optional()?)
+        })
+        .await
+    }
+
+    async fn match_detail(&self, id: i64) -> StoreResult<Option<MatchDetail>> {
+        self.read(move |c| {
+            // The match's columns first (as `match_row` reads them), then the joined ones.
+            let row = c
+                .prepare_cached(
+                    "SELECT m.id, m.section_id, m.work_id, m.page_id, m.site, m.kind, m.score, m.duplicate, m.comparison,
+                            m.first_seen, m.last_seen, m.status,
+                            w.owner, w.external_id, w.title, w.author, w.section_count,
+                            s.ordinal, s.title, s.text_z, p.url, p.charset, p.body_z, p.text_z
+                     FROM matches m JOIN works w ON w.id = m.work_id
+                     LEFT JOIN sections s ON s.id = m.section_id LEFT JOIN pages p ON p.id = m.page_id
+                     WHERE m.id = ?1",
+                )?
+                .query_row(params![id], |r| {
+                    let work = WorkSummary {
+                        id: r.get(2)?,
+                        owner: r.get(12)?,
+                        external_id: r.get(13)?,
+                        title: r.get(14)?,
+                        author: r.get(15)?,
+                        section_count: r.get(16)?,
+                    };
+                    let joined = DetailColumns {
+                        section_ordinal: r.get::<_, Option<u32>>(17)?.unwrap_or(0),
+                        section_title: r.get::<_, Option<String>>(18)?.unwrap_or_default(),
+                        section_z: r.get(19)?,
+                        url: r.get::<_, Option<String>>(20)?.unwrap_or_default(),
+                        page_charset: r.get(21)?,
+                        body_z: r.get(22)?,
+                        page_z: r.get(23)?,
+                    };
+                    Ok((stored_match(r)?, work, joined))
+                })
+                .optional()?;
+            let Some((m, work, j)) = row else { return Ok(None) };
+            let text = |z: Option<Vec<u8>>, what: &str| match z {
+                Some(z) => decompress_text(&z, &format!("{what} of match {id}")),
+                None => Ok(String::new()),
+            };
+            let section_text = text(j.section_z, "section text")?;
+            let page_text = text(j.page_z, "page text")?;
+            let page_body = match j.body_z {
+                Some(z) => decompress(&z, &format!("page body of match {id}"))?,
+                None => Vec::new(),
+            };
+            Ok(Some(MatchDetail {
+                record: finish_match(c, m)?,
+                work,
+                section_ordinal: j.section_ordinal,
+                section_title: j.section_title,
+                section_text,
+                url: j.url,
+                page_body,
+                page_charset: j.page_charset,
+                page_text,
+            }))
         })
         .await
     }

@@ -190,3 +190,50 @@ pub async fn queries_sort_filter_group_and_delete(s: &Stores) {
     // The same natural key can be registered again afterwards.
     assert_eq!(s.works.upsert_work(&work("甲", "w1")).await.unwrap().outcome, Outcome::Inserted);
 }
+
+/// A match detail is the match, its work's summary, and its section's and page's texts,
+/// exactly as the single-purpose reads return them; nothing for an unknown match or once
+/// the work is deleted.
+pub async fn match_detail_in_one_read(s: &Stores) {
+    let w = s.works.upsert_work(&work("甲", "detail")).await.unwrap();
+    let page = page("https://d.example/1", TEXT_A, 10);
+    let p = s.pages.upsert_page(&page).await.unwrap().id;
+    let text_only = NewPage { body: Vec::new(), ..crate::fixtures::page("https://d.example/2", TEXT_B, 10) };
+    let p2 = s.pages.upsert_page(&text_only).await.unwrap().id;
+    let mut ids = Vec::new();
+    for (section, page_id) in [(w.sections[0].1, p), (w.sections[1].1, p2)] {
+        let m = NewMatch {
+            section_id: section,
+            page_id,
+            kind: "excerpt".into(),
+            comparison: comparison(TEXT_A, TEXT_A),
+            seen_at: Timestamp(1_763_683_200_000),
+        };
+        ids.push(s.matches.upsert_match(&m).await.unwrap().id);
+    }
+    s.matches
+        .set_review(ids[0], ReviewStatus::Confirmed, "alice", Some("核实"), Timestamp(1_763_683_300_000))
+        .await
+        .unwrap();
+
+    let d = s.queries.match_detail(ids[0]).await.unwrap().unwrap();
+    assert_eq!(d.record, s.matches.get_match(ids[0]).await.unwrap().unwrap());
+    assert_eq!(d.record.review_log.len(), 1);
+    assert_eq!(d.work, s.queries.work_summary(w.id).await.unwrap().unwrap());
+    let section = s.works.get_section(w.sections[0].1).await.unwrap().unwrap();
+    assert_eq!((d.section_ordinal, d.section_title.as_str(), d.section_text.as_str()), (0, "第一回", TEXT_A));
+    assert_eq!(d.section_text, section.text);
+    let stored = s.pages.get_page(p).await.unwrap().unwrap();
+    assert_eq!((d.url.as_str(), d.page_charset.as_deref()), ("https://d.example/1", Some("GBK")));
+    assert_eq!((&d.page_body, &d.page_text), (&stored.body, &stored.text));
+    assert_eq!(d.page_body, page.body, "the raw (GBK) body, byte for byte");
+
+    let d2 = s.queries.match_detail(ids[1]).await.unwrap().unwrap();
+    assert_eq!((d2.section_ordinal, d2.section_text.as_str()), (1, TEXT_B));
+    assert!(d2.page_body.is_empty());
+    assert_eq!(d2.page_text, TEXT_B);
+
+    assert!(s.queries.match_detail(ids[1] + 1000).await.unwrap().is_none());
+    s.queries.delete_work(w.id).await.unwrap().unwrap();
+    assert!(s.queries.match_detail(ids[0]).await.unwrap().is_none());
+}

@@ -59,4 +59,5 @@ conformance!(
     api_keys_life_cycle,
     queries_sort_filter_group_and_delete,
     pages_by_content_hash,
+    match_detail_in_one_read,
 );

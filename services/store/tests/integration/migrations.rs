@@ -87,14 +87,15 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
         conn.execute("UPDATE matches SET kind = ?2 WHERE id = ?1", rusqlite::params![id, old]).unwrap();
     }
     conn.execute_batch(
-        "ALTER TABLE matches DROP COLUMN copied_chars; ALTER TABLE matches DROP COLUMN coverage;
+        "DROP INDEX matches_listing; CREATE INDEX matches_last_seen ON matches(last_seen, id);
+         ALTER TABLE matches DROP COLUMN copied_chars; ALTER TABLE matches DROP COLUMN coverage;
          DELETE FROM schema_migrations WHERE version >= 5;",
     )
     .unwrap();
     drop(conn);
     assert_eq!(
         migrate(&config).await.unwrap().applied,
-        vec!["0005_match_kind".to_string(), "0006_match_list_columns".to_string()]
+        vec!["0005_match_kind".to_string(), "0006_match_list_columns".to_string(), "0007_match_listing".to_string()]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
     let rows = stores.queries.query_matches(&MatchQuery::default(), sort, None, 10).await.unwrap();
@@ -125,7 +126,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0003_content_hash".to_string(),
             "0004_api_stats".to_string(),
             "0005_match_kind".to_string(),
-            "0006_match_list_columns".to_string()
+            "0006_match_list_columns".to_string(),
+            "0007_match_listing".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -143,6 +145,21 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
         )
         .unwrap();
     assert!(plan.contains("pages_content_hash"), "{plan}");
+    // The default match listing (newest sighting first) reads one covering index, not
+    // the rows, whose listed columns sit behind the comparison on overflow pages.
+    let plan: Vec<String> = conn
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT m.id, m.work_id, m.section_id, m.page_id, m.site, m.kind, m.score, m.duplicate,
+                    m.copied_chars, m.coverage, m.first_seen, m.last_seen, m.status
+             FROM matches m ORDER BY m.last_seen DESC, m.id DESC LIMIT 50",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(plan.iter().any(|p| p.contains("COVERING INDEX matches_listing")), "{plan:?}");
+    assert!(!plan.iter().any(|p| p.contains("TEMP B-TREE")), "no sort step: {plan:?}");
     drop(conn);
 
     // A database touched by a newer binary is refused with a clear message.
@@ -246,15 +263,30 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     for (id, old, _) in &seeded {
         matches.update_one(doc! {"_id": id}, doc! {"$set": {"kind": *old}}).await.unwrap();
     }
+    // Migration 7 gives matches written before it their listing fields.
+    matches.update_many(doc! {}, doc! {"$unset": {"copied_chars": "", "coverage": ""}}).await.unwrap();
     db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 5_i64}}).await.unwrap();
     assert_eq!(
         migrate(&config).await.unwrap().applied,
-        vec!["0005_match_kind".to_string(), "0006_match_list_columns".to_string()]
+        vec!["0005_match_kind".to_string(), "0006_match_list_columns".to_string(), "0007_match_listing".to_string()]
     );
-    for (id, old, new) in seeded {
+    let sort = MatchSort { key: MatchSortKey::Id, descending: false };
+    let rows = stores.queries.query_matches(&MatchQuery::default(), sort, None, 10).await.unwrap();
+    assert_eq!(rows.len(), seeded.len());
+    for ((id, old, new), row) in seeded.into_iter().zip(rows) {
         let m = stores.matches.get_match(id).await.unwrap().unwrap();
         assert_eq!(m.kind, new, "match {id} stored as {old}");
+        let stored = matches.find_one(doc! {"_id": id}).await.unwrap().unwrap();
+        assert_eq!(stored.get_i64("copied_chars").unwrap(), m.comparison.copied_chars as i64, "match {id}");
+        assert_eq!(stored.get_f64("coverage").unwrap(), m.comparison.evidence_coverage_a, "match {id}");
+        assert_eq!(
+            (row.id, row.copied_chars, row.coverage),
+            (id, m.comparison.copied_chars as u64, m.comparison.evidence_coverage_a)
+        );
     }
+    // Run again: nothing left to fill.
+    db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": 7_i64}).await.unwrap();
+    assert_eq!(migrate(&config).await.unwrap().applied, vec!["0007_match_listing".to_string()]);
 
     // A newer database is refused.
     db.collection::<mongodb::bson::Document>("_migrations")
