@@ -253,8 +253,36 @@ pub fn compare_with(
         verdict: Verdict { duplicate: false, kind: VerdictKind::Unrelated, score: 0.0 },
         evidence,
     };
-    comparison.verdict = decide(&comparison, fa.content_hash == fb.content_hash, copied, copied_share, thresholds);
+    let excerpt = Excerpt { chars: copied, share: copied_share };
+    comparison.verdict = decide(&comparison, fa.content_hash == fb.content_hash, copied, excerpt, thresholds);
     comparison
+}
+
+/// The verdict of `c` again, with only `excerpt_chars` of its copied characters counting
+/// towards an excerpt (`min_excerpt_chars`, `min_excerpt_share`, `long_excerpt_chars`);
+/// `a_chars` and `b_chars` are the content characters of the two texts (the shares'
+/// denominators, `Analysis::chars.units.len()`).
+///
+/// For a caller that knows some copied text is no evidence of copying this one text: a
+/// passage that occurs in many registered sections (a slogan, a programme's fixed
+/// prefix, a list of names a novel repeats) is shared with every one of them. Verdicts
+/// by containment (most of one text inside the other) and identical texts stay as they
+/// are; `excerpt_chars` larger than the copied characters changes nothing.
+pub fn decide_excerpt(c: &Comparison, excerpt_chars: usize, a_chars: usize, b_chars: usize, t: &Thresholds) -> Verdict {
+    if c.verdict.kind == VerdictKind::Identical {
+        return c.verdict;
+    }
+    let chars = excerpt_chars.min(c.copied_chars);
+    let excerpt = Excerpt { chars, share: ratio(chars, a_chars).max(ratio(chars, b_chars)) };
+    decide(c, false, c.copied_chars, excerpt, t)
+}
+
+/// The copied characters that count towards an excerpt, and their larger share of the
+/// two texts.
+#[derive(Debug, Clone, Copy)]
+struct Excerpt {
+    chars: usize,
+    share: f64,
 }
 
 /// Resemblance estimated from the `n` smallest hashes of the union (Broder's estimator).
@@ -353,7 +381,7 @@ pub fn evidence_passages_with(a: &Analysis, b: &Analysis, b_index: &PassageIndex
     out
 }
 
-fn decide(c: &Comparison, identical: bool, copied_chars: usize, copied_share: f64, t: &Thresholds) -> Verdict {
+fn decide(c: &Comparison, identical: bool, copied_chars: usize, excerpt: Excerpt, t: &Thresholds) -> Verdict {
     if identical {
         return Verdict { duplicate: true, kind: VerdictKind::Identical, score: 1.0 };
     }
@@ -370,9 +398,9 @@ fn decide(c: &Comparison, identical: bool, copied_chars: usize, copied_share: f6
         (VerdictKind::BWithinA, ba)
     } else if enough && ab >= t.containment {
         (VerdictKind::AWithinB, ab)
-    } else if copied_chars >= t.min_copied_chars
-        && (copied_chars >= t.long_excerpt_chars
-            || (copied_chars >= t.min_excerpt_chars && copied_share >= t.min_excerpt_share))
+    } else if excerpt.chars >= t.min_copied_chars
+        && (excerpt.chars >= t.long_excerpt_chars
+            || (excerpt.chars >= t.min_excerpt_chars && excerpt.share >= t.min_excerpt_share))
     {
         // An excerpt: part of A is in B. The side that is more contained names the kind.
         if ab >= ba {

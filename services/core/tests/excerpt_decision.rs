@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use zhiwen_core::canon::InputFormat;
-use zhiwen_core::compare::{compare, Comparison, Thresholds, VerdictKind};
+use zhiwen_core::compare::{compare, decide_excerpt, Comparison, Thresholds, VerdictKind};
 use zhiwen_core::{Analysis, Fingerprinter, Params};
 
 fn chapter() -> Vec<char> {
@@ -83,4 +83,36 @@ fn a_passage_repeated_on_one_side_counts_once() {
     // And the other way round.
     let c = cmp(&page, &section, &Thresholds::default());
     assert!(c.copied_chars <= 60, "{}", c.copied_chars);
+}
+
+/// A caller that knows part of the copied text is common to many texts (`decide_excerpt`)
+/// can take an excerpt back, never a verdict by containment or identity.
+#[test]
+fn discounted_characters_decide_excerpts_only() {
+    let ch = chapter();
+    let other = unrelated();
+    let t = Thresholds::default();
+    let story = slice(&ch, 0, 700);
+    let (a_story, b_len) = (analyze(&story), |s: &str| analyze(s).chars.units.len());
+
+    // An excerpt of 160 characters: a copy; with only 60 of them counting, not a copy.
+    let page = format!("{}\n{}\n{}", other.0, slice(&ch, 200, 160), other.1);
+    let c = compare(&a_story, &analyze(&page), &Params::default(), &t);
+    assert!(c.verdict.duplicate && c.copied_chars >= t.min_excerpt_chars, "{:?} {}", c.verdict, c.copied_chars);
+    let (na, nb) = (a_story.chars.units.len(), b_len(&page));
+    assert_eq!(decide_excerpt(&c, c.copied_chars, na, nb, &t), c.verdict, "nothing discounted: same verdict");
+    let v = decide_excerpt(&c, 60, na, nb, &t);
+    assert!(!v.duplicate, "{v:?}");
+    assert_eq!(v.kind, VerdictKind::Unrelated);
+
+    // The whole story inside a page: a copy by containment, whatever is discounted.
+    let page = format!("{}\n{}\n{}", other.0, story, other.1);
+    let c = compare(&a_story, &analyze(&page), &Params::default(), &t);
+    assert_eq!(c.verdict.kind, VerdictKind::AWithinB, "{:?}", c.verdict);
+    let v = decide_excerpt(&c, 0, na, b_len(&page), &t);
+    assert_eq!(v, c.verdict);
+
+    // Identical texts stay identical.
+    let c = compare(&a_story, &analyze(&story), &Params::default(), &t);
+    assert_eq!(decide_excerpt(&c, 0, na, na, &t).kind, VerdictKind::Identical);
 }

@@ -38,6 +38,8 @@ pub struct MatcherConfig {
     pub batch_size: usize,
     /// Shared-boilerplate suppression.
     pub boilerplate: BoilerplateConfig,
+    /// Text common to many registered sections is no evidence of an excerpt.
+    pub catalogue: CatalogueConfig,
     /// The daily schedule.
     pub schedule: ScheduleConfig,
     /// Notification of new high-confidence matches.
@@ -61,6 +63,7 @@ impl Default for MatcherConfig {
             concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 16),
             batch_size: 64,
             boilerplate: BoilerplateConfig::default(),
+            catalogue: CatalogueConfig::default(),
             schedule: ScheduleConfig::default(),
             webhook: WebhookConfig::default(),
             lease_seconds: 600,
@@ -96,6 +99,36 @@ pub struct BoilerplateConfig {
 impl Default for BoilerplateConfig {
     fn default() -> Self {
         BoilerplateConfig { enabled: true, sample_pages: 64, min_pages: 8, min_share: 0.5, profile_ttl_seconds: 3_600 }
+    }
+}
+
+/// Text common to many registered sections (catalogue-common text): a slogan every
+/// story of a programme carries in one season, the programme's fixed prefix and link
+/// trailer, a set phrase of officialese, a list of names a novel repeats from chapter to
+/// chapter.
+///
+/// Sharing such text with a page is no evidence that the page copies one of those
+/// sections, so its characters do not count towards an excerpt (the verdict for a
+/// passage that is a small part of both texts: `min_excerpt_chars`,
+/// `min_excerpt_share`, `long_excerpt_chars`). It is measured on the catalogue itself:
+/// the winnowed character keys (the keys the index holds) found in at least
+/// `min_sections` registered sections. Verdicts by containment (most of a section inside
+/// the page, or the page inside it) are not affected, and the evidence passages stay
+/// as they are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CatalogueConfig {
+    /// Discount catalogue-common text at all.
+    pub enabled: bool,
+    /// A winnowed character key found in at least this many registered sections is
+    /// catalogue-common (at least 2).
+    pub min_sections: u32,
+}
+
+impl Default for CatalogueConfig {
+    /// Chosen on the evaluation (tuning seeds; `docs/parameters.md`).
+    fn default() -> Self {
+        CatalogueConfig { enabled: true, min_sections: 3 }
     }
 }
 

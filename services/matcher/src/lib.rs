@@ -19,6 +19,7 @@
 pub mod boilerplate;
 mod cache;
 mod candidates;
+pub mod catalogue;
 pub mod config;
 pub mod distributed;
 mod error;
@@ -29,7 +30,7 @@ pub mod schedule;
 pub mod task;
 pub mod webhook;
 
-pub use config::{BoilerplateConfig, MatcherConfig, ScheduleConfig, WebhookConfig};
+pub use config::{BoilerplateConfig, CatalogueConfig, MatcherConfig, ScheduleConfig, WebhookConfig};
 pub use error::{MatcherError, Result};
 pub use kind::MatchKind;
 pub use matcher::{IndexReport, MatchRecord, Matcher, PageOutcome, WorkOutcome};

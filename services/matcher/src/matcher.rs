@@ -15,11 +15,13 @@ use zhiwen_store::{NewMatch, Outcome, Page, Stores, Subject, Timestamp};
 
 use crate::boilerplate::{blank_boilerplate, SiteProfile};
 use crate::cache::BoundedCache;
+use crate::catalogue::CatalogueProfile;
 use crate::config::MatcherConfig;
 use crate::kind::MatchKind;
 use crate::{MatcherError, Result};
 
 mod batch;
+mod common_text;
 
 /// Matches pages against protected works (and works against stored pages).
 ///
@@ -44,6 +46,11 @@ struct Inner {
     /// Sections whose stored fingerprints and index entries this process wrote or found
     /// current: section id -> hash of the text they were made from.
     indexed: Mutex<HashMap<i64, u64>>,
+    /// Catalogue-common text (`common_text`), measured for `catalogue_version`.
+    catalogue: Mutex<Option<Arc<CatalogueProfile>>>,
+    /// Bumped whenever sections may have changed (indexing, a new task).
+    catalogue_version: AtomicU64,
+    catalogue_build: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Matcher {
@@ -184,6 +191,9 @@ impl Matcher {
                 sites: Mutex::new(HashMap::new()),
                 site_build: tokio::sync::Mutex::new(()),
                 indexed: Mutex::new(HashMap::new()),
+                catalogue: Mutex::new(None),
+                catalogue_version: AtomicU64::new(0),
+                catalogue_build: tokio::sync::Mutex::new(()),
             }),
         }
     }
@@ -266,6 +276,7 @@ impl Matcher {
         if !fingerprints.is_empty() {
             s.fingerprints.put_fingerprints_many(&fingerprints).await?;
             self.inner.index.add_batch(Namespace::Sections, &keys).await?;
+            self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
         }
         self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner()).extend(current);
         tracing::debug!(work_id, indexed = report.indexed, unchanged = report.unchanged, "work indexed");
@@ -335,13 +346,16 @@ impl Matcher {
         if sections.is_empty() {
             return Ok(outcome);
         }
+        let catalogue = self.catalogue().await?;
         let inner = self.inner.clone();
         let prepared = Arc::new(prepared);
         let page_view = prepared.clone();
         let verdicts = tokio::task::spawn_blocking(move || {
             sections
                 .into_iter()
-                .filter_map(|(id, entry)| inner.verify(&entry, &page_view).map(|(c, k)| (id, entry.work_id, c, k)))
+                .filter_map(|(id, entry)| {
+                    inner.verify(&entry, &page_view, &catalogue).map(|(c, k)| (id, entry.work_id, c, k))
+                })
                 .collect::<Vec<_>>()
         })
         .await?;
@@ -387,7 +401,8 @@ impl Matcher {
                 outcome.verified += 1;
                 let inner = self.inner.clone();
                 let (e, p) = (entry.clone(), prepared.clone());
-                let verdict = tokio::task::spawn_blocking(move || inner.verify(&e, &p)).await?;
+                let catalogue = self.catalogue().await?;
+                let verdict = tokio::task::spawn_blocking(move || inner.verify(&e, &p, &catalogue)).await?;
                 if let Some((comparison, kind)) = verdict {
                     outcome.matches.push(self.record(section.id, work_id, &prepared, comparison, kind).await?);
                 }
@@ -405,6 +420,7 @@ impl Matcher {
         section_ids.iter().for_each(|id| {
             indexed.remove(id);
         });
+        self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The boilerplate profile of a site (measured on first use, then cached).
@@ -464,9 +480,11 @@ impl Matcher {
     /// Start a new epoch of the section cache: every cached section is checked against
     /// the store (one read, text hash compared) on its next use. A matching task calls
     /// this when it starts, so works changed by another process are seen; within this
-    /// process [`Matcher::forget_sections`] and indexing keep the cache current.
+    /// process [`Matcher::forget_sections`] and indexing keep the cache current. The
+    /// catalogue-common text is measured again on its next use.
     pub fn revalidate_sections(&self) {
         self.inner.epoch.fetch_add(1, Ordering::Relaxed);
+        self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The analysis of a section (cached; re-made when its text changed).
@@ -596,13 +614,19 @@ impl Inner {
 
     /// Compare section A with page B; the kind when it is a copy. Page-side quotes come
     /// from the page's true original (the blanked copy has the same character offsets).
-    fn verify(&self, section: &SectionEntry, page: &PreparedPage) -> Option<(Comparison, MatchKind)> {
+    fn verify(
+        &self,
+        section: &SectionEntry,
+        page: &PreparedPage,
+        catalogue: &CatalogueProfile,
+    ) -> Option<(Comparison, MatchKind)> {
         let t = &self.config.thresholds;
         let (view, passages) = page.view_indexed()?;
         if !crate::candidates::may_be_copy(&section.analysis, view, passages, self.fp.params(), t) {
             return None;
         }
         let mut c = compare_with(&section.analysis, view, passages, self.fp.params(), t);
+        catalogue.discount(&mut c, &section.analysis, view, self.fp.params().winnow.chars_k, t);
         let kind = MatchKind::of(&c, t)?;
         if page.masked.is_some() {
             for e in &mut c.evidence {

@@ -1,0 +1,111 @@
+//! Catalogue-common text through the matcher (embedded store and index): a page that
+//! shares with a registered chapter only text found in many registered sections (plus a
+//! line) leaves no match; a page quoting as many characters of that chapter's own text
+//! is matched; switching the rule off accuses the first page again.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use zhiwen_core::{Fingerprinter, Params};
+use zhiwen_index::{EmbeddedIndex, IndexConfig};
+use zhiwen_matcher::{CatalogueConfig, Matcher, MatcherConfig};
+use zhiwen_store::{NewPage, NewSection, NewWork, PageSource, StoreConfig, Timestamp};
+
+fn classics() -> Option<HashMap<String, String>> {
+    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    let text = std::fs::read_to_string(dir.join("novels_classics.jsonl")).ok()?;
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        out.insert(v["id"].as_str()?.to_owned(), v["text"].as_str()?.to_owned());
+    }
+    Some(out)
+}
+
+fn page(url: &str, text: String) -> NewPage {
+    NewPage {
+        url: url.into(),
+        fetched_at: Timestamp(1_700_000_000_000),
+        http_status: Some(200),
+        charset: None,
+        body: Vec::new(),
+        text,
+        source: PageSource::Import("test".into()),
+    }
+}
+
+/// Matches recorded for (banner page, excerpt page) with this catalogue configuration.
+async fn run(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> (usize, usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path().join("store"))).await.expect("store");
+    let index = Arc::new(EmbeddedIndex::open(dir.path().join("index.sqlite"), IndexConfig::default()).expect("index"));
+    let fp = Fingerprinter::new(Params::default()).expect("fingerprinter");
+    let matcher = Matcher::new(stores.clone(), index, fp, MatcherConfig { catalogue, ..Default::default() });
+    // Four chapters of four classics carry the same banner of the site they were taken
+    // from; two do not.
+    let ids = [
+        "novel-shuihu-044",
+        "novel-xiyouji-048",
+        "novel-sanguo-069",
+        "novel-hongloumeng-056",
+        "novel-shuihu-043",
+        "novel-xiyouji-047",
+    ];
+    for id in ids {
+        let text = c[id].clone();
+        let n = text.chars().count() as u64;
+        let w = NewWork {
+            owner: "demo-press".into(),
+            external_id: id.into(),
+            title: id.into(),
+            author: "佚名".into(),
+            source_file: None,
+            charset: None,
+            text: text.clone(),
+            sections: vec![NewSection { ordinal: 0, title: id.into(), text, char_start: 0, char_end: n }],
+        };
+        let w = stores.works.upsert_work(&w).await.expect("work");
+        matcher.index_work(w.id).await.expect("index work");
+    }
+    let chapter: Vec<char> = c["novel-shuihu-044"].chars().collect();
+    let filler: Vec<char> = c["novel-sanguo-001"].chars().collect();
+    let at = c["novel-shuihu-044"].find("为每位爱好文字").expect("banner");
+    let at = c["novel-shuihu-044"][..at].chars().count();
+    let end = at + chapter[at..].iter().position(|&ch| ch == '。').expect("banner ends") + 1;
+    let shared: String = chapter[at - 120..end].iter().collect();
+    let len = shared.chars().filter(|ch| ch.is_alphanumeric()).count();
+    let mut n = 0;
+    let quote: String = chapter[2_000..]
+        .iter()
+        .take_while(|ch| {
+            n += usize::from(ch.is_alphanumeric());
+            n <= len
+        })
+        .collect();
+    let wrap = |q: &str| {
+        format!("{}\n{q}\n{}", filler[..300].iter().collect::<String>(), filler[300..560].iter().collect::<String>())
+    };
+    let p1 = stores.pages.upsert_page(&page("http://a.example/1.html", wrap(&shared))).await.expect("page");
+    let p2 = stores.pages.upsert_page(&page("http://b.example/2.html", wrap(&quote))).await.expect("page");
+    let banner = matcher.match_page(p1.id).await.expect("match banner page").matches.len();
+    let excerpt = matcher.match_page(p2.id).await.expect("match excerpt page").matches.len();
+    (banner, excerpt)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalogue_common_text_does_not_accuse_a_page_a_real_excerpt_of_that_length_does() {
+    let Some(c) = classics() else {
+        assert!(
+            std::env::var_os("ZHIWEN_CORPUS_DIR").is_none(),
+            "ZHIWEN_CORPUS_DIR set but the classics are unreadable"
+        );
+        eprintln!("skipping: shared corpus not found");
+        return;
+    };
+    assert_eq!(run(&c, CatalogueConfig::default()).await, (0, 1), "default: the banner page leaves no match");
+    let off = CatalogueConfig { enabled: false, ..Default::default() };
+    assert_eq!(run(&c, off).await, (1, 1), "without the rule the shared banner accuses the page");
+}
