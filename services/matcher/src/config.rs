@@ -12,7 +12,7 @@ use zhiwen_core::compare::Thresholds;
 pub struct MatcherConfig {
     /// Decision thresholds of the verification (the core's defaults, chosen on the
     /// evaluation set: containment 0.5, near duplicate 0.8, at least 50 copied
-    /// characters, excerpts from 300 characters).
+    /// characters, excerpts from 100 characters and 15% of a text, or from 500).
     pub thresholds: Thresholds,
     /// At most this many candidates (most shared index keys first) are verified per
     /// document.
