@@ -60,19 +60,20 @@ fn two_workers_one_killed_give_the_result_of_one_worker() {
     submit(&two, &url, "two");
     let mut victim = spawn_worker(&two, &url, "two");
     let survivor = spawn_worker(&two, &url, "two");
-    // Kill the victim after it matched two pages of an entry (entries hold 4 pages).
+    // Kill the victim after it matched the first page of an entry (entries hold 4 pages:
+    // three left to be taken over; killed later, a fast victim can finish its entry first).
     let stderr = victim.stderr.take().expect("stderr");
     let mut seen = 0;
     for line in BufReader::new(stderr).lines() {
         let Ok(line) = line else { break };
         if strip_ansi(&line).contains("stream page matched") {
             seen += 1;
-            if seen == 2 {
+            if seen == 1 {
                 break;
             }
         }
     }
-    assert_eq!(seen, 2, "the victim matched pages before it was killed");
+    assert_eq!(seen, 1, "the victim matched a page before it was killed");
     victim.kill().expect("SIGKILL");
     let status = victim.wait().expect("wait");
     assert!(killed_by_signal(status), "{status:?}");

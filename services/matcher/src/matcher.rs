@@ -44,8 +44,9 @@ struct Inner {
     sites: Mutex<HashMap<String, Arc<SiteProfile>>>,
     site_build: tokio::sync::Mutex<()>,
     /// Sections whose stored fingerprints and index entries this process wrote or found
-    /// current: section id -> hash of the text they were made from.
-    indexed: Mutex<HashMap<i64, u64>>,
+    /// current: section id -> (hash of the text they were made from, `updated_at` of the
+    /// work then).
+    indexed: Mutex<HashMap<i64, (u64, i64)>>,
     /// Catalogue-common text (`common_text`), measured for `catalogue_version`.
     catalogue: Mutex<Option<Arc<CatalogueProfile>>>,
     /// Bumped whenever sections may have changed (indexing, a new task).
@@ -224,24 +225,27 @@ impl Matcher {
     pub async fn index_work(&self, work_id: i64) -> Result<IndexReport> {
         let s = &self.inner.stores;
         let sections = s.works.sections_of(work_id).await?;
-        if sections.is_empty() && s.works.get_work(work_id).await?.is_none() {
+        let work = s.works.get_work(work_id).await?;
+        if sections.is_empty() && work.is_none() {
             return Err(MatcherError::NotFound { what: "work", id: work_id });
         }
+        let updated_at = work.map_or(i64::MIN, |w| w.updated_at.0);
         let mut report = IndexReport { documents: sections.len(), ..Default::default() };
         let mut fingerprints = Vec::new();
         let mut keys = Vec::new();
         let mut current = Vec::new();
         for section in sections {
             // Stored fingerprints are only ever written for the text they were made from
-            // (with this process's parameters, by any process): the same text as when this
-            // process last indexed or checked the section means they are current, without
+            // (with this process's parameters, by any process), and dropped only after the
+            // work was updated: the same text and the same work version as when this
+            // process last indexed or checked the section mean they are current, without
             // reading and decoding them again (every matching task indexes every work).
-            let text_hash = hash_bytes(section.text.as_bytes());
-            if self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner()).get(&section.id) == Some(&text_hash) {
+            let memo = (hash_bytes(section.text.as_bytes()), updated_at);
+            if self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner()).get(&section.id) == Some(&memo) {
                 report.unchanged += 1;
                 continue;
             }
-            current.push((section.id, text_hash));
+            current.push((section.id, memo));
             let stored = s.fingerprints.get_fingerprints(Subject::section(section.id)).await?;
             let inner = self.inner.clone();
             let id = section.id;

@@ -122,7 +122,7 @@ mod support {
 
 mod matching {
     use zhiwen_matcher::{MatchKind, MatcherConfig};
-    use zhiwen_store::Outcome;
+    use zhiwen_store::{Outcome, Subject};
 
     use crate::support::*;
 
@@ -181,6 +181,39 @@ mod matching {
         assert_eq!(again.matches[0].outcome, Outcome::Unchanged);
         e.matcher.match_page(p2.id).await.expect("again other");
         assert_eq!(all_matches(&e.stores).await, before);
+    }
+
+    /// A matcher remembers which sections it indexed; a section whose text changed in the
+    /// store since (another process edited the work) is fingerprinted and indexed again,
+    /// and pages are matched against the new text.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_section_changed_in_the_store_since_it_was_indexed_is_indexed_again() {
+        let e = env(MatcherConfig::default()).await;
+        let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+        let (before, after) = (chars(&ch1, 0, 1500), chars(&ch1, 1500, 1500));
+        let w = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一节", &before)])).await.expect("work");
+        assert_eq!(e.matcher.index_work(w.id).await.expect("index").indexed, 1);
+        assert_eq!(e.matcher.index_work(w.id).await.expect("index again").unchanged, 1);
+        let w2 = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一节", &after)])).await.expect("changed work");
+        assert_eq!(w2.id, w.id);
+        let report = e.matcher.index_work(w.id).await.expect("index the changed work");
+        assert_eq!((report.indexed, report.unchanged), (1, 0));
+        assert_eq!(e.matcher.index_work(w.id).await.expect("and again").unchanged, 1);
+        let page = e.stores.pages.upsert_page(&text_page("http://pirate.example/hlm/new", &after)).await.expect("page");
+        let out = e.matcher.match_page(page.id).await.expect("match");
+        assert_eq!(out.matches.len(), 1, "the new text is found: {out:?}");
+        // A new title only: the importer drops the fingerprints of an updated work's
+        // sections, and the same text is fingerprinted and stored again.
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        let w3 =
+            e.stores.works.upsert_work(&work("HLM", "红楼梦 新版", &[("第一节", &after)])).await.expect("new title");
+        assert_eq!(w3.outcome, Outcome::Updated);
+        for (_, id) in &w3.sections {
+            e.stores.fingerprints.delete_fingerprints(Subject::section(*id)).await.expect("drop fingerprints");
+        }
+        assert_eq!(e.matcher.index_work(w.id).await.expect("index the renamed work").indexed, 1);
+        let id = w3.sections[0].1;
+        assert!(e.stores.fingerprints.get_fingerprints(Subject::section(id)).await.expect("read").is_some());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
