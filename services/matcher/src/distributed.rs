@@ -334,6 +334,7 @@ impl Worker {
         let pages: String = entry.get("pages").unwrap_or_default();
         if self.last_stream.as_deref() != Some(key) {
             self.matcher.revalidate_sections();
+            self.matcher.remeasure_catalogue();
             self.last_stream = Some(key.to_owned());
         }
         let mut records = Vec::new();

@@ -280,6 +280,11 @@ impl Matcher {
         if !fingerprints.is_empty() {
             s.fingerprints.put_fingerprints_many(&fingerprints).await?;
             self.inner.index.add_batch(Namespace::Sections, &keys).await?;
+        }
+        // New or changed sections, whoever fingerprinted them: the catalogue-common text
+        // is measured again on its next use (and only then: measuring reads every
+        // section's fingerprints, too much for every task).
+        if !current.is_empty() {
             self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
         }
         self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner()).extend(current);
@@ -485,9 +490,16 @@ impl Matcher {
     /// the store (one read, text hash compared) on its next use. A matching task calls
     /// this when it starts, so works changed by another process are seen; within this
     /// process [`Matcher::forget_sections`] and indexing keep the cache current. The
-    /// catalogue-common text is measured again on its next use.
+    /// catalogue-common text is not measured again here: indexing a new or changed
+    /// section (the task indexes every work first) or forgetting one does that.
     pub fn revalidate_sections(&self) {
         self.inner.epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Measure the catalogue-common text again on its next use. Scale-out workers call
+    /// this when they start on another task: they index no works, so they cannot see
+    /// sections added by other processes otherwise (one measurement per task).
+    pub fn remeasure_catalogue(&self) {
         self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
     }
 
