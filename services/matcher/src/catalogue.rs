@@ -135,28 +135,13 @@ fn inside(ranges: &[(usize, usize)], x: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-    use std::path::PathBuf;
-
     use zhiwen_core::canon::InputFormat;
     use zhiwen_core::compare::compare;
     use zhiwen_core::{Fingerprinter, Params};
 
     use super::*;
 
-    /// Chapters of the public-domain classics of the shared corpus, by id.
-    fn classics() -> Option<HashMap<String, String>> {
-        let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-        let text = std::fs::read_to_string(dir.join("novels_classics.jsonl")).ok()?;
-        let mut out = HashMap::new();
-        for line in text.lines() {
-            let v: serde_json::Value = serde_json::from_str(line).ok()?;
-            out.insert(v["id"].as_str()?.to_owned(), v["text"].as_str()?.to_owned());
-        }
-        Some(out)
-    }
+    use zhiwen_testkit::corpus::classic_texts as classics;
 
     fn content_chars(s: &str) -> usize {
         s.chars().filter(|c| c.is_alphanumeric()).count()

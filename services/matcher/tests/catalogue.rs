@@ -4,7 +4,6 @@
 //! is matched; switching the rule off accuses the first page again.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use zhiwen_core::{Fingerprinter, Params};
@@ -12,18 +11,7 @@ use zhiwen_index::{EmbeddedIndex, IndexConfig};
 use zhiwen_matcher::{CatalogueConfig, Matcher, MatcherConfig};
 use zhiwen_store::{NewPage, NewSection, NewWork, PageSource, StoreConfig, Timestamp};
 
-fn classics() -> Option<HashMap<String, String>> {
-    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    let text = std::fs::read_to_string(dir.join("novels_classics.jsonl")).ok()?;
-    let mut out = HashMap::new();
-    for line in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).ok()?;
-        out.insert(v["id"].as_str()?.to_owned(), v["text"].as_str()?.to_owned());
-    }
-    Some(out)
-}
+use zhiwen_testkit::corpus::classic_texts as classics;
 
 fn page(url: &str, text: String) -> NewPage {
     NewPage {

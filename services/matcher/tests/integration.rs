@@ -35,18 +35,7 @@ mod support {
         std::fs::read(repo().join("samples").join(name)).expect("bundled sample")
     }
 
-    /// Chapters of the public-domain classics, by id (`novel-sanguo-001` ...).
-    pub fn classics() -> Option<std::collections::HashMap<String, (String, String)>> {
-        let dir =
-            std::env::var_os("ZHIWEN_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"));
-        let text = std::fs::read_to_string(dir.join("novels_classics.jsonl")).ok()?;
-        let mut out = std::collections::HashMap::new();
-        for line in text.lines() {
-            let v: serde_json::Value = serde_json::from_str(line).ok()?;
-            out.insert(v["id"].as_str()?.to_owned(), (v["title"].as_str()?.to_owned(), v["text"].as_str()?.to_owned()));
-        }
-        Some(out)
-    }
+    pub use zhiwen_testkit::corpus::classics;
 
     pub fn chars(s: &str, start: usize, len: usize) -> String {
         s.chars().skip(start).take(len).collect()

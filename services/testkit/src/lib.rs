@@ -9,6 +9,7 @@
 
 use std::net::TcpListener;
 
+pub mod corpus;
 pub mod mongo;
 pub mod redis;
 
