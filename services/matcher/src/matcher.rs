@@ -49,7 +49,8 @@ struct Inner {
     indexed: Mutex<HashMap<i64, (u64, i64)>>,
     /// Catalogue-common text (`common_text`), measured for `catalogue_version`.
     catalogue: Mutex<Option<Arc<CatalogueProfile>>>,
-    /// Bumped whenever sections may have changed (indexing, a new task).
+    /// Bumped when sections changed: indexing a new or changed section, forgetting one,
+    /// or a scale-out worker starting on another task (`remeasure_catalogue`).
     catalogue_version: AtomicU64,
     catalogue_build: tokio::sync::Mutex<()>,
 }
