@@ -1,11 +1,11 @@
 //! Scale-out through Redis Streams, on the real binary: two `zhiwen worker` processes
-//! share a matching task (consumer group `matchers`); one is killed with SIGKILL in the
-//! middle of an entry; the survivor takes over its pending entry (XAUTOCLAIM) and the
-//! task ends with exactly the matches one worker alone records.
+//! share a matching task (consumer group `matchers`); one dies abruptly (it aborts itself
+//! at a fixed point, after matching the pages of an entry and before acknowledging it,
+//! as a kill at the worst moment would leave it); the survivor takes over its pending
+//! entry (XAUTOCLAIM) and the task ends with exactly the matches one worker alone records.
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 
@@ -25,8 +25,11 @@ fn submit(data: &Path, redis: &str, prefix: &str) {
     assert!(out.contains("Queued"), "{out}");
 }
 
-fn spawn_worker(data: &Path, redis: &str, prefix: &str) -> Child {
+fn spawn_worker(data: &Path, redis: &str, prefix: &str, abort_after_pages: Option<u64>) -> Child {
     let mut c = worker(data, redis, prefix);
+    if let Some(n) = abort_after_pages {
+        c.env(zhiwen_matcher::task::ABORT_ENV, n.to_string());
+    }
     c.args(["worker", "--until-idle"])
         .env("ZHIWEN_LOG", "zhiwen_matcher=debug")
         .stdout(Stdio::piped())
@@ -51,32 +54,21 @@ fn two_workers_one_killed_give_the_result_of_one_worker() {
 
     let one = prepared_with(root.path(), "one", &works, &pages, extra);
     submit(&one, &url, "one");
-    let out = finish(spawn_worker(&one, &url, "one"));
+    let out = finish(spawn_worker(&one, &url, "one", None));
     assert!(out.contains("1 task(s) coordinated, 1 finished"), "{out}");
     let expected = match_set(&one);
     assert!(expected.len() >= 15, "{} matches", expected.len());
 
     let two = prepared_with(root.path(), "two", &works, &pages, extra);
     submit(&two, &url, "two");
-    let mut victim = spawn_worker(&two, &url, "two");
-    let survivor = spawn_worker(&two, &url, "two");
-    // Kill the victim after it matched the first page of an entry (entries hold 4 pages:
-    // three left to be taken over; killed later, a fast victim can finish its entry first).
-    let stderr = victim.stderr.take().expect("stderr");
-    let mut seen = 0;
-    for line in BufReader::new(stderr).lines() {
-        let Ok(line) = line else { break };
-        if strip_ansi(&line).contains("stream page matched") {
-            seen += 1;
-            if seen == 1 {
-                break;
-            }
-        }
-    }
-    assert_eq!(seen, 1, "the victim matched a page before it was killed");
-    victim.kill().expect("SIGKILL");
-    let status = victim.wait().expect("wait");
-    assert!(killed_by_signal(status), "{status:?}");
+    // The victim dies after matching the first page of its first entry (entries hold 4
+    // pages, matched together), before it acknowledges the entry.
+    let victim = spawn_worker(&two, &url, "two", Some(1));
+    let survivor = spawn_worker(&two, &url, "two", None);
+    let died = victim.wait_with_output().expect("wait");
+    assert!(killed_by_signal(died.status), "{:?}", died.status);
+    let stderr = strip_ansi(&String::from_utf8_lossy(&died.stderr));
+    assert!(stderr.contains("stream page matched"), "the victim matched a page before it died: {stderr}");
     let out = finish(survivor);
     assert!(!out.contains("(0 taken over)"), "the survivor took over the victim's pending entry: {out}");
 

@@ -48,14 +48,15 @@ enum Posting {
 }
 
 impl Space {
+    /// Index `doc` under `keys` (sorted and deduplicated: each key names the document
+    /// once, so no posting list is searched for it; long lists made that the cost of
+    /// indexing a page).
     fn insert(&mut self, doc: DocId, keys: Vec<IndexKey>, cap: usize) {
+        debug_assert!(keys.windows(2).all(|w| w[0] < w[1]), "keys not normalised");
         self.remove(doc);
         for &key in &keys {
             let posting = self.postings.entry(key).or_insert_with(|| Posting::Docs(Vec::new()));
             if let Posting::Docs(docs) = posting {
-                if docs.contains(&doc) {
-                    continue;
-                }
                 if docs.len() + 1 >= cap {
                     self.entries -= docs.len() as u64;
                     *posting = Posting::Big;
@@ -133,7 +134,7 @@ impl EmbeddedIndex {
                     .ok_or_else(|| IndexError::Corrupt(format!("{}: unknown namespace {ns}", path.display())))?;
                 let keys = unpack_keys(&blob)
                     .ok_or_else(|| IndexError::Corrupt(format!("{}: bad key list of doc {doc}", path.display())))?;
-                space.insert(doc as u64, keys, config.big_bucket_cap);
+                space.insert(doc as u64, normalize_keys(&keys), config.big_bucket_cap);
             }
         }
         Ok(EmbeddedIndex { config, state: RwLock::new(spaces), db: Some(Db { path, conn: Mutex::new(conn) }) })
@@ -195,7 +196,17 @@ impl CandidateIndex for EmbeddedIndex {
     }
 
     async fn add_batch(&self, ns: Namespace, docs: &[(DocId, Vec<IndexKey>)]) -> Result<()> {
-        let docs = last_wins(docs);
+        let mut docs = last_wins(docs);
+        // Documents indexed again with the same keys (a page matched again) change
+        // nothing: skipping them spares the disk write and the posting-list scans.
+        {
+            let state = self.read();
+            let space = &state[ns.index()];
+            docs.retain(|(doc, keys)| space.docs.get(doc).is_none_or(|old| **old != keys[..]));
+        }
+        if docs.is_empty() {
+            return Ok(());
+        }
         // Disk first: when it fails, memory is untouched and the caller can retry.
         self.persist(|tx| {
             let mut stmt = tx.prepare_cached("INSERT OR REPLACE INTO docs (ns, doc, keys) VALUES (?1, ?2, ?3)")?;

@@ -106,6 +106,10 @@ pub struct Worker {
     /// Stream of the last entry handled: a new task's first entry revalidates the
     /// matcher's section cache (works may have changed in another process since).
     last_stream: Option<String>,
+    /// Abort the process after this many pages, before acknowledging their entry (the
+    /// crash point of [`crate::task::ABORT_ENV`], for tests of the real binary).
+    abort_after_pages: Option<u64>,
+    pages_matched: u64,
 }
 
 impl std::fmt::Debug for Worker {
@@ -120,7 +124,16 @@ impl Worker {
         let client = redis::Client::open(settings.url.as_str()).map_err(stream_err("connect"))?;
         let redis = ConnectionManager::new(client).await.map_err(stream_err("connect"))?;
         let webhook = Webhook::from_config(&matcher.config().webhook)?;
-        Ok(Worker { matcher, redis, settings, name: crate::task::worker_name(), webhook, last_stream: None })
+        Ok(Worker {
+            matcher,
+            redis,
+            settings,
+            name: crate::task::worker_name(),
+            webhook,
+            last_stream: None,
+            abort_after_pages: crate::task::TaskControl::from_env().abort_after_pages,
+            pages_matched: 0,
+        })
     }
 
     /// This worker's consumer name (`host/pid/nonce`).
@@ -240,7 +253,7 @@ impl Worker {
             for w in &works {
                 let changed = match params.since {
                     None => true,
-                    Some(since) => s.works.get_work(w.id).await?.is_some_and(|work| work.updated_at >= since),
+                    Some(since) => w.updated_at >= since,
                 };
                 if changed {
                     self.matcher.index_work(w.id).await?;
@@ -354,6 +367,15 @@ impl Worker {
             }
             summary.pages += 1;
             tracing::debug!(page_id = id, "stream page matched");
+            self.pages_matched += 1;
+            if self.abort_after_pages.is_some_and(|n| self.pages_matched >= n) {
+                tracing::error!(
+                    pages = self.pages_matched,
+                    "{}: aborting before the entry is acknowledged",
+                    crate::task::ABORT_ENV
+                );
+                std::process::abort();
+            }
         }
         crate::task::notify(&self.webhook, &self.matcher, &records).await;
         let _: i64 = self.redis.xack(key, GROUP, &[&entry.id]).await.map_err(stream_err("XACK"))?;

@@ -116,7 +116,7 @@ struct Names<'a> {
 impl Names<'_> {
     async fn row(&mut self, m: &Match) -> Result<ExportRow> {
         if !self.works.contains_key(&m.work_id) {
-            let w = self.stores.works.get_work(m.work_id).await?;
+            let w = self.stores.queries.work_summary(m.work_id).await?;
             let v = w.map(|w| (w.external_id, w.title)).unwrap_or_default();
             self.works.insert(m.work_id, v);
         }

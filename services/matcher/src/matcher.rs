@@ -1,7 +1,7 @@
 //! [`Matcher`]: fingerprint, look up, verify, decide, record.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,8 @@ use crate::{MatcherError, Result};
 
 mod batch;
 mod common_text;
+
+pub use batch::PreparedPages;
 
 /// Matches pages against protected works (and works against stored pages).
 ///
@@ -47,6 +49,12 @@ struct Inner {
     /// current: section id -> (hash of the text they were made from, `updated_at` of the
     /// work then).
     indexed: Mutex<HashMap<i64, (u64, i64)>>,
+    /// Works all of whose sections were indexed or found current: work id -> the work's
+    /// `updated_at` read before its sections were (a later change has a later one).
+    indexed_works: Mutex<HashMap<i64, i64>>,
+    /// Every work's `updated_at`, listed once per epoch before any section of the epoch
+    /// is read: (epoch, work id -> `updated_at`).
+    work_versions: tokio::sync::Mutex<(u64, Arc<HashMap<i64, i64>>)>,
     /// Catalogue-common text (`common_text`), measured for `catalogue_version`.
     catalogue: Mutex<Option<Arc<CatalogueProfile>>>,
     /// Bumped when sections changed: indexing a new or changed section, forgetting one,
@@ -69,8 +77,11 @@ impl std::fmt::Debug for Matcher {
 struct SectionEntry {
     work_id: i64,
     text_hash: u64,
-    /// Epoch in which the text hash was last checked against the store.
+    /// Epoch in which the entry was last checked against the store.
     checked: AtomicU64,
+    /// The work's `updated_at` read before the text was (`i64::MIN`: unknown): while the
+    /// work still has it, the text is the same and nothing needs reading.
+    work_version: AtomicI64,
     analysis: Analysis,
 }
 
@@ -193,6 +204,8 @@ impl Matcher {
                 sites: Mutex::new(HashMap::new()),
                 site_build: tokio::sync::Mutex::new(()),
                 indexed: Mutex::new(HashMap::new()),
+                indexed_works: Mutex::new(HashMap::new()),
+                work_versions: tokio::sync::Mutex::new((u64::MAX, Arc::default())),
                 catalogue: Mutex::new(None),
                 catalogue_version: AtomicU64::new(0),
                 catalogue_build: tokio::sync::Mutex::new(()),
@@ -225,8 +238,17 @@ impl Matcher {
     /// current parameter tag and the same canonical text are skipped.
     pub async fn index_work(&self, work_id: i64) -> Result<IndexReport> {
         let s = &self.inner.stores;
+        // The version before the sections: a change after this read has a later version,
+        // so remembering this one can make the next call look again, never miss a change.
+        let work = s.queries.work_summary(work_id).await?;
+        if let Some(w) = &work {
+            let done = self.inner.indexed_works.lock().unwrap_or_else(|p| p.into_inner()).get(&work_id).copied();
+            if done == Some(w.updated_at.0) {
+                let n = w.section_count as usize;
+                return Ok(IndexReport { documents: n, indexed: 0, unchanged: n });
+            }
+        }
         let sections = s.works.sections_of(work_id).await?;
-        let work = s.works.get_work(work_id).await?;
         if sections.is_empty() && work.is_none() {
             return Err(MatcherError::NotFound { what: "work", id: work_id });
         }
@@ -266,7 +288,9 @@ impl Matcher {
                         }
                     }
                 }
-                inner.section_entry_from_text(id, section.work_id, &section.text).map(|e| Some(e.analysis.clone()))
+                inner
+                    .section_entry_from_text(id, section.work_id, &section.text, updated_at)
+                    .map(|e| Some(e.analysis.clone()))
             })
             .await??;
             match fresh {
@@ -289,6 +313,9 @@ impl Matcher {
             self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
         }
         self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner()).extend(current);
+        if updated_at != i64::MIN {
+            self.inner.indexed_works.lock().unwrap_or_else(|p| p.into_inner()).insert(work_id, updated_at);
+        }
         tracing::debug!(work_id, indexed = report.indexed, unchanged = report.unchanged, "work indexed");
         Ok(report)
     }
@@ -430,6 +457,8 @@ impl Matcher {
         section_ids.iter().for_each(|id| {
             indexed.remove(id);
         });
+        // Which works they belong to is not known here: every work is looked at again.
+        self.inner.indexed_works.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -505,24 +534,41 @@ impl Matcher {
     }
 
     /// The analysis of a section (cached; re-made when its text changed).
+    ///
+    /// A cached analysis is checked once per epoch, against its work's `updated_at` from
+    /// the epoch's listing ([`Matcher::work_versions`]): the text is read again only when
+    /// the work changed.
     async fn section(&self, id: i64) -> Result<Option<Arc<SectionEntry>>> {
         let epoch = self.inner.epoch.load(Ordering::Relaxed);
         let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
-        if let Some(entry) = hit.filter(|e| e.checked.load(Ordering::Relaxed) >= epoch) {
-            return Ok(Some(entry));
+        if let Some(entry) = hit.as_ref().filter(|e| e.checked.load(Ordering::Relaxed) >= epoch) {
+            return Ok(Some(entry.clone()));
+        }
+        // Listed before the text below is read, so never newer than that text.
+        let versions = self.work_versions(epoch).await?;
+        if let Some(entry) = &hit {
+            let version = versions.get(&entry.work_id).copied();
+            if version.is_some_and(|v| v == entry.work_version.load(Ordering::Relaxed)) {
+                entry.checked.fetch_max(epoch, Ordering::Relaxed);
+                return Ok(hit);
+            }
         }
         let Some(section) = self.inner.stores.works.get_section(id).await? else {
             return Ok(None);
         };
+        // A work registered after the listing has no version yet: checked again next epoch.
+        let version = versions.get(&section.work_id).copied().unwrap_or(i64::MIN);
         let text_hash = hash_bytes(section.text.as_bytes());
-        let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
         if let Some(entry) = hit.filter(|e| e.text_hash == text_hash) {
+            entry.work_version.store(version, Ordering::Relaxed);
             entry.checked.fetch_max(epoch, Ordering::Relaxed);
             return Ok(Some(entry));
         }
         let inner = self.inner.clone();
-        match tokio::task::spawn_blocking(move || inner.section_entry_from_text(id, section.work_id, &section.text))
-            .await?
+        match tokio::task::spawn_blocking(move || {
+            inner.section_entry_from_text(id, section.work_id, &section.text, version)
+        })
+        .await?
         {
             Ok(entry) => Ok(Some(entry)),
             Err(e) => {
@@ -530,6 +576,25 @@ impl Matcher {
                 Ok(None)
             }
         }
+    }
+
+    /// Every work's `updated_at`, listed on the first use in an epoch (one listing of
+    /// the works instead of one read of every cached section per task).
+    async fn work_versions(&self, epoch: u64) -> Result<Arc<HashMap<i64, i64>>> {
+        let mut slot = self.inner.work_versions.lock().await;
+        if slot.0 == epoch {
+            return Ok(slot.1.clone());
+        }
+        let mut versions = HashMap::new();
+        let mut after = 0;
+        loop {
+            let works = self.inner.stores.works.list_works(None, after, 10_000).await?;
+            let Some(last) = works.last() else { break };
+            after = last.id;
+            versions.extend(works.iter().map(|w| (w.id, w.updated_at.0)));
+        }
+        *slot = (epoch, Arc::new(versions));
+        Ok(slot.1.clone())
     }
 
     async fn record(
@@ -569,13 +634,19 @@ impl Matcher {
 }
 
 impl Inner {
-    fn section_entry_from_text(&self, id: i64, work_id: i64, text: &str) -> Result<Arc<SectionEntry>> {
+    fn section_entry_from_text(&self, id: i64, work_id: i64, text: &str, version: i64) -> Result<Arc<SectionEntry>> {
         let analysis = self
             .fp
             .analyze_text(text, InputFormat::Text)
             .map_err(|source| MatcherError::Text { what: format!("section {id}"), source })?;
         let checked = AtomicU64::new(self.epoch.load(Ordering::Relaxed));
-        let entry = Arc::new(SectionEntry { work_id, text_hash: hash_bytes(text.as_bytes()), checked, analysis });
+        let entry = Arc::new(SectionEntry {
+            work_id,
+            text_hash: hash_bytes(text.as_bytes()),
+            checked,
+            work_version: AtomicI64::new(version),
+            analysis,
+        });
         self.sections.lock().unwrap_or_else(|p| p.into_inner()).insert(id, entry.clone());
         Ok(entry)
     }

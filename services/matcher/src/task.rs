@@ -430,7 +430,7 @@ async fn execute_inner(
             check_stop(control, task.id, pages_this_run)?;
             let changed = match params.since {
                 None => true,
-                Some(since) => s.works.get_work(w.id).await?.is_some_and(|work| work.updated_at >= since),
+                Some(since) => w.updated_at >= since,
             };
             if changed {
                 matcher.index_work(w.id).await?;
@@ -449,25 +449,55 @@ async fn execute_inner(
         save(matcher, task.id, progress, &cp).await?;
     }
 
-    // Pages in scope, ascending id, one checkpoint per batch.
+    // Pages in scope, ascending id, one checkpoint per batch. The next batch is listed
+    // and fingerprinted (which writes nothing) while the current one is written,
+    // matched and checkpointed, so the cores stay busy through the single-writer steps.
     let batch = matcher.config().batch_size.max(1) as u32;
-    loop {
-        let refs = s.pages.list_pages(None, cp.last_page_id, batch).await?;
-        let Some(last) = refs.last() else { break };
-        let ids: Vec<i64> = refs.iter().filter(|r| in_scope(r.last_fetched_at)).map(|r| r.id).collect();
-        // The whole batch at once (fingerprints written in one batch write), or only as
-        // many pages as a stop or abort limit still allows.
-        let limit = [control.stop_after_pages, control.abort_after_pages]
-            .into_iter()
-            .flatten()
-            .map(|n| n.saturating_sub(pages_this_run).max(1) as usize)
-            .min()
-            .unwrap_or(ids.len());
+    let next_batch = |after: i64| async move {
+        let refs = s.pages.list_pages(None, after, batch).await?;
+        Ok::<_, MatcherError>(refs.last().map(|last| {
+            (last.id, refs.iter().filter(|r| in_scope(r.last_fetched_at)).map(|r| r.id).collect::<Vec<i64>>())
+        }))
+    };
+    let limited = control.stop_after_pages.is_some() || control.abort_after_pages.is_some();
+    let prepare = |ids: Vec<i64>| {
+        let m = matcher.clone();
+        AbortOnDrop(tokio::spawn(async move { m.prepare_pages(ids).await }))
+    };
+    let mut ahead = match next_batch(cp.last_page_id).await? {
+        Some((last, ids)) if !limited => Some((last, ids.clone(), Some(prepare(ids)))),
+        Some((last, ids)) => Some((last, ids, None)),
+        None => None,
+    };
+    while let Some((last, ids, prepared)) = ahead.take() {
+        if !limited {
+            if let Some((next_last, next_ids)) = next_batch(last).await? {
+                let handle = prepare(next_ids.clone());
+                ahead = Some((next_last, next_ids, Some(handle)));
+            }
+        }
         let mut results = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(limit.max(1)) {
-            results.extend(matcher.match_pages(chunk.to_vec()).await?);
-            if results.len() >= limit {
-                break;
+        match prepared {
+            Some(mut handle) => {
+                let prepared =
+                    (&mut handle.0).await.map_err(|e| MatcherError::Internal(format!("preparing pages: {e}")))?;
+                results = matcher.finish_pages(prepared).await?;
+            }
+            None => {
+                // The whole batch at once (fingerprints written in one batch write), or only
+                // as many pages as a stop or abort limit still allows.
+                let limit = [control.stop_after_pages, control.abort_after_pages]
+                    .into_iter()
+                    .flatten()
+                    .map(|n| n.saturating_sub(pages_this_run).max(1) as usize)
+                    .min()
+                    .unwrap_or(ids.len());
+                for chunk in ids.chunks(limit.max(1)) {
+                    results.extend(matcher.match_pages(chunk.to_vec()).await?);
+                    if results.len() >= limit {
+                        break;
+                    }
+                }
             }
         }
         let mut new_records = Vec::new();
@@ -498,10 +528,25 @@ async fn execute_inner(
             check_stop(control, task.id, pages_this_run)?;
         }
         notify(&webhook, matcher, &new_records).await;
-        cp.last_page_id = last.id;
+        cp.last_page_id = last;
         save(matcher, task.id, progress, &cp).await?;
+        if limited {
+            if let Some((next_last, next_ids)) = next_batch(last).await? {
+                ahead = Some((next_last, next_ids, None));
+            }
+        }
     }
     Ok(())
+}
+
+/// A spawned task that is stopped when its handle is dropped (a batch prepared ahead
+/// is not wanted once the task stops).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 fn check_stop(control: &TaskControl, task_id: i64, pages: u64) -> Result<()> {

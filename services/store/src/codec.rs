@@ -39,16 +39,24 @@ pub(crate) fn decompress_text(bytes: &[u8], what: &str) -> Result<String, StoreE
     String::from_utf8(decompress(bytes, what)?).map_err(|e| StoreError::corrupt(what, e))
 }
 
-/// Fingerprints as compressed JSON: compact enough (integers compress well), and
-/// readable with any tool after inflating.
+/// Fingerprints in their stored form ([`crate::fingerprint_blob`]).
 pub(crate) fn encode_fingerprints(fp: &Fingerprints) -> Result<Vec<u8>, StoreError> {
-    let json = serde_json::to_vec(fp).map_err(|e| StoreError::invalid("fingerprints", e.to_string()))?;
-    Ok(compress(&json))
+    crate::fingerprint_blob::encode(fp)
+        .ok_or_else(|| StoreError::invalid("fingerprints", "a list or the parameter tag is too long to store"))
 }
 
+/// Read stored fingerprints: the binary form, or the compressed JSON of earlier versions.
 pub(crate) fn decode_fingerprints(bytes: &[u8], subject: Subject) -> Result<Fingerprints, StoreError> {
-    let json = decompress(bytes, &format!("fingerprints of {subject}"))?;
-    serde_json::from_slice(&json).map_err(|e| StoreError::corrupt(format!("fingerprints of {subject}"), e))
+    let what = || format!("fingerprints of {subject}");
+    let legacy = || -> Result<Fingerprints, StoreError> {
+        let json = decompress(bytes, &what())?;
+        serde_json::from_slice(&json).map_err(|e| StoreError::corrupt(what(), e))
+    };
+    if crate::fingerprint_blob::is_binary(bytes) {
+        return crate::fingerprint_blob::decode(bytes)
+            .or_else(|binary| legacy().map_err(|_| StoreError::corrupt(what(), binary)));
+    }
+    legacy()
 }
 
 /// Store a u64 hash in a signed 64-bit column/field without loss.

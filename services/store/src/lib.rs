@@ -17,6 +17,7 @@ mod admin;
 mod codec;
 mod config;
 mod error;
+mod fingerprint_blob;
 mod migrations;
 mod model;
 mod mongo;

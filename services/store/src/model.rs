@@ -142,7 +142,7 @@ pub struct Work {
     pub content_hash: u64,
     /// First stored.
     pub created_at: Timestamp,
-    /// Last changed.
+    /// Last changed: strictly greater after every change of the work's content.
     pub updated_at: Timestamp,
 }
 
@@ -161,6 +161,9 @@ pub struct WorkSummary {
     pub author: String,
     /// Number of sections.
     pub section_count: u32,
+    /// Last changed: strictly greater after every change of the work's content, so an
+    /// unchanged value means unchanged sections.
+    pub updated_at: Timestamp,
 }
 
 /// A stored section.

@@ -227,18 +227,29 @@ impl MongoStore {
     }
 
     /// Reserve `n` consecutive ids of `counter`; returns the first.
+    ///
+    /// Two processes creating the same counter at once race on its upsert: the loser
+    /// gets a duplicate-key error (MongoDB) or no document (some compatible servers).
+    /// The counter exists by then, so the increment is simply tried again.
     async fn next_ids(&self, counter: &str, n: i64) -> StoreResult<i64> {
-        let d = self
-            .coll("counters")
-            .find_one_and_update(doc! {"_id": counter}, doc! {"$inc": {"seq": n}})
-            .upsert(true)
-            .return_document(ReturnDocument::After)
-            .await?
-            .ok_or_else(|| StoreError::Backend {
-                backend: "mongodb",
-                message: format!("counter {counter} not returned"),
-            })?;
-        Ok(num(&d, "seq")? - n + 1)
+        const ATTEMPTS: usize = 3;
+        for attempt in 1..=ATTEMPTS {
+            let result = self
+                .coll("counters")
+                .find_one_and_update(doc! {"_id": counter}, doc! {"$inc": {"seq": n}})
+                .upsert(true)
+                .return_document(ReturnDocument::After)
+                .await;
+            match result {
+                Ok(Some(d)) => return Ok(num(&d, "seq")? - n + 1),
+                Err(e) if !is_mongo_duplicate(&e) => return Err(e.into()),
+                lost => tracing::debug!(counter, attempt, duplicate = lost.is_err(), "counter upsert raced"),
+            }
+        }
+        Err(StoreError::Backend {
+            backend: "mongodb",
+            message: format!("counter {counter} not returned after {ATTEMPTS} attempts"),
+        })
     }
 
     /// Highest id ever allocated by `counter` (the upper bound of id scans).
@@ -364,8 +375,14 @@ impl MongoStore {
         let now = Timestamp::now();
         let existing = works
             .find_one(doc! {"owner": &w.owner, "external_id": &w.external_id})
-            .projection(doc! {"_id": 1, "content_hash": 1})
+            .projection(doc! {"_id": 1, "content_hash": 1, "updated_at": 1})
             .await?;
+        // Strictly later than what readers may have seen (the placeholder of a first
+        // insert included), so an unchanged `updated_at` means unchanged sections.
+        let changed_at = match &existing {
+            Some(d) => Timestamp(now.0.max(time(d, "updated_at")?.0 + 1)),
+            None => Timestamp(now.0 + 1),
+        };
         let (id, outcome) = match existing {
             Some(d) if i2h(num(&d, "content_hash")?) == hash => (num(&d, "_id")?, Outcome::Unchanged),
             Some(d) => (num(&d, "_id")?, Outcome::Updated),
@@ -427,7 +444,7 @@ impl MongoStore {
         }
         let mut set = doc! {
             "title": &w.title, "author": &w.author, "section_count": w.sections.len() as i32,
-            "content_hash": h2i(hash), "updated_at": date(now),
+            "content_hash": h2i(hash), "updated_at": date(changed_at),
         };
         set.insert("source_file", w.source_file.clone().map_or(Bson::Null, Bson::String));
         set.insert("charset", w.charset.clone().map_or(Bson::Null, Bson::String));
@@ -509,7 +526,8 @@ impl WorkStore for MongoStore {
     async fn list_works(&self, owner: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<WorkSummary>> {
         let limit = check_limit(limit)?;
         let filter = owner.map_or_else(Document::new, |o| doc! {"owner": o});
-        let proj = doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1};
+        let proj =
+            doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1, "updated_at": 1};
         let docs = self.scan(Target::ids("works"), filter, after_id, limit, Some(proj)).await?;
         docs.iter()
             .map(|d| {
@@ -520,6 +538,7 @@ impl WorkStore for MongoStore {
                     title: string(d, "title")?,
                     author: string(d, "author")?,
                     section_count: num(d, "section_count")? as u32,
+                    updated_at: time(d, "updated_at")?,
                 })
             })
             .collect()

@@ -299,7 +299,8 @@ impl QueryStore for MongoStore {
     }
 
     async fn work_summary(&self, id: i64) -> StoreResult<Option<WorkSummary>> {
-        let proj = doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1};
+        let proj =
+            doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1, "updated_at": 1};
         let Some(d) = self.coll("works").find_one(doc! {"_id": id}).projection(proj).await? else { return Ok(None) };
         Ok(Some(WorkSummary {
             id: num(&d, "_id")?,
@@ -308,6 +309,7 @@ impl QueryStore for MongoStore {
             title: string(&d, "title")?,
             author: string(&d, "author")?,
             section_count: num(&d, "section_count")? as u32,
+            updated_at: time(&d, "updated_at")?,
         }))
     }
 
@@ -350,7 +352,8 @@ impl QueryStore for MongoStore {
         if let Some(o) = owner {
             filter.insert("owner", o);
         }
-        let proj = doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1};
+        let proj =
+            doc! {"_id": 1, "owner": 1, "external_id": 1, "title": 1, "author": 1, "section_count": 1, "updated_at": 1};
         let text = text.filter(|t| !t.is_empty());
         // Titles are short and works number in the thousands: filter the projected
         // documents here instead of relying on server-side regular expressions.
@@ -364,6 +367,7 @@ impl QueryStore for MongoStore {
                 title: string(d, "title")?,
                 author: string(d, "author")?,
                 section_count: num(d, "section_count")? as u32,
+                updated_at: time(d, "updated_at")?,
             };
             if text.is_none_or(|t| w.title.contains(t) || w.author.contains(t) || w.external_id.contains(t)) {
                 out.push(w);

@@ -114,7 +114,7 @@ impl SqliteStore {
     }
 }
 
-/// A row of `SELECT id, owner, external_id, title, author, section_count FROM works`.
+/// A row of `SELECT id, owner, external_id, title, author, section_count, updated_at FROM works`.
 fn work_summary(r: &Row) -> rusqlite::Result<WorkSummary> {
     Ok(WorkSummary {
         id: r.get(0)?,
@@ -123,6 +123,7 @@ fn work_summary(r: &Row) -> rusqlite::Result<WorkSummary> {
         title: r.get(3)?,
         author: r.get(4)?,
         section_count: r.get(5)?,
+        updated_at: ts(r, 6)?,
     })
 }
 
@@ -161,7 +162,7 @@ fn upsert_work_tx(tx: &Transaction, w: &NewWork, now: Timestamp) -> StoreResult<
         Some((id, h)) if i2h(h) == hash => (id, Outcome::Unchanged),
         Some((id, _)) => {
             tx.execute(
-                "UPDATE works SET title = ?2, author = ?3, source_file = ?4, charset = ?5, text_z = ?6, section_count = ?7, content_hash = ?8, updated_at = ?9 WHERE id = ?1",
+                "UPDATE works SET title = ?2, author = ?3, source_file = ?4, charset = ?5, text_z = ?6, section_count = ?7, content_hash = ?8, updated_at = MAX(?9, updated_at + 1) WHERE id = ?1",
                 params![id, w.title, w.author, w.source_file, w.charset, compress(w.text.as_bytes()), w.sections.len() as i64, h2i(hash), now.0],
             )?;
             (id, Outcome::Updated)
@@ -301,7 +302,7 @@ impl WorkStore for SqliteStore {
         let owner = owner.map(str::to_owned);
         self.read(move |c| {
             let mut stmt = c.prepare_cached(
-                "SELECT id, owner, external_id, title, author, section_count FROM works WHERE id > ?1 AND (?2 IS NULL OR owner = ?2) ORDER BY id LIMIT ?3",
+                "SELECT id, owner, external_id, title, author, section_count, updated_at FROM works WHERE id > ?1 AND (?2 IS NULL OR owner = ?2) ORDER BY id LIMIT ?3",
             )?;
             let rows = stmt.query_map(params![after_id, owner, limit], work_summary)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)

@@ -307,7 +307,7 @@ impl QueryStore for SqliteStore {
     async fn work_summary(&self, id: i64) -> StoreResult<Option<WorkSummary>> {
         self.read(move |c| {
             Ok(c.prepare_cached(
-                "SELECT id, owner, external_id, title, author, section_count FROM works WHERE id = ?1",
+                "SELECT id, owner, external_id, title, author, section_count, updated_at FROM works WHERE id = ?1",
             )?
             .query_row(params![id], work_summary)
             .optional()?)
@@ -322,7 +322,7 @@ impl QueryStore for SqliteStore {
                 .prepare_cached(
                     "SELECT m.id, m.section_id, m.work_id, m.page_id, m.site, m.kind, m.score, m.duplicate, m.comparison,
                             m.first_seen, m.last_seen, m.status,
-                            w.owner, w.external_id, w.title, w.author, w.section_count,
+                            w.owner, w.external_id, w.title, w.author, w.section_count, w.updated_at,
                             s.ordinal, s.title, s.text_z, p.url, p.charset, p.body_z, p.text_z
                      FROM matches m JOIN works w ON w.id = m.work_id
                      LEFT JOIN sections s ON s.id = m.section_id LEFT JOIN pages p ON p.id = m.page_id
@@ -336,15 +336,16 @@ impl QueryStore for SqliteStore {
                         title: r.get(14)?,
                         author: r.get(15)?,
                         section_count: r.get(16)?,
+                        updated_at: ts(r, 17)?,
                     };
                     let joined = DetailColumns {
-                        section_ordinal: r.get::<_, Option<u32>>(17)?.unwrap_or(0),
-                        section_title: r.get::<_, Option<String>>(18)?.unwrap_or_default(),
-                        section_z: r.get(19)?,
-                        url: r.get::<_, Option<String>>(20)?.unwrap_or_default(),
-                        page_charset: r.get(21)?,
-                        body_z: r.get(22)?,
-                        page_z: r.get(23)?,
+                        section_ordinal: r.get::<_, Option<u32>>(18)?.unwrap_or(0),
+                        section_title: r.get::<_, Option<String>>(19)?.unwrap_or_default(),
+                        section_z: r.get(20)?,
+                        url: r.get::<_, Option<String>>(21)?.unwrap_or_default(),
+                        page_charset: r.get(22)?,
+                        body_z: r.get(23)?,
+                        page_z: r.get(24)?,
                     };
                     Ok((stored_match(r)?, work, joined))
                 })
@@ -387,7 +388,7 @@ impl QueryStore for SqliteStore {
         let text = text.filter(|t| !t.is_empty()).map(str::to_owned);
         self.read(move |c| {
             let mut stmt = c.prepare_cached(
-                "SELECT id, owner, external_id, title, author, section_count FROM works
+                "SELECT id, owner, external_id, title, author, section_count, updated_at FROM works
                  WHERE id > ?1 AND (?2 IS NULL OR owner = ?2)
                    AND (?3 IS NULL OR instr(title, ?3) > 0 OR instr(author, ?3) > 0 OR instr(external_id, ?3) > 0)
                  ORDER BY id LIMIT ?4",

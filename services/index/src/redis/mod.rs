@@ -637,6 +637,12 @@ impl CandidateIndex for RedisIndex {
         let docs = last_wins(docs);
         let ids: Vec<DocId> = docs.iter().map(|d| d.0).collect();
         let old = self.old_keys(ns, &ids).await?;
+        // Documents indexed again with the same keys (a page matched again) change nothing.
+        let docs: Vec<_> =
+            docs.into_iter().filter(|(doc, keys)| old.get(doc).is_none_or(|o| o[..] != keys[..])).collect();
+        if docs.is_empty() {
+            return Ok(());
+        }
 
         let mut stale = Vec::new();
         let mut fresh = Vec::new();

@@ -87,6 +87,16 @@ pub async fn readding_replaces_old_keys(index: &dyn CandidateIndex) {
     assert_eq!(r.candidates[0].total, 2);
     let s = index.stats().await.unwrap().namespace(S);
     assert_eq!((s.documents, s.postings), (1, 2));
+    // The same keys again (in another order, with a duplicate) change nothing, next to a
+    // document of the same batch whose keys did change.
+    index.add(S, 8, &[k(Dna, 2)]).await.unwrap();
+    let again = [k(WinnowInitials, 4), k(Dna, 2), k(Dna, 2)];
+    index.add_batch(S, &[(7, again.to_vec()), (8, vec![k(Dna, 5)])]).await.unwrap();
+    let r = index.lookup(S, &new, 10).await.unwrap();
+    assert_eq!(r.candidates.iter().map(|c| (c.doc, c.total)).collect::<Vec<_>>(), vec![(7, 2)]);
+    assert_eq!(index.lookup(S, &[k(Dna, 5)], 10).await.unwrap().candidates[0].doc, 8);
+    let s = index.stats().await.unwrap().namespace(S);
+    assert_eq!((s.documents, s.postings), (2, 3));
 }
 
 pub async fn duplicates_and_repeated_docs_in_a_batch(index: &dyn CandidateIndex) {

@@ -60,4 +60,5 @@ conformance!(
     queries_sort_filter_group_and_delete,
     pages_by_content_hash,
     match_detail_in_one_read,
+    concurrent_first_writes,
 );

@@ -4,6 +4,8 @@ use mongodb::bson::doc;
 use zhiwen_store::*;
 use zhiwen_testkit::mongo::MongoServer;
 
+use crate::fixtures::{mongo_stores, page};
+
 /// Three matches as a binary before migration 5 stored them (verdict kinds): the page
 /// inside the section, the whole section inside the page, and a section barely inside
 /// the page. Returns their ids and the kinds of copy migration 5 must give them.
@@ -201,6 +203,7 @@ async fn config_defaults_to_embedded() {
 
 /// Run by the MongoDB conformance test on its server.
 pub async fn mongo_backend_checks(server: &MongoServer) {
+    two_clients_create_the_id_counters_together(server).await;
     let config = StoreConfig::mongo(server.uri(), "t_migrations");
 
     // Not migrated yet: opening says what to do.
@@ -295,5 +298,27 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
         .unwrap();
     for err in [migrate(&config).await.unwrap_err(), open(&config).await.unwrap_err()] {
         assert!(matches!(err, StoreError::SchemaTooNew { database: 99, .. }), "{err}");
+    }
+}
+
+/// Two workers (two clients) whose first writes create the id counters at the same
+/// moment: the loser of the counter's upsert must retry, not fail the write.
+async fn two_clients_create_the_id_counters_together(server: &MongoServer) {
+    for round in 0..5 {
+        let name = format!("race_{round}");
+        let (a, b) = (mongo_stores(server, &name).await, mongo_stores(server, &name).await);
+        let writes = (0..16).map(|i| {
+            let pages = if i % 2 == 0 { a.pages.clone() } else { b.pages.clone() };
+            tokio::spawn(async move {
+                let p = page(&format!("http://race.example/{i}"), "两个进程同时写入的第一批网页。", 1_000 + i);
+                pages.upsert_page(&p).await
+            })
+        });
+        let mut ids = std::collections::HashSet::new();
+        for w in writes.collect::<Vec<_>>() {
+            let up = w.await.unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"));
+            ids.insert(up.id);
+        }
+        assert_eq!(ids.len(), 16, "round {round}: distinct ids {ids:?}");
     }
 }

@@ -50,6 +50,24 @@ pub async fn works_round_trip_and_idempotence(s: &Stores) {
     assert!(s.works.get_section(first.sections[1].1).await.unwrap().is_none());
     assert_eq!(s.works.get_work(first.id).await.unwrap().unwrap().title, "三国志通俗演义");
 
+    // `updated_at` (what the matcher trusts to skip unchanged works) moves forward on every
+    // change, even several within one millisecond, and stays put when nothing changed.
+    let mut last = s.works.get_work(first.id).await.unwrap().unwrap().updated_at;
+    assert!(last > stored.updated_at);
+    for title in ["甲", "乙", "丙"] {
+        let mut w = changed.clone();
+        w.title = title.into();
+        s.works.upsert_work(&w).await.unwrap();
+        let summary = s.queries.work_summary(first.id).await.unwrap().unwrap();
+        assert!(summary.updated_at > last, "{title}: {summary:?}");
+        last = summary.updated_at;
+    }
+    let mut w = changed.clone();
+    w.title = "丙".into();
+    assert_eq!(s.works.upsert_work(&w).await.unwrap().outcome, Outcome::Unchanged);
+    let listed = s.works.list_works(None, 0, 10).await.unwrap();
+    assert_eq!(listed[0].updated_at, last);
+
     // The same external id under another owner is another work.
     let other = s.works.upsert_works(&[work("renmin", "sg-001"), work("renmin", "sg-002")]).await.unwrap();
     assert!(other.iter().all(|o| o.outcome == Outcome::Inserted));
@@ -561,4 +579,24 @@ pub async fn tasks_life_cycle(s: &Stores) {
     assert!(is_invalid(
         &s.tasks.create_task(&NewTask { key: "".into(), kind: "x".into(), params: json!(1) }).await.unwrap_err()
     ));
+}
+
+/// Workers start together: their first writes create the id counters at the same time,
+/// and every one of them must succeed with its own id.
+pub async fn concurrent_first_writes(s: &Stores) {
+    let writes = (0..8).map(|i| {
+        let pages = s.pages.clone();
+        tokio::spawn(async move {
+            let p = page(&format!("http://race.example/{i}"), "同时写入的第一批网页。", 1_000 + i);
+            pages.upsert_page(&p).await
+        })
+    });
+    let mut ids = std::collections::HashSet::new();
+    for w in writes.collect::<Vec<_>>() {
+        let up = w.await.unwrap().unwrap();
+        assert_eq!(up.outcome, Outcome::Inserted);
+        ids.insert(up.id);
+    }
+    assert_eq!(ids.len(), 8, "distinct ids: {ids:?}");
+    assert_eq!(s.pages.count_pages().await.unwrap(), 8);
 }
