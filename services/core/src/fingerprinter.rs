@@ -224,6 +224,12 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Has the word stage run (see [`Fingerprinter::analyze_streams`])? The MinHash
+    /// signature has its configured number of values once it has, and none before.
+    pub fn is_complete(&self) -> bool {
+        !self.fingerprints.minhash.is_empty()
+    }
+
     /// The pinyin-initial letters as winnowing units.
     pub fn initial_units(&self) -> Vec<u32> {
         self.initials.letters.iter().map(|&l| l as u32).collect()
@@ -263,50 +269,104 @@ impl Fingerprinter {
 
     /// Analyse text that is already decoded.
     pub fn analyze_text(&self, text: &str, format: InputFormat) -> Result<Analysis, CoreError> {
+        Ok(self.analyze_canonical(self.canonicalize_text(text, format)?))
+    }
+
+    /// The first stage of [`Fingerprinter::analyze_text`] only: the canonical text, the
+    /// unit streams and the winnowed fingerprints, which is all a passage search
+    /// ([`crate::compare::evidence_passages_with`]) reads. No word segmentation (most of
+    /// the cost of an analysis): `tokens` and the word-based fingerprints (simhash, DNA,
+    /// shingles and what derives from them) stay empty until [`Fingerprinter::complete`].
+    /// A matcher can so rule out a candidate cheaply and complete only the others.
+    pub fn analyze_streams(&self, text: &str, format: InputFormat) -> Result<Analysis, CoreError> {
+        Ok(self.streams_of(self.canonicalize_text(text, format)?))
+    }
+
+    /// Complete an analysis made by [`Fingerprinter::analyze_streams`]: the result equals
+    /// what [`Fingerprinter::analyze_text`] gives for the same text. A complete analysis
+    /// is returned as it is.
+    pub fn complete(&self, analysis: Analysis) -> Analysis {
+        if analysis.is_complete() {
+            return analysis;
+        }
+        let p = &self.params;
+        let Analysis { canonical, initials, chars, mut fingerprints, .. } = analysis;
+        let tokens = segment::segment(canonical.text(), &p.segment);
+        let shingles = shingle::shingles(&tokens, p.shingle.width);
+        let signature = self.minhasher.signature(&shingles);
+        fingerprints.super_shingles = minhash::super_shingles(&signature, p.minhash.super_shingles);
+        fingerprints.mega_shingles = minhash::mega_shingles(&fingerprints.super_shingles);
+        fingerprints.lsh_bands = minhash::lsh_bands(&signature, p.minhash.bands, p.minhash.rows);
+        fingerprints.token_count = tokens.len() as u32;
+        fingerprints.simhash = simhash::simhash(&tokens);
+        fingerprints.dna = dna::dna_fingerprint(&initials.letters, &p.dna, &self.frame);
+        fingerprints.shingles = shingles;
+        fingerprints.minhash = signature;
+        Analysis { canonical, tokens, initials, chars, fingerprints }
+    }
+
+    fn canonicalize_text(&self, text: &str, format: InputFormat) -> Result<CanonicalText, CoreError> {
         if text.is_empty() {
             return Err(CoreError::EmptyInput);
         }
         if text.len() > self.params.canon.max_input_bytes {
             return Err(CoreError::TooLarge { size: text.len(), limit: self.params.canon.max_input_bytes });
         }
-        let canonical = canon::canonicalize_decoded(text.to_owned(), "UTF-8", format, &self.params.canon)?;
-        Ok(self.analyze_canonical(canonical))
+        canon::canonicalize_decoded(text.to_owned(), "UTF-8", format, &self.params.canon)
     }
 
     /// Fingerprint an already canonicalised text.
     pub fn analyze_canonical(&self, canonical: CanonicalText) -> Analysis {
+        self.complete(self.streams_of(canonical))
+    }
+
+    fn streams_of(&self, canonical: CanonicalText) -> Analysis {
         let p = &self.params;
         let text = canonical.text();
-        let tokens = segment::segment(text, &p.segment);
         let (initials, chars) = unit_streams(text);
-        let shingles = shingle::shingles(&tokens, p.shingle.width);
-        let signature = self.minhasher.signature(&shingles);
-        let super_shingles = minhash::super_shingles(&signature, p.minhash.super_shingles);
-        let mega_shingles = minhash::mega_shingles(&super_shingles);
-        let lsh_bands = minhash::lsh_bands(&signature, p.minhash.bands, p.minhash.rows);
         let fingerprints = Fingerprints {
             params_tag: self.tag.clone(),
             char_count: canonical.char_len() as u32,
             han_count: initials.len() as u32,
-            token_count: tokens.len() as u32,
+            token_count: 0,
             content_hash: hash_bytes(text.as_bytes()),
-            simhash: simhash::simhash(&tokens),
-            dna: dna::dna_fingerprint(&initials.letters, &p.dna, &self.frame),
-            shingles,
-            minhash: signature,
-            super_shingles,
-            mega_shingles,
-            lsh_bands,
+            simhash: 0,
+            dna: Vec::new(),
+            shingles: Vec::new(),
+            minhash: Vec::new(),
+            super_shingles: Vec::new(),
+            mega_shingles: Vec::new(),
+            lsh_bands: Vec::new(),
             winnow_initials: winnow::winnow(&initials.letters, p.winnow.initials_k, p.winnow.initials_window),
             winnow_chars: winnow::winnow(&chars.units, p.winnow.chars_k, p.winnow.chars_window),
         };
-        Analysis { canonical, tokens, initials, chars, fingerprints }
+        Analysis { canonical, tokens: Vec::new(), initials, chars, fingerprints }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streams_then_completion_equals_the_whole_analysis() {
+        let fp = Fingerprinter::new(Params::default()).unwrap();
+        for text in
+            ["中華人民共和國 ABC 123，「龍」！\n第二段", include_str!("../../../samples/hongloumeng-01.txt"), "x"]
+        {
+            let whole = fp.analyze_text(text, InputFormat::Text).unwrap();
+            let streams = fp.analyze_streams(text, InputFormat::Text).unwrap();
+            assert!(whole.is_complete() && !streams.is_complete());
+            assert_eq!(streams.fingerprints.winnow_chars, whole.fingerprints.winnow_chars);
+            assert_eq!(streams.fingerprints.content_hash, whole.fingerprints.content_hash);
+            assert!(streams.tokens.is_empty() && streams.fingerprints.shingles.is_empty());
+            let completed = fp.complete(streams);
+            assert_eq!(completed.fingerprints, whole.fingerprints);
+            assert_eq!(format!("{:?}", completed), format!("{:?}", whole));
+            assert_eq!(fp.complete(whole.clone()).fingerprints, whole.fingerprints);
+        }
+        assert!(fp.analyze_streams("", InputFormat::Text).is_err());
+    }
 
     #[test]
     fn the_fused_pass_gives_both_streams() {

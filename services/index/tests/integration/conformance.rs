@@ -2,7 +2,7 @@
 //! pattern of Quickwit's `metastore_test_suite!`).
 
 use zhiwen_core::IndexFamily::{Dna, LshBand, MegaShingle, SimhashBlock, WinnowChars, WinnowInitials};
-use zhiwen_index::{CandidateIndex, IndexConfig, Namespace};
+use zhiwen_index::{CandidateIndex, IndexConfig, LookupResult, Namespace};
 
 use crate::common::{k, synthetic_keys};
 
@@ -20,6 +20,7 @@ macro_rules! conformance_suite {
             conformance_suite!(@cases $factory;
                 lookup_counts_hits_per_family_and_ranks,
                 readding_replaces_old_keys,
+                ids_straddling_others_are_other_documents,
                 duplicates_and_repeated_docs_in_a_batch,
                 remove_forgets_a_document,
                 namespaces_are_separate,
@@ -97,6 +98,21 @@ pub async fn readding_replaces_old_keys(index: &dyn CandidateIndex) {
     assert_eq!(index.lookup(S, &[k(Dna, 5)], 10).await.unwrap().candidates[0].doc, 8);
     let s = index.stats().await.unwrap().namespace(S);
     assert_eq!((s.documents, s.postings), (2, 3));
+}
+
+/// Posting lists are searched for a document id: an id whose bytes straddle two others
+/// (here `C` is the last byte of `A` and the first seven of `B`) is another document.
+pub async fn ids_straddling_others_are_other_documents(index: &dyn CandidateIndex) {
+    let (a, b, c) = (1u64, 1u64 << 56, (1u64 << 56) | (1u64 << 48));
+    let key = [k(Dna, 77)];
+    index.add_batch(S, &[(a, key.to_vec()), (b, key.to_vec())]).await.unwrap();
+    index.add(S, c, &key).await.unwrap();
+    let docs = |r: LookupResult| r.candidates.iter().map(|c| c.doc).collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(docs(index.lookup(S, &key, 10).await.unwrap()), [a, b, c].into());
+    assert!(index.remove(S, c).await.unwrap());
+    assert_eq!(docs(index.lookup(S, &key, 10).await.unwrap()), [a, b].into());
+    assert!(index.remove(S, a).await.unwrap());
+    assert_eq!(docs(index.lookup(S, &key, 10).await.unwrap()), [b].into());
 }
 
 pub async fn duplicates_and_repeated_docs_in_a_batch(index: &dyn CandidateIndex) {
