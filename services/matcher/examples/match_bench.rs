@@ -33,7 +33,7 @@ use std::time::Instant;
 
 use zhiwen_core::{Fingerprinter, Params};
 use zhiwen_index::{CandidateIndex, EmbeddedIndex, IndexConfig, RedisConfig, RedisIndex};
-use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
+use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec, TaskSummary};
 use zhiwen_matcher::{Matcher, MatcherConfig};
 use zhiwen_store::{NewPage, NewSection, NewWork, PageSource, StoreConfig, Timestamp};
 
@@ -296,6 +296,32 @@ fn fill(target_bytes: usize, pool: &[String], rng: &mut Rng) -> String {
     s
 }
 
+/// Run one matching task of `scope`; print the CPU time the bench and the `watched`
+/// server processes spent in it. Returns the summary and the wall time in seconds.
+async fn timed_task(
+    matcher: &Matcher,
+    scope: Scope,
+    watched: &[String],
+) -> Result<(TaskSummary, f64), Box<dyn std::error::Error>> {
+    let cpu = || watched.iter().map(|p| cpu_seconds(p).unwrap_or(0.0)).collect::<Vec<f64>>();
+    let (servers_before, self_before) = (cpu(), cpu_seconds("self").unwrap_or(0.0));
+    let t = Instant::now();
+    let s = run_match_task(matcher, TaskSpec::new(scope), &TaskControl::default(), &NoProgress).await?;
+    let secs = t.elapsed().as_secs_f64();
+    let self_cpu = cpu_seconds("self").unwrap_or(0.0) - self_before;
+    let servers: Vec<String> = watched
+        .iter()
+        .zip(cpu().iter().zip(&servers_before))
+        .map(|(p, (a, b))| format!("{p} {:.1} s", a - b))
+        .collect();
+    println!(
+        "  CPU during the run ({secs:.1} s wall): bench {self_cpu:.1} s{}{}",
+        if servers.is_empty() { "" } else { ", servers " },
+        servers.join(", ")
+    );
+    Ok((s, secs))
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n_sections = arg("--sections", 10_000);
@@ -447,25 +473,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `--watch-pids A,B`: the CPU time server processes (MongoDB, Redis) spent in each run.
     let watched: Vec<String> =
         arg_str("--watch-pids").map(|v| v.split(',').map(str::to_owned).collect()).unwrap_or_default();
-    let cpu = |pids: &[String]| pids.iter().map(|p| cpu_seconds(p).unwrap_or(0.0)).collect::<Vec<f64>>();
     let mut rates = Vec::new();
     for _ in 0..repeat {
-        let cpu_before = cpu(&watched);
-        let self_before = cpu_seconds("self").unwrap_or(0.0);
-        let t = Instant::now();
-        let s = run_match_task(&matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress).await?;
-        let secs = t.elapsed().as_secs_f64();
-        let self_cpu = cpu_seconds("self").unwrap_or(0.0) - self_before;
-        let servers: Vec<String> = watched
-            .iter()
-            .zip(cpu(&watched).iter().zip(&cpu_before))
-            .map(|(p, (a, b))| format!("{p} {:.1} s", a - b))
-            .collect();
-        println!(
-            "  CPU during the run ({secs:.1} s wall): bench {self_cpu:.1} s{}{}",
-            if servers.is_empty() { "" } else { ", servers " },
-            servers.join(", ")
-        );
+        let (s, secs) = timed_task(&matcher, Scope::All, &watched).await?;
         rates.push(s.pages as f64 / secs);
         println!(
             "matched {} pages in {:.1} s: {:.0} pages/s end to end ({} new, {} unchanged matches, {} failed) with {} sections",
@@ -490,23 +500,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         for chunk in fresh.chunks(500) {
             stores.pages.upsert_pages(chunk).await?;
         }
-        let self_before = cpu_seconds("self").unwrap_or(0.0);
-        let cpu_before = cpu(&watched);
-        let t = Instant::now();
-        let s =
-            run_match_task(&matcher, TaskSpec::new(Scope::Since(since)), &TaskControl::default(), &NoProgress).await?;
-        let secs = t.elapsed().as_secs_f64();
-        let servers: Vec<String> = watched
-            .iter()
-            .zip(cpu(&watched).iter().zip(&cpu_before))
-            .map(|(p, (a, b))| format!("{p} {:.1} s", a - b))
-            .collect();
-        println!(
-            "  CPU during the run ({secs:.1} s wall): bench {:.1} s{}{}",
-            cpu_seconds("self").unwrap_or(0.0) - self_before,
-            if servers.is_empty() { "" } else { ", servers " },
-            servers.join(", ")
-        );
+        let (s, secs) = timed_task(&matcher, Scope::Since(since), &watched).await?;
         fresh_rates.push(s.pages as f64 / secs);
         println!(
             "matched {} new pages in {secs:.1} s: {:.0} pages/s end to end ({} new matches, {} failed)",
