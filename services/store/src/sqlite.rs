@@ -116,14 +116,19 @@ impl SqliteStore {
 
 /// A row of `SELECT id, owner, external_id, title, author, section_count, updated_at FROM works`.
 fn work_summary(r: &Row) -> rusqlite::Result<WorkSummary> {
+    work_summary_at(r, 0)
+}
+
+/// The same seven columns starting at column `at` (a joined query).
+fn work_summary_at(r: &Row, at: usize) -> rusqlite::Result<WorkSummary> {
     Ok(WorkSummary {
-        id: r.get(0)?,
-        owner: r.get(1)?,
-        external_id: r.get(2)?,
-        title: r.get(3)?,
-        author: r.get(4)?,
-        section_count: r.get(5)?,
-        updated_at: ts(r, 6)?,
+        id: r.get(at)?,
+        owner: r.get(at + 1)?,
+        external_id: r.get(at + 2)?,
+        title: r.get(at + 3)?,
+        author: r.get(at + 4)?,
+        section_count: r.get(at + 5)?,
+        updated_at: ts(r, at + 6)?,
     })
 }
 

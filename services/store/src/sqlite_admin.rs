@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, OptionalExtension, Row};
 
-use super::{finish_match, match_row as stored_match, opt_ts, page_ref, ts, work_summary, SqliteStore};
+use super::{
+    finish_match, match_row as stored_match, opt_ts, page_ref, ts, work_summary, work_summary_at, SqliteStore,
+};
 use crate::admin::*;
 use crate::codec::*;
 use crate::model::*;
@@ -322,30 +324,22 @@ impl QueryStore for SqliteStore {
                 .prepare_cached(
                     "SELECT m.id, m.section_id, m.work_id, m.page_id, m.site, m.kind, m.score, m.duplicate, m.comparison,
                             m.first_seen, m.last_seen, m.status,
-                            w.owner, w.external_id, w.title, w.author, w.section_count, w.updated_at,
+                            w.id, w.owner, w.external_id, w.title, w.author, w.section_count, w.updated_at,
                             s.ordinal, s.title, s.text_z, p.url, p.charset, p.body_z, p.text_z
                      FROM matches m JOIN works w ON w.id = m.work_id
                      LEFT JOIN sections s ON s.id = m.section_id LEFT JOIN pages p ON p.id = m.page_id
                      WHERE m.id = ?1",
                 )?
                 .query_row(params![id], |r| {
-                    let work = WorkSummary {
-                        id: r.get(2)?,
-                        owner: r.get(12)?,
-                        external_id: r.get(13)?,
-                        title: r.get(14)?,
-                        author: r.get(15)?,
-                        section_count: r.get(16)?,
-                        updated_at: ts(r, 17)?,
-                    };
+                    let work = work_summary_at(r, 12)?;
                     let joined = DetailColumns {
-                        section_ordinal: r.get::<_, Option<u32>>(18)?.unwrap_or(0),
-                        section_title: r.get::<_, Option<String>>(19)?.unwrap_or_default(),
-                        section_z: r.get(20)?,
-                        url: r.get::<_, Option<String>>(21)?.unwrap_or_default(),
-                        page_charset: r.get(22)?,
-                        body_z: r.get(23)?,
-                        page_z: r.get(24)?,
+                        section_ordinal: r.get::<_, Option<u32>>(19)?.unwrap_or(0),
+                        section_title: r.get::<_, Option<String>>(20)?.unwrap_or_default(),
+                        section_z: r.get(21)?,
+                        url: r.get::<_, Option<String>>(22)?.unwrap_or_default(),
+                        page_charset: r.get(23)?,
+                        body_z: r.get(24)?,
+                        page_z: r.get(25)?,
                     };
                     Ok((stored_match(r)?, work, joined))
                 })
