@@ -149,7 +149,8 @@ mod tests {
 
     #[test]
     fn chance_hits_of_the_coarse_families_are_not_verified() {
-        let config = MatcherConfig::default();
+        // The mechanism, at the minimum these cases were written for.
+        let config = MatcherConfig { min_winnow_hits: 2, ..MatcherConfig::default() };
         let r = found(
             vec![
                 // Simhash blocks and DNA codes only: a chance collision.
@@ -168,7 +169,8 @@ mod tests {
 
     #[test]
     fn most_winnowed_hits_come_first_and_sampling_lowers_the_minimum() {
-        let config = MatcherConfig::default();
+        // The mechanism, at the minimum these cases were written for.
+        let config = MatcherConfig { min_winnow_hits: 2, ..MatcherConfig::default() };
         let r = found(
             vec![
                 cand(7, &[(IndexFamily::WinnowChars, 1), (IndexFamily::Dna, 9)]),

@@ -25,7 +25,10 @@ pub struct MatcherConfig {
     /// pinyin initials together) to be verified: a copy of `min_copied_chars` (50)
     /// characters shares several, while the simhash, DNA and LSH families also hit
     /// unrelated Chinese text by chance. When the index sampled the query's winnowed
-    /// keys (1 in `m`), the minimum is divided by `m` (rounded up).
+    /// keys (1 in `m`), the minimum is divided by `m` (rounded up). 5 (was 2): on every
+    /// evaluation set (default seeds 1-3 and 11-13, large seeds 1-4) 2, 5, 6 and 7 record
+    /// exactly the same matches, while at 100k sections 5 leaves 1.8 candidates per page
+    /// to verify instead of 11.6 (`docs/bench-matcher.md`).
     pub min_winnow_hits: u32,
     /// Section analyses kept in memory (sections are verified again and again).
     pub section_cache: usize,
@@ -57,7 +60,7 @@ impl Default for MatcherConfig {
             thresholds: Thresholds::default(),
             candidate_limit: 50,
             min_candidate_hits: 3,
-            min_winnow_hits: 2,
+            min_winnow_hits: 5,
             section_cache: 20_000,
             index_pages: true,
             concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 16),
