@@ -26,9 +26,9 @@ pub struct MatcherConfig {
     /// characters shares several, while the simhash, DNA and LSH families also hit
     /// unrelated Chinese text by chance. When the index sampled the query's winnowed
     /// keys (1 in `m`), the minimum is divided by `m` (rounded up). 5 (was 2): on every
-    /// evaluation set (default seeds 1-3 and 11-13, large seeds 1-4) 2, 5, 6 and 7 record
-    /// exactly the same matches, while at 100k sections 5 leaves 1.8 candidates per page
-    /// to verify instead of 11.6 (`docs/bench-matcher.md`).
+    /// evaluation set (default seeds 1-3 and 11-13, large seeds 1-4) it records exactly
+    /// the matches 2 records, while at 100k sections it leaves 1.8 candidates per page to
+    /// verify instead of 11.6 (`docs/bench-matcher.md`).
     pub min_winnow_hits: u32,
     /// Section analyses kept in memory (sections are verified again and again).
     pub section_cache: usize,
