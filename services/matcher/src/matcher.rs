@@ -47,7 +47,8 @@ struct Inner {
     site_build: tokio::sync::Mutex<()>,
     /// Sections whose stored fingerprints and index entries this process wrote or found
     /// current: section id -> (hash of the text they were made from, `updated_at` of the
-    /// work then).
+    /// work then). `indexed_works` skips whole works; this still spares the stored
+    /// fingerprints of unchanged works' sections after `forget_sections` cleared it.
     indexed: Mutex<HashMap<i64, (u64, i64)>>,
     /// Works all of whose sections were indexed or found current: work id -> the work's
     /// `updated_at` read before its sections were (a later change has a later one).

@@ -464,18 +464,17 @@ async fn execute_inner(
         let m = matcher.clone();
         AbortOnDrop(tokio::spawn(async move { m.prepare_pages(ids).await }))
     };
-    let mut ahead = match next_batch(cp.last_page_id).await? {
-        Some((last, ids)) if !limited => Some((last, ids.clone(), Some(prepare(ids)))),
-        Some((last, ids)) => Some((last, ids, None)),
-        None => None,
+    // A task with a stop or abort limit matches exactly as many pages as it may: no
+    // batch is prepared ahead for it.
+    let listed = |found: Option<(i64, Vec<i64>)>| {
+        found.map(|(last, ids)| {
+            let handle = (!limited).then(|| prepare(ids.clone()));
+            (last, ids, handle)
+        })
     };
+    let mut ahead = listed(next_batch(cp.last_page_id).await?);
     while let Some((last, ids, prepared)) = ahead.take() {
-        if !limited {
-            if let Some((next_last, next_ids)) = next_batch(last).await? {
-                let handle = prepare(next_ids.clone());
-                ahead = Some((next_last, next_ids, Some(handle)));
-            }
-        }
+        ahead = listed(next_batch(last).await?);
         let mut results = Vec::with_capacity(ids.len());
         match prepared {
             Some(mut handle) => {
@@ -530,11 +529,6 @@ async fn execute_inner(
         notify(&webhook, matcher, &new_records).await;
         cp.last_page_id = last;
         save(matcher, task.id, progress, &cp).await?;
-        if limited {
-            if let Some((next_last, next_ids)) = next_batch(last).await? {
-                ahead = Some((next_last, next_ids, None));
-            }
-        }
     }
     Ok(())
 }

@@ -1,10 +1,9 @@
 //! The stored form of [`Fingerprints`]: a versioned little-endian binary layout.
 //!
-//! Fingerprints are mostly random 64-bit hashes, which neither JSON nor deflate makes
-//! smaller: the earlier compressed-JSON form cost a sixth of a re-matching task's CPU
-//! time (`deflate` and integer formatting on the writer) and was larger (3.8 MB against
-//! 3.1 MB for the fingerprints of 300 real news stories). The layout is written by hand
-//! (no serialisation crate) so that the bytes on disk depend only on this file: a crate
+//! Fingerprints are mostly random 64-bit hashes, which deflate hardly shrinks: the
+//! earlier compressed-JSON form cost a sixth of a re-matching task's CPU time (`deflate`
+//! and integer formatting on the writer). The layout is written by hand (no
+//! serialisation crate) so that the bytes on disk depend only on this file: a crate
 //! upgrade can never change them, and the version byte says how to read every blob ever
 //! written. Blobs of the older form (deflated JSON) are still read: the store's decoder
 //! tells them apart by the magic.

@@ -581,8 +581,9 @@ pub async fn tasks_life_cycle(s: &Stores) {
     ));
 }
 
-/// Workers start together: their first writes create the id counters at the same time,
-/// and every one of them must succeed with its own id.
+/// Concurrent first writes through one client all succeed, each with its own id. (Two
+/// processes racing to create a MongoDB id counter is checked with two clients in
+/// `migrations::two_clients_create_the_id_counters_together`.)
 pub async fn concurrent_first_writes(s: &Stores) {
     let writes = (0..8).map(|i| {
         let pages = s.pages.clone();
