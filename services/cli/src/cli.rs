@@ -72,6 +72,16 @@ pub enum EvalSize {
     Large,
 }
 
+/// Which direction of matching `zhiwen eval` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalDirection {
+    /// Works registered first, then the pages matched by one task (the daily task).
+    Forward,
+    /// Pages stored and indexed first, then the works registered and matched against
+    /// them (a work registered after its copies were crawled).
+    Reverse,
+}
+
 /// `zhiwen eval`.
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -81,6 +91,9 @@ pub struct EvalArgs {
     /// Size of the set.
     #[arg(long, value_enum, default_value_t = EvalSize::Default)]
     pub size: EvalSize,
+    /// Which direction of matching to run.
+    #[arg(long, value_enum, default_value_t = EvalDirection::Forward)]
+    pub direction: EvalDirection,
     /// Corpus directory [default: $ZHIWEN_CORPUS_DIR or ../shared/corpus].
     #[arg(long)]
     pub corpus: Option<PathBuf>,

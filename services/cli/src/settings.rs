@@ -16,6 +16,7 @@
 //! redis_prefix = "zw"
 //! redis_cluster = false
 //! big_bucket_cap = 2000
+//! query_key_budget = 768
 //!
 //! [params]                      # fingerprint parameters (docs/parameters.md)
 //! ```
@@ -106,6 +107,7 @@ struct FileIndex {
     redis_prefix: Option<String>,
     redis_cluster: Option<bool>,
     big_bucket_cap: Option<usize>,
+    query_key_budget: Option<usize>,
 }
 
 /// Resolved settings.
@@ -149,8 +151,11 @@ impl Settings {
                     .unwrap_or_else(|| zhiwen_store::DEFAULT_MONGO_DATABASE.into()),
             ),
         };
-        let index =
-            IndexConfig { big_bucket_cap: file.index.big_bucket_cap.unwrap_or(IndexConfig::default().big_bucket_cap) };
+        let defaults = IndexConfig::default();
+        let index = IndexConfig {
+            big_bucket_cap: file.index.big_bucket_cap.unwrap_or(defaults.big_bucket_cap),
+            query_key_budget: file.index.query_key_budget.unwrap_or(defaults.query_key_budget),
+        };
         let mut redis = RedisConfig::with_url(
             args.redis_url.clone().or(file.index.redis_url).unwrap_or_else(|| "redis://127.0.0.1:6379".into()),
         );

@@ -20,7 +20,7 @@
 //!    sections, so every lookup has real candidates.
 //!
 //! Every lookup is timed twice on the same index: with the default query-key budget
-//! (`--budget`, `RedisConfig::query_key_budget`: large pages look up a consistent sample
+//! (`--budget`, `IndexConfig::query_key_budget`: large pages look up a consistent sample
 //! of their winnowed keys) and with every key (budget 0). For the curve it also counts
 //! how many of the 5 planted sections are among the 50 candidates returned ("recall").
 //!
@@ -69,7 +69,7 @@ fn args() -> Args {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")),
         bucket_bits: RedisConfig::default().bucket_bits,
-        budget: RedisConfig::default().query_key_budget,
+        budget: IndexConfig::default().query_key_budget,
         passes: 1,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -196,7 +196,7 @@ async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>, bucket_
             let config = RedisConfig {
                 prefix: prefix.into(),
                 bucket_bits,
-                query_key_budget: budget,
+                index: IndexConfig { query_key_budget: budget, ..IndexConfig::default() },
                 // A loaded shared machine can stall one insert pipeline for seconds;
                 // the benchmark measures lookups, it must not die on a slow write.
                 timeout: Duration::from_secs(60),
@@ -207,7 +207,11 @@ async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>, bucket_
         }
         ("embedded", _) => {
             let dir = tempfile::tempdir().expect("temp dir");
-            let index = EmbeddedIndex::open(dir.path().join("index.sqlite"), IndexConfig::default()).expect("open");
+            let index = EmbeddedIndex::open(
+                dir.path().join("index.sqlite"),
+                IndexConfig { query_key_budget: budget, ..IndexConfig::default() },
+            )
+            .expect("open");
             Backend { index: Arc::new(index), _dir: Some(dir) }
         }
         (other, _) => panic!("unknown backend {other}"),

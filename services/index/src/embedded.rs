@@ -23,7 +23,7 @@ use crate::{
 #[derive(Debug)]
 pub struct EmbeddedIndex {
     config: IndexConfig,
-    state: RwLock<[Space; 2]>,
+    spaces: [RwLock<Space>; 2],
     db: Option<Db>,
 }
 
@@ -100,7 +100,7 @@ impl EmbeddedIndex {
     /// A volatile index (tests, one-shot runs).
     pub fn in_memory(config: IndexConfig) -> Result<Self> {
         check_config(&config)?;
-        Ok(EmbeddedIndex { config, state: RwLock::new(Default::default()), db: None })
+        Ok(EmbeddedIndex { config, spaces: Default::default(), db: None })
     }
 
     /// Open (or create) the index persisted at `path` (e.g. `<data_dir>/index.sqlite`)
@@ -137,7 +137,7 @@ impl EmbeddedIndex {
                 space.insert(doc as u64, normalize_keys(&keys), config.big_bucket_cap);
             }
         }
-        Ok(EmbeddedIndex { config, state: RwLock::new(spaces), db: Some(Db { path, conn: Mutex::new(conn) }) })
+        Ok(EmbeddedIndex { config, spaces: spaces.map(RwLock::new), db: Some(Db { path, conn: Mutex::new(conn) }) })
     }
 
     fn persist(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>) -> Result<()> {
@@ -149,12 +149,14 @@ impl EmbeddedIndex {
         tx.commit().map_err(err)
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, [Space; 2]> {
-        self.state.read().unwrap_or_else(|p| p.into_inner())
+    // One lock per namespace: a batch of pages being added (a write) never holds up the
+    // section lookups of the pages being matched next to it.
+    fn read(&self, ns: Namespace) -> std::sync::RwLockReadGuard<'_, Space> {
+        self.spaces[ns.index()].read().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, [Space; 2]> {
-        self.state.write().unwrap_or_else(|p| p.into_inner())
+    fn write(&self, ns: Namespace) -> std::sync::RwLockWriteGuard<'_, Space> {
+        self.spaces[ns.index()].write().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -200,8 +202,7 @@ impl CandidateIndex for EmbeddedIndex {
         // Documents indexed again with the same keys (a page matched again) change
         // nothing: skipping them spares the disk write and the posting-list scans.
         {
-            let state = self.read();
-            let space = &state[ns.index()];
+            let space = self.read(ns);
             docs.retain(|(doc, keys)| space.docs.get(doc).is_none_or(|old| **old != keys[..]));
         }
         if docs.is_empty() {
@@ -215,8 +216,7 @@ impl CandidateIndex for EmbeddedIndex {
             }
             Ok(())
         })?;
-        let mut state = self.write();
-        let space = &mut state[ns.index()];
+        let mut space = self.write(ns);
         for (doc, keys) in docs {
             space.insert(doc, keys, self.config.big_bucket_cap);
         }
@@ -228,14 +228,13 @@ impl CandidateIndex for EmbeddedIndex {
             tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params![ns.index() as i64, doc as i64])?;
             Ok(())
         })?;
-        Ok(self.write()[ns.index()].remove(doc))
+        Ok(self.write(ns).remove(doc))
     }
 
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
-        let keys = normalize_keys(keys);
-        let state = self.read();
-        let space = &state[ns.index()];
-        let mut acc = Accumulator::default();
+        let (keys, modulus) = crate::sample_query_keys(normalize_keys(keys), self.config.query_key_budget);
+        let space = self.read(ns);
+        let mut acc = Accumulator::with_capacity(keys.len());
         for key in &keys {
             match space.postings.get(key) {
                 Some(Posting::Docs(docs)) => docs.iter().for_each(|&d| acc.hit(d, key.family)),
@@ -243,15 +242,16 @@ impl CandidateIndex for EmbeddedIndex {
                 None => {}
             }
         }
-        Ok(acc.finish(keys.len(), limit))
+        Ok(acc.finish_sampled(keys.len(), limit, modulus))
     }
 
     async fn stats(&self) -> Result<IndexStats> {
-        let state = self.read();
+        let mut heap = 0;
         let namespaces = Namespace::ALL
             .into_iter()
             .map(|ns| {
-                let s = &state[ns.index()];
+                let s = self.read(ns);
+                heap += s.heap_estimate();
                 NamespaceStats {
                     namespace: ns,
                     documents: s.docs.len() as u64,
@@ -260,7 +260,6 @@ impl CandidateIndex for EmbeddedIndex {
                 }
             })
             .collect();
-        let heap: u64 = state.iter().map(Space::heap_estimate).sum();
         let file = self.db.as_ref().map_or(0, |db| {
             let wal = PathBuf::from(format!("{}-wal", db.path.display()));
             [db.path.as_path(), wal.as_path()].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
@@ -273,7 +272,7 @@ impl CandidateIndex for EmbeddedIndex {
             tx.execute("DELETE FROM docs WHERE ns = ?1", params![ns.index() as i64])?;
             Ok(())
         })?;
-        self.write()[ns.index()] = Space::default();
+        *self.write(ns) = Space::default();
         Ok(())
     }
 

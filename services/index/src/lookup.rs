@@ -86,8 +86,7 @@ pub fn sample_query_keys(keys: Vec<IndexKey>, budget: usize) -> (Vec<IndexKey>, 
     if budget == 0 || keys.len() <= budget {
         return (keys, 1);
     }
-    let is_winnow = |k: &IndexKey| matches!(k.family, IndexFamily::WinnowInitials | IndexFamily::WinnowChars);
-    let winnowed = keys.iter().filter(|k| is_winnow(k)).count();
+    let winnowed = keys.iter().filter(|k| is_winnowed(k)).count();
     let fixed = keys.len() - winnowed;
     let mut m = 1u64;
     while m < 64 && fixed + winnowed / m as usize > budget {
@@ -96,8 +95,23 @@ pub fn sample_query_keys(keys: Vec<IndexKey>, budget: usize) -> (Vec<IndexKey>, 
     if m == 1 {
         return (keys, 1);
     }
-    let kept = keys.into_iter().filter(|k| !is_winnow(k) || k.value & (m - 1) == 0).collect();
-    (kept, m)
+    (sample_winnowed_keys(keys, m), m)
+}
+
+/// The keys a document keeps when its winnowed keys are sampled 1 in `modulus` (a power
+/// of two; 1 keeps everything): every non-winnow key, and the winnowed keys whose value
+/// is divisible by `modulus`. The rule of [`sample_query_keys`], for a namespace whose
+/// documents are indexed sampled (queries against it are sampled the same way, so a
+/// shared passage shares about `1/modulus` of its winnowed keys).
+pub fn sample_winnowed_keys(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> {
+    if modulus <= 1 {
+        return keys;
+    }
+    keys.into_iter().filter(|k| !is_winnowed(k) || k.value & (modulus - 1) == 0).collect()
+}
+
+fn is_winnowed(key: &IndexKey) -> bool {
+    matches!(key.family, IndexFamily::WinnowInitials | IndexFamily::WinnowChars)
 }
 
 /// Accumulates hits while postings are read.
@@ -119,10 +133,6 @@ impl Accumulator {
 
     pub(crate) fn big(&mut self, key: IndexKey) {
         self.big.push(key);
-    }
-
-    pub(crate) fn finish(self, keys_queried: usize, limit: usize) -> LookupResult {
-        self.finish_sampled(keys_queried, limit, 1)
     }
 
     pub(crate) fn finish_sampled(mut self, keys_queried: usize, limit: usize, sample_modulus: u64) -> LookupResult {
@@ -171,5 +181,21 @@ mod tests {
         for k in other.iter().filter(|k| k.family == IndexFamily::WinnowChars) {
             assert!(kept.contains(k));
         }
+    }
+
+    #[test]
+    fn a_sampled_document_keeps_its_coarse_keys_and_the_winnowed_keys_a_query_keeps() {
+        let mut keys: Vec<IndexKey> = (0..10).map(|v| key(IndexFamily::Dna, v)).collect();
+        // A 10 KB page: ~1,300 winnowed keys.
+        keys.extend((0..1_300u64).map(|v| key(IndexFamily::WinnowInitials, v.wrapping_mul(0x9E37_79B9_7F4A_7C15))));
+        assert_eq!(sample_winnowed_keys(keys.clone(), 1), keys);
+        let kept = sample_winnowed_keys(keys.clone(), 4);
+        assert_eq!(kept.iter().filter(|k| k.family == IndexFamily::Dna).count(), 10);
+        let winnowed = kept.len() - 10;
+        assert!((250..=400).contains(&winnowed), "{winnowed} of 1,300 winnowed keys kept with 1 in 4");
+        // A query sampled with a smaller modulus keeps a superset of them.
+        let (query, m) = sample_query_keys(keys, 768);
+        assert_eq!(m, 2);
+        assert!(kept.iter().all(|k| query.contains(k)));
     }
 }

@@ -350,22 +350,37 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     zhiwen_store::migrate(&store_config).await?;
     let stores = zhiwen_store::open(&store_config).await?;
+    // `--query-key-budget N`: lookups of more keys sample their winnowed keys (0: never).
+    let index_config = IndexConfig {
+        query_key_budget: arg("--query-key-budget", IndexConfig::default().query_key_budget),
+        ..IndexConfig::default()
+    };
     let index: Arc<dyn CandidateIndex> = match arg_str("--redis") {
         Some(url) => Arc::new(
-            RedisIndex::connect(RedisConfig { prefix: format!("zwbench{run}"), ..RedisConfig::with_url(url) }).await?,
+            RedisIndex::connect(RedisConfig {
+                prefix: format!("zwbench{run}"),
+                index: index_config,
+                ..RedisConfig::with_url(url)
+            })
+            .await?,
         ),
-        None => Arc::new(EmbeddedIndex::open(dir.path().join("index.sqlite"), IndexConfig::default())?),
+        None => Arc::new(EmbeddedIndex::open(dir.path().join("index.sqlite"), index_config)?),
     };
     let mut config = MatcherConfig::default();
     config.min_winnow_hits = arg("--min-winnow-hits", config.min_winnow_hits as usize) as u32;
     config.index_pages = !std::env::args().any(|a| a == "--no-page-index");
+    config.concurrency = arg("--concurrency", config.concurrency);
+    config.batch_size = arg("--batch-size", config.batch_size);
     let repeat = arg("--repeat", 3).max(1);
     println!(
-        "catalogue {catalogue}, store {}, index {}, min_winnow_hits {}, page index {}, {repeat} timed runs",
+        "catalogue {catalogue}, store {}, index {} (query key budget {}), min_winnow_hits {}, page index {}, concurrency {}, batch {}, {repeat} timed runs",
         stores.backend,
         index.backend(),
+        index_config.query_key_budget,
         config.min_winnow_hits,
-        config.index_pages
+        config.index_pages,
+        config.concurrency,
+        config.batch_size
     );
     let matcher = Matcher::new(stores.clone(), index, Fingerprinter::new(Params::default())?, config);
 

@@ -28,13 +28,13 @@ pub(crate) fn winnow_hits(c: &Candidate) -> u32 {
 /// The candidates of `found` that pass both minimums, most shared winnowed keys first
 /// (then most shared keys, then lowest id, so the order is reproducible).
 pub(crate) fn worth_verifying<'a>(found: &'a LookupResult, config: &MatcherConfig) -> Vec<&'a Candidate> {
+    // Sampled keys (1 in m winnowed keys) give about 1/m of the hits: both minimums
+    // are divided by m, rounded up.
     let sampled = found.sample_modulus.max(1);
     let min_winnow = (u64::from(config.min_winnow_hits)).div_ceil(sampled) as u32;
-    let mut out: Vec<&Candidate> = found
-        .candidates
-        .iter()
-        .filter(|c| c.total >= config.min_candidate_hits && winnow_hits(c) >= min_winnow)
-        .collect();
+    let min_total = (u64::from(config.min_candidate_hits)).div_ceil(sampled) as u32;
+    let mut out: Vec<&Candidate> =
+        found.candidates.iter().filter(|c| c.total >= min_total && winnow_hits(c) >= min_winnow).collect();
     out.sort_by(|a, b| winnow_hits(b).cmp(&winnow_hits(a)).then(b.total.cmp(&a.total)).then(a.doc.cmp(&b.doc)));
     out
 }
@@ -182,5 +182,22 @@ mod tests {
         assert_eq!(ids, vec![8, 7]);
         let ids: Vec<u64> = worth_verifying(&found(r.candidates.clone(), 1), &config).iter().map(|c| c.doc).collect();
         assert_eq!(ids, vec![8]);
+    }
+
+    #[test]
+    fn sampled_keys_lower_both_minimums() {
+        // 1 in 4 winnowed keys kept: a copied passage shares about a quarter of its keys.
+        let config = MatcherConfig { min_candidate_hits: 3, min_winnow_hits: 5, ..MatcherConfig::default() };
+        let r = found(
+            vec![
+                cand(1, &[(IndexFamily::WinnowChars, 1), (IndexFamily::WinnowInitials, 1)]),
+                cand(2, &[(IndexFamily::WinnowChars, 1)]),
+                cand(3, &[(IndexFamily::Dna, 2)]),
+            ],
+            4,
+        );
+        let ids: Vec<u64> = worth_verifying(&r, &config).iter().map(|c| c.doc).collect();
+        assert_eq!(ids, vec![1]);
+        assert!(worth_verifying(&found(r.candidates.clone(), 1), &config).is_empty());
     }
 }

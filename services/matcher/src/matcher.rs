@@ -356,7 +356,10 @@ impl Matcher {
 
     async fn store_page_fingerprints(&self, page_id: i64, analysis: &Analysis) -> Result<()> {
         self.inner.stores.fingerprints.put_fingerprints(Subject::page(page_id), &analysis.fingerprints).await?;
-        self.inner.index.add(Namespace::Pages, page_id as u64, &analysis.fingerprints.index_keys()).await?;
+        self.inner
+            .index
+            .add(Namespace::Pages, page_id as u64, &self.inner.config.page_index_keys(&analysis.fingerprints))
+            .await?;
         Ok(())
     }
 
@@ -429,8 +432,12 @@ impl Matcher {
         for section in sections {
             let Some(entry) = self.section(section.id).await? else { continue };
             let (e, inner) = (entry.clone(), self.inner.clone());
-            let keys = tokio::task::spawn_blocking(move || e.full(&inner.fp).fingerprints.index_keys()).await?;
-            let found = self.inner.index.lookup(Namespace::Pages, &keys, self.inner.config.candidate_limit).await?;
+            let keys =
+                tokio::task::spawn_blocking(move || inner.config.page_index_keys(&e.full(&inner.fp).fingerprints))
+                    .await?;
+            let mut found = self.inner.index.lookup(Namespace::Pages, &keys, self.inner.config.candidate_limit).await?;
+            // Pages are indexed sampled: hit counts are about 1/m of the shared keys.
+            found.sample_modulus = found.sample_modulus.max(self.inner.config.page_sampling_modulus());
             for c in self.good(&found) {
                 let page_id = c.doc as i64;
                 if let std::collections::hash_map::Entry::Vacant(slot) = pages.entry(page_id) {

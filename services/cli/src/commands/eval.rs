@@ -15,23 +15,27 @@ use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskS
 use zhiwen_matcher::{Matcher, MatcherConfig};
 use zhiwen_store::{MatchFilter, NewPage, NewSection, NewWork, PageSource, StoreConfig, Subject, Timestamp};
 
-use crate::cli::{EvalArgs, EvalSize};
+use crate::cli::{EvalArgs, EvalDirection, EvalSize};
 use crate::settings::{DataArgs, Settings};
 
 /// The pipeline as a detector: works and pages go through the embedded store, the
-/// embedded index and one matching task (`Matcher`), exactly as `zhiwen import` and
-/// `zhiwen match` run them.
+/// embedded index and matching tasks (`Matcher`), exactly as `zhiwen import` and
+/// `zhiwen match` run them. Forward: the works first, then one task over the pages.
+/// Reverse: the pages first (one task stores and indexes their fingerprints), then the
+/// works, matched against the stored pages by a task scoped to what changed since.
 pub struct PipelineDetector {
     params: Params,
     config: MatcherConfig,
+    direction: EvalDirection,
     dir: tempfile::TempDir,
 }
 
 impl PipelineDetector {
-    fn new(params: Params, config: MatcherConfig) -> Result<Self> {
+    fn new(params: Params, config: MatcherConfig, direction: EvalDirection) -> Result<Self> {
         Ok(PipelineDetector {
             params,
             config,
+            direction,
             dir: tempfile::tempdir().context("cannot create a temporary directory")?,
         })
     }
@@ -44,70 +48,33 @@ impl PipelineDetector {
         let fp = Fingerprinter::new(self.params.clone())?;
         let matcher = Matcher::new(stores.clone(), index.clone(), fp, self.config.clone());
 
-        // Register the works with their sections as the dataset divides them.
-        let mut new_works = Vec::new();
-        for w in works {
-            let mut sections = Vec::new();
-            let mut at = 0u64;
-            for s in &w.sections {
-                let n = s.text.chars().count() as u64;
-                sections.push(NewSection {
-                    ordinal: s.ordinal,
-                    title: s.title.clone(),
-                    text: s.text.clone(),
-                    char_start: at,
-                    char_end: at + n,
-                });
-                at += n + 2;
+        let task = |scope: Scope| {
+            let matcher = matcher.clone();
+            async move {
+                let summary =
+                    run_match_task(&matcher, TaskSpec::new(scope), &TaskControl::default(), &NoProgress).await?;
+                tracing::info!(?summary, "evaluation task done");
+                anyhow::Ok(())
             }
-            new_works.push(NewWork {
-                owner: w.owner.clone(),
-                external_id: w.id.clone(),
-                title: w.title.clone(),
-                author: w.author.clone(),
-                source_file: None,
-                charset: Some("UTF-8".into()),
-                text: w.text(),
-                sections,
-            });
-        }
-        let mut section_of: HashMap<i64, (String, String)> = HashMap::new();
-        for chunk in new_works.chunks(100) {
-            for (w, up) in chunk.iter().zip(stores.works.upsert_works(chunk).await?) {
-                let dw = works.iter().find(|d| d.id == w.external_id).context("registered work")?;
-                for (ordinal, sid) in up.sections {
-                    if let Some(ds) = dw.sections.iter().find(|s| s.ordinal == ordinal) {
-                        section_of.insert(sid, (dw.id.clone(), ds.id.clone()));
-                    }
-                }
+        };
+        let section_of = match self.direction {
+            EvalDirection::Forward => {
+                let section_of = register_works(&stores, works).await?;
+                self.store_pages(&stores, pages).await?;
+                task(Scope::All).await?;
+                section_of
             }
-        }
-        // Store the pages as served (bytes and the header's charset), with their text.
-        let mut new_pages = Vec::new();
-        for p in pages {
-            let text = canon::canonicalize_with_hint(
-                &p.bytes,
-                InputFormat::Html,
-                p.http_charset.as_deref(),
-                &self.params.canon,
-            )
-            .map(|c| c.text().to_owned())
-            .unwrap_or_default();
-            new_pages.push(NewPage {
-                url: p.url.clone(),
-                fetched_at: Timestamp::now(),
-                http_status: Some(200),
-                charset: p.http_charset.clone(),
-                body: p.bytes.clone(),
-                text,
-                source: PageSource::Import("eval".into()),
-            });
-        }
-        for chunk in new_pages.chunks(200) {
-            stores.pages.upsert_pages(chunk).await?;
-        }
-        let summary = run_match_task(&matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress).await?;
-        tracing::info!(?summary, "evaluation task done");
+            EvalDirection::Reverse => {
+                self.store_pages(&stores, pages).await?;
+                task(Scope::All).await?;
+                // The works change after this instant and no page does: the second task
+                // indexes the works and matches them against the stored pages only.
+                let since = Timestamp::now();
+                let section_of = register_works(&stores, works).await?;
+                task(Scope::Since(since)).await?;
+                section_of
+            }
+        };
 
         let mut out = DetectorOutput::default();
         let mut page_of: HashMap<i64, String> = HashMap::new();
@@ -187,11 +154,86 @@ impl PipelineDetector {
         }
         Ok(out)
     }
+
+    /// Store the pages as served (bytes and the header's charset), with their text.
+    async fn store_pages(&self, stores: &zhiwen_store::Stores, pages: &[Page]) -> Result<()> {
+        let mut new_pages = Vec::new();
+        for p in pages {
+            let text = canon::canonicalize_with_hint(
+                &p.bytes,
+                InputFormat::Html,
+                p.http_charset.as_deref(),
+                &self.params.canon,
+            )
+            .map(|c| c.text().to_owned())
+            .unwrap_or_default();
+            new_pages.push(NewPage {
+                url: p.url.clone(),
+                fetched_at: Timestamp::now(),
+                http_status: Some(200),
+                charset: p.http_charset.clone(),
+                body: p.bytes.clone(),
+                text,
+                source: PageSource::Import("eval".into()),
+            });
+        }
+        for chunk in new_pages.chunks(200) {
+            stores.pages.upsert_pages(chunk).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Register the works with their sections as the dataset divides them; the dataset's
+/// (work, section) ids of every stored section id.
+async fn register_works(stores: &zhiwen_store::Stores, works: &[Work]) -> Result<HashMap<i64, (String, String)>> {
+    let mut new_works = Vec::new();
+    for w in works {
+        let mut sections = Vec::new();
+        let mut at = 0u64;
+        for s in &w.sections {
+            let n = s.text.chars().count() as u64;
+            sections.push(NewSection {
+                ordinal: s.ordinal,
+                title: s.title.clone(),
+                text: s.text.clone(),
+                char_start: at,
+                char_end: at + n,
+            });
+            at += n + 2;
+        }
+        new_works.push(NewWork {
+            owner: w.owner.clone(),
+            external_id: w.id.clone(),
+            title: w.title.clone(),
+            author: w.author.clone(),
+            source_file: None,
+            charset: Some("UTF-8".into()),
+            text: w.text(),
+            sections,
+        });
+    }
+    let mut section_of: HashMap<i64, (String, String)> = HashMap::new();
+    for chunk in new_works.chunks(100) {
+        for (w, up) in chunk.iter().zip(stores.works.upsert_works(chunk).await?) {
+            let dw = works.iter().find(|d| d.id == w.external_id).context("registered work")?;
+            for (ordinal, sid) in up.sections {
+                if let Some(ds) = dw.sections.iter().find(|s| s.ordinal == ordinal) {
+                    section_of.insert(sid, (dw.id.clone(), ds.id.clone()));
+                }
+            }
+        }
+    }
+    Ok(section_of)
 }
 
 impl Detector for PipelineDetector {
     fn name(&self) -> String {
-        "pipeline: embedded store + embedded index + matching task (zhiwen match)".into()
+        let order = match self.direction {
+            EvalDirection::Forward => "works, then pages",
+            EvalDirection::Reverse => "pages, then works (reverse direction)",
+        };
+        format!("pipeline: embedded store + embedded index + matching tasks (zhiwen match), {order}")
     }
 
     fn detect(&mut self, works: &[Work], pages: &[Page]) -> Result<DetectorOutput, EvalError> {
@@ -218,7 +260,7 @@ pub fn run(data: &DataArgs, args: &EvalArgs) -> Result<()> {
     let t = std::time::Instant::now();
     let dataset = opts.build_dataset().context("cannot build the evaluation set")?;
     let generation_secs = t.elapsed().as_secs_f64();
-    let mut detector = PipelineDetector::new(settings.params.clone(), settings.matcher.clone())?;
+    let mut detector = PipelineDetector::new(settings.params.clone(), settings.matcher.clone(), args.direction)?;
     let (mut report, output) = evaluate(&dataset, &mut detector)?;
     report.generation_secs = generation_secs;
     println!("{report}");

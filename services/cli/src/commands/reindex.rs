@@ -25,7 +25,13 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
     };
     for &(ns, kind) in targets {
         let stale = std::sync::atomic::AtomicU64::new(0);
-        let docs = records(stores.fingerprints.as_ref(), kind, &tag, &stale);
+        // Pages keep the sampled share of their keys the matcher gives them.
+        let matcher = &settings.matcher;
+        let keys_of = move |fp: &zhiwen_core::Fingerprints| match ns {
+            Namespace::Sections => fp.index_keys(),
+            Namespace::Pages => matcher.page_index_keys(fp),
+        };
+        let docs = records(stores.fingerprints.as_ref(), kind, &tag, &stale, keys_of);
         let report = zhiwen_index::rebuild_stream(index.as_ref(), ns, docs)
             .await
             .with_context(|| format!("rebuilding the {} index", kind.as_str()))?;
@@ -47,6 +53,7 @@ fn records<'a>(
     kind: SubjectKind,
     tag: &'a str,
     stale: &'a std::sync::atomic::AtomicU64,
+    keys_of: impl Fn(&zhiwen_core::Fingerprints) -> Vec<IndexKey> + Copy + 'a,
 ) -> impl futures::Stream<Item = Result<(DocId, Vec<IndexKey>), zhiwen_store::StoreError>> + 'a {
     futures::stream::unfold(Some(0i64), move |after| async move {
         let after = after?;
@@ -64,7 +71,7 @@ fn records<'a>(
                         }
                         current
                     })
-                    .map(|r| Ok((r.subject.id as DocId, r.fingerprints.index_keys())))
+                    .map(|r| Ok((r.subject.id as DocId, keys_of(&r.fingerprints))))
                     .collect::<Vec<_>>();
                 Some((items, next))
             }

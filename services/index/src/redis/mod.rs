@@ -110,11 +110,6 @@ pub struct RedisConfig {
     pub concurrency: usize,
     /// Connect and response timeout.
     pub timeout: Duration,
-    /// Lookups with more keys than this look up a consistent sample of their winnowed
-    /// keys ([`crate::sample_query_keys`]; the result's `sample_modulus` says which);
-    /// 0 looks up every key. One key costs one field read in Redis' single thread, so
-    /// this bounds a 10 KB page's lookup (~1,300 keys) to about half.
-    pub query_key_budget: usize,
     /// Settings shared with the other implementations.
     pub index: IndexConfig,
 }
@@ -130,7 +125,6 @@ impl Default for RedisConfig {
             pipeline_commands: 512,
             concurrency: 4,
             timeout: Duration::from_secs(5),
-            query_key_budget: 768,
             index: IndexConfig::default(),
         }
     }
@@ -720,7 +714,7 @@ impl CandidateIndex for RedisIndex {
     }
 
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
-        let (keys, modulus) = crate::sample_query_keys(normalize_keys(keys), self.config.query_key_budget);
+        let (keys, modulus) = crate::sample_query_keys(normalize_keys(keys), self.config.index.query_key_budget);
         // One HMGET per bucket (one slot each); measured faster than reading the same
         // fields from a Lua script, whose per-call conversions cost more than command
         // dispatch. Keys sorted by bucket so that keys sharing a bucket share a command.

@@ -10,7 +10,7 @@ use crate::common::{k, synthetic_keys};
 pub const CAP: usize = 5;
 
 pub fn config() -> IndexConfig {
-    IndexConfig { big_bucket_cap: CAP }
+    IndexConfig { big_bucket_cap: CAP, ..IndexConfig::default() }
 }
 
 /// Instantiate every case for one harness factory.

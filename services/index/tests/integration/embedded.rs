@@ -9,7 +9,7 @@ use crate::common::k;
 async fn reopening_keeps_the_index() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index.sqlite");
-    let config = IndexConfig { big_bucket_cap: 3 };
+    let config = IndexConfig { big_bucket_cap: 3, ..IndexConfig::default() };
     let before;
     {
         let index = EmbeddedIndex::open(&path, config).unwrap();
@@ -35,7 +35,7 @@ async fn in_memory_index_and_bad_config() {
     let index = EmbeddedIndex::in_memory(IndexConfig::default()).unwrap();
     index.add(Namespace::Sections, 1, &[k(Dna, 1)]).await.unwrap();
     assert_eq!(index.lookup(Namespace::Sections, &[k(Dna, 1)], 1).await.unwrap().candidates.len(), 1);
-    let err = EmbeddedIndex::in_memory(IndexConfig { big_bucket_cap: 1 }).unwrap_err();
+    let err = EmbeddedIndex::in_memory(IndexConfig { big_bucket_cap: 1, ..IndexConfig::default() }).unwrap_err();
     assert!(matches!(err, IndexError::Config(_)), "{err}");
     assert!(!err.is_retryable());
 }

@@ -31,7 +31,7 @@ async fn bad_configuration_is_refused() {
     for config in [
         RedisConfig { prefix: "a{b}".into(), ..RedisConfig::default() },
         RedisConfig { group_bits: 21, ..RedisConfig::default() },
-        RedisConfig { index: IndexConfig { big_bucket_cap: 0 }, ..RedisConfig::default() },
+        RedisConfig { index: IndexConfig { big_bucket_cap: 0, ..IndexConfig::default() }, ..RedisConfig::default() },
         RedisConfig::with_url("not a url"),
     ] {
         let err = RedisIndex::connect(config).await.unwrap_err();
@@ -64,7 +64,7 @@ async fn prefixes_isolate_indexes_and_big_buckets_are_listed() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let config = IndexConfig { big_bucket_cap: 3 };
+    let config = IndexConfig { big_bucket_cap: 3, ..IndexConfig::default() };
     let a = RedisIndex::connect(redis_config(&server, config, false)).await.unwrap();
     let b = RedisIndex::connect(RedisConfig { prefix: "other".into(), ..redis_config(&server, config, false) })
         .await

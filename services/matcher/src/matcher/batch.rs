@@ -64,7 +64,7 @@ impl Matcher {
             let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::with_capacity(prepared.len());
             let mut keys = Vec::with_capacity(prepared.len());
             for p in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
-                keys.push((p.page_id as u64, p.full.fingerprints.index_keys()));
+                keys.push((p.page_id as u64, self.inner.config.page_index_keys(&p.full.fingerprints)));
                 fingerprints.push((Subject::page(p.page_id), p.full.fingerprints.clone()));
             }
             if !fingerprints.is_empty() {
