@@ -382,7 +382,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         config.concurrency,
         config.batch_size
     );
-    let matcher = Matcher::new(stores.clone(), index, Fingerprinter::new(Params::default())?, config);
+    let matcher = Matcher::new(stores.clone(), index.clone(), Fingerprinter::new(Params::default())?, config);
 
     let t = Instant::now();
     for (w, chunk) in sections.chunks(100).enumerate() {
@@ -418,6 +418,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         sections.len(),
         index_secs,
         sections.len() as f64 / index_secs
+    );
+    let stats = index.stats().await?;
+    println!(
+        "index: {} section keys, {:.0} MB used (embedded: heap estimate plus file; Redis: the server's used_memory)",
+        stats.namespaces.first().map_or(0, |n| n.postings),
+        stats.bytes_used as f64 / 1e6
     );
 
     // Pages `first..first + n`: 5-10 KB, a third embedding a section.
@@ -540,5 +546,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         candidates as f64 / sampled.max(1) as f64,
         verified as f64 / sampled.max(1) as f64
     );
+    // Peak resident memory of the whole run (Linux: VmHWM of /proc/self/status).
+    if let Some(peak) = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l["VmHWM:".len()..].trim().to_owned()))
+    {
+        println!("peak resident memory of the process: {peak}");
+    }
     Ok(())
 }
