@@ -187,7 +187,21 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 struct Backend {
     index: Arc<dyn CandidateIndex>,
+    /// An embedded index holds its own postings: the "all keys" comparison index must be
+    /// filled too (untimed). Two Redis clients on one prefix share theirs.
+    separate: bool,
     _dir: Option<tempfile::TempDir>,
+}
+
+impl Backend {
+    /// Give a separate comparison index the documents the timed one just received.
+    async fn mirror(&self, docs: &[(u64, Vec<IndexKey>)]) {
+        if self.separate {
+            for chunk in docs.chunks(BATCH) {
+                self.index.add_batch(Namespace::Sections, chunk).await.expect("insert (comparison index)");
+            }
+        }
+    }
 }
 
 async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>, bucket_bits: u8, budget: usize) -> Backend {
@@ -203,7 +217,7 @@ async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>, bucket_
                 ..RedisConfig::with_url(server.url())
             };
             let index = RedisIndex::connect(config).await.expect("connect");
-            Backend { index: Arc::new(index), _dir: None }
+            Backend { index: Arc::new(index), separate: false, _dir: None }
         }
         ("embedded", _) => {
             let dir = tempfile::tempdir().expect("temp dir");
@@ -212,7 +226,7 @@ async fn open(backend: &str, prefix: &str, server: Option<&RedisServer>, bucket_
                 IndexConfig { query_key_budget: budget, ..IndexConfig::default() },
             )
             .expect("open");
-            Backend { index: Arc::new(index), _dir: Some(dir) }
+            Backend { index: Arc::new(index), separate: true, _dir: Some(dir) }
         }
         (other, _) => panic!("unknown backend {other}"),
     }
@@ -334,6 +348,7 @@ async fn main() {
         }
         let secs = t.elapsed().as_secs_f64();
         let mem = bytes_used(&*b.index).await.saturating_sub(base);
+        all_keys.mirror(&section_keys).await;
         let stats = b.index.stats().await.expect("stats").namespace(Namespace::Sections);
         println!("| sections | entries | insert entries/s | sections/s | query keys | lookup p50 ms | p99 ms | candidates/page | big buckets | bytes/section | bytes/entry |");
         println!("|---|---|---|---|---|---|---|---|---|---|---|");
@@ -373,6 +388,7 @@ async fn main() {
         let mut done = 0usize;
         let mut rng = Rng(7);
         for &size in &args.sizes {
+            let from = done;
             let t = Instant::now();
             let mut entries = 0usize;
             let mut last_report = Instant::now();
@@ -390,6 +406,9 @@ async fn main() {
             }
             let rate = entries as f64 / t.elapsed().as_secs_f64();
             let mem = bytes_used(&*b.index).await.saturating_sub(base);
+            let step: Vec<(u64, Vec<IndexKey>)> =
+                (from..size).map(|d| (d as u64, synthetic_section(d as u64, args.keys))).collect();
+            all_keys.mirror(&step).await;
             let mut planted: Vec<Vec<u64>> = Vec::with_capacity(args.queries);
             let queries: Vec<Vec<IndexKey>> = (0..args.queries)
                 .map(|_| {

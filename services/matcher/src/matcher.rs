@@ -436,7 +436,8 @@ impl Matcher {
                 tokio::task::spawn_blocking(move || inner.config.page_index_keys(&e.full(&inner.fp).fingerprints))
                     .await?;
             let mut found = self.inner.index.lookup(Namespace::Pages, &keys, self.inner.config.candidate_limit).await?;
-            // Pages are indexed sampled: hit counts are about 1/m of the shared keys.
+            // Pages are indexed sampled 1 in m, and the lookup may sample further by the
+            // same rule (powers of two, by value): hits are about 1/max of shared keys.
             found.sample_modulus = found.sample_modulus.max(self.inner.config.page_sampling_modulus());
             for c in self.good(&found) {
                 let page_id = c.doc as i64;

@@ -19,22 +19,25 @@ use crate::cli::{EvalArgs, EvalDirection, EvalSize};
 use crate::settings::{DataArgs, Settings};
 
 /// The pipeline as a detector: works and pages go through the embedded store, the
-/// embedded index and matching tasks (`Matcher`), exactly as `zhiwen import` and
+/// embedded index (with the settings' `[index]` values) and matching tasks (`Matcher`,
+/// with the settings' `[matcher]` values), exactly as `zhiwen import` and
 /// `zhiwen match` run them. Forward: the works first, then one task over the pages.
 /// Reverse: the pages first (one task stores and indexes their fingerprints), then the
 /// works, matched against the stored pages by a task scoped to what changed since.
 pub struct PipelineDetector {
     params: Params,
     config: MatcherConfig,
+    index: zhiwen_index::IndexConfig,
     direction: EvalDirection,
     dir: tempfile::TempDir,
 }
 
 impl PipelineDetector {
-    fn new(params: Params, config: MatcherConfig, direction: EvalDirection) -> Result<Self> {
+    fn new(settings: &Settings, direction: EvalDirection) -> Result<Self> {
         Ok(PipelineDetector {
-            params,
-            config,
+            params: settings.params.clone(),
+            config: settings.matcher.clone(),
+            index: settings.index,
             direction,
             dir: tempfile::tempdir().context("cannot create a temporary directory")?,
         })
@@ -43,8 +46,7 @@ impl PipelineDetector {
     async fn run(&self, works: &[Work], pages: &[Page]) -> Result<DetectorOutput> {
         let data = self.dir.path().join("data");
         let stores = zhiwen_store::open(&StoreConfig::embedded(&data)).await?;
-        let index: Arc<dyn CandidateIndex> =
-            Arc::new(EmbeddedIndex::open(data.join("index.sqlite"), zhiwen_index::IndexConfig::default())?);
+        let index: Arc<dyn CandidateIndex> = Arc::new(EmbeddedIndex::open(data.join("index.sqlite"), self.index)?);
         let fp = Fingerprinter::new(self.params.clone())?;
         let matcher = Matcher::new(stores.clone(), index.clone(), fp, self.config.clone());
 
@@ -260,7 +262,7 @@ pub fn run(data: &DataArgs, args: &EvalArgs) -> Result<()> {
     let t = std::time::Instant::now();
     let dataset = opts.build_dataset().context("cannot build the evaluation set")?;
     let generation_secs = t.elapsed().as_secs_f64();
-    let mut detector = PipelineDetector::new(settings.params.clone(), settings.matcher.clone(), args.direction)?;
+    let mut detector = PipelineDetector::new(&settings, args.direction)?;
     let (mut report, output) = evaluate(&dataset, &mut detector)?;
     report.generation_secs = generation_secs;
     println!("{report}");
