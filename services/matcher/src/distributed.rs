@@ -28,7 +28,7 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 use zhiwen_store::{Task, TaskState, Timestamp};
 
-use crate::task::{is_abandoned, Checkpoint, TaskParams, TASK_KIND};
+use crate::task::{is_abandoned, Checkpoint, PageScope, TaskParams, TASK_KIND};
 use crate::webhook::Webhook;
 use crate::{Matcher, MatcherError, Result};
 
@@ -267,19 +267,16 @@ impl Worker {
             cp.last_work_id = last.id;
             save(&self.matcher, task.id, progress, &cp).await?;
         }
-        let in_scope = |t: Timestamp| params.since.is_none_or(|since| t >= since);
+        let scope = PageScope::read(&s, params.since).await?;
         let batch = self.matcher.config().batch_size.max(1) as u32;
-        loop {
-            let refs = s.pages.list_pages(None, cp.last_page_id, batch).await?;
-            let Some(last) = refs.last() else { break };
-            let ids: Vec<String> =
-                refs.iter().filter(|r| in_scope(r.last_fetched_at)).map(|r| r.id.to_string()).collect();
+        while let Some((last, ids)) = scope.batch_after(&s, cp.last_page_id, batch).await? {
             if !ids.is_empty() {
+                let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
                 let fields = [("task", task.id.to_string()), ("pages", ids.join(","))];
                 let _: String = self.redis.xadd(&key, "*", &fields).await.map_err(stream_err("XADD"))?;
                 progress.total += ids.len() as u64;
             }
-            cp.last_page_id = last.id;
+            cp.last_page_id = last;
             save(&self.matcher, task.id, progress, &cp).await?;
         }
         cp.published = true;

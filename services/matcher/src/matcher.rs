@@ -378,6 +378,11 @@ impl Matcher {
     async fn load_and_prepare(&self, page_id: i64) -> Result<PreparedPage> {
         let s = &self.inner.stores;
         let page = s.pages.get_page(page_id).await?.ok_or(MatcherError::NotFound { what: "page", id: page_id })?;
+        self.prepare_loaded(page).await
+    }
+
+    /// Fingerprint a loaded page (boilerplate blanked), on the blocking pool.
+    async fn prepare_loaded(&self, page: Page) -> Result<PreparedPage> {
         let profile = self.site_profile(&page.site).await?;
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await?
@@ -385,9 +390,18 @@ impl Matcher {
 
     /// Look up, verify and record a prepared page (its fingerprints are already stored).
     async fn match_prepared(&self, prepared: PreparedPage) -> Result<PageOutcome> {
+        let (mut outcome, copies) = self.verify_page(prepared).await?;
+        outcome.matches = self.record_all(copies).await?;
+        Ok(outcome)
+    }
+
+    /// Look up and verify a prepared page: its outcome (no matches yet) and the copies
+    /// found, to be recorded by [`Matcher::record_all`] (a batch records its pages' copies
+    /// in one store call).
+    async fn verify_page(&self, prepared: PreparedPage) -> Result<(PageOutcome, Vec<FoundCopy>)> {
         let page_id = prepared.page_id;
         let mut outcome = PageOutcome { page_id, boilerplate_chars: prepared.boilerplate_chars, ..Default::default() };
-        let Some(view) = prepared.view() else { return Ok(outcome) };
+        let Some(view) = prepared.view() else { return Ok((outcome, Vec::new())) };
         let keys = view.fingerprints.index_keys();
         let found = self.inner.index.lookup(Namespace::Sections, &keys, self.inner.config.candidate_limit).await?;
         outcome.candidates = found.candidates.len();
@@ -399,25 +413,21 @@ impl Matcher {
         }
         outcome.verified = sections.len();
         if sections.is_empty() {
-            return Ok(outcome);
+            return Ok((outcome, Vec::new()));
         }
         let catalogue = self.catalogue().await?;
         let inner = self.inner.clone();
-        let prepared = Arc::new(prepared);
-        let page_view = prepared.clone();
-        let verdicts = tokio::task::spawn_blocking(move || {
+        let copies = tokio::task::spawn_blocking(move || {
             sections
                 .into_iter()
-                .filter_map(|(id, entry)| {
-                    inner.verify(&entry, &page_view, &catalogue).map(|(c, k)| (id, entry.work_id, c, k))
+                .filter_map(|(section_id, entry)| {
+                    let (comparison, kind) = inner.verify(&entry, &prepared, &catalogue)?;
+                    Some(FoundCopy::new(section_id, entry.work_id, &prepared, comparison, kind))
                 })
                 .collect::<Vec<_>>()
         })
         .await?;
-        for (section_id, work_id, comparison, kind) in verdicts {
-            outcome.matches.push(self.record(section_id, work_id, &prepared, comparison, kind).await?);
-        }
-        Ok(outcome)
+        Ok((outcome, copies))
     }
 
     /// Match a work (added or changed) against the pages already stored: index its
@@ -429,6 +439,7 @@ impl Matcher {
         let mut outcome = WorkOutcome { work_id, sections: sections.len(), ..Default::default() };
         // Pages are prepared once even when several sections point at them.
         let mut pages: HashMap<i64, Option<Arc<PreparedPage>>> = HashMap::new();
+        let mut copies = Vec::new();
         for section in sections {
             let Some(entry) = self.section(section.id).await? else { continue };
             let (e, inner) = (entry.clone(), self.inner.clone());
@@ -465,10 +476,11 @@ impl Matcher {
                 let catalogue = self.catalogue().await?;
                 let verdict = tokio::task::spawn_blocking(move || inner.verify(&e, &p, &catalogue)).await?;
                 if let Some((comparison, kind)) = verdict {
-                    outcome.matches.push(self.record(section.id, work_id, &prepared, comparison, kind).await?);
+                    copies.push(FoundCopy::new(section.id, work_id, &prepared, comparison, kind));
                 }
             }
         }
+        outcome.matches = self.record_all(copies).await?;
         Ok(outcome)
     }
 
@@ -621,39 +633,76 @@ impl Matcher {
         Ok(slot.1.clone())
     }
 
-    async fn record(
-        &self,
-        section_id: i64,
-        work_id: i64,
-        page: &PreparedPage,
-        comparison: Comparison,
-        kind: MatchKind,
-    ) -> Result<MatchRecord> {
-        let top = comparison.evidence.iter().max_by_key(|e| e.chars);
-        let (evidence_section, evidence_page) = top.map(|e| (e.a_text.clone(), e.b_text.clone())).unwrap_or_default();
-        let score = comparison.verdict.score;
-        let m = NewMatch {
-            section_id,
-            page_id: page.page_id,
-            kind: kind.as_str().to_owned(),
-            comparison,
-            seen_at: Timestamp::now(),
-        };
-        let up = self.inner.stores.matches.upsert_match(&m).await?;
-        tracing::debug!(section_id, page_id = page.page_id, kind = kind.as_str(), score, outcome = ?up.outcome, "match");
-        Ok(MatchRecord {
-            match_id: up.id,
+    /// Record copies found (one store call for all of them, whatever pages they are on).
+    pub(crate) async fn record_all(&self, copies: Vec<FoundCopy>) -> Result<Vec<MatchRecord>> {
+        if copies.is_empty() {
+            return Ok(Vec::new());
+        }
+        let seen_at = Timestamp::now();
+        let (records, new): (Vec<MatchRecord>, Vec<NewMatch>) = copies
+            .into_iter()
+            .map(|c| {
+                let top = c.comparison.evidence.iter().max_by_key(|e| e.chars);
+                let (evidence_section, evidence_page) =
+                    top.map(|e| (e.a_text.clone(), e.b_text.clone())).unwrap_or_default();
+                let record = MatchRecord {
+                    match_id: 0,
+                    section_id: c.section_id,
+                    work_id: c.work_id,
+                    page_id: c.page_id,
+                    url: c.url,
+                    site: c.site,
+                    kind: c.kind,
+                    score: c.comparison.verdict.score,
+                    outcome: Outcome::Unchanged,
+                    evidence_section,
+                    evidence_page,
+                };
+                let m = NewMatch {
+                    section_id: c.section_id,
+                    page_id: c.page_id,
+                    kind: c.kind.as_str().to_owned(),
+                    comparison: c.comparison,
+                    seen_at,
+                };
+                (record, m)
+            })
+            .unzip();
+        let upserted = self.inner.stores.matches.upsert_matches(&new).await?;
+        Ok(records
+            .into_iter()
+            .zip(upserted)
+            .map(|(mut r, up)| {
+                (r.match_id, r.outcome) = (up.id, up.outcome);
+                tracing::debug!(section_id = r.section_id, page_id = r.page_id, kind = r.kind.as_str(), score = r.score, outcome = ?up.outcome, "match");
+                r
+            })
+            .collect())
+    }
+}
+
+/// A copy found by verification, not yet recorded.
+pub(crate) struct FoundCopy {
+    section_id: i64,
+    work_id: i64,
+    page_id: i64,
+    url: String,
+    site: String,
+    comparison: Comparison,
+    kind: MatchKind,
+}
+
+impl FoundCopy {
+    fn new(section_id: i64, work_id: i64, page: &PreparedPage, comparison: Comparison, kind: MatchKind) -> Self {
+        FoundCopy {
             section_id,
             work_id,
             page_id: page.page_id,
             url: page.url.clone(),
             site: page.site.clone(),
+            comparison,
             kind,
-            score,
-            outcome: up.outcome,
-            evidence_section,
-            evidence_page,
-        })
+        }
     }
 }
 

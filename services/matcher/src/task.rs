@@ -399,21 +399,13 @@ async fn execute_inner(
     // Sections cached by an earlier task are checked against the store once more.
     matcher.revalidate_sections();
     let s = matcher.stores();
-    let in_scope = |t: Timestamp| params.since.is_none_or(|since| t >= since);
     let webhook = Webhook::from_config(&matcher.config().webhook)?;
+    let pages_in_scope = PageScope::read(s, params.since).await?;
 
-    // Totals for the progress bar: works and pages in scope (page refs carry no bodies).
+    // Totals for the progress bar: works and pages in scope.
     let total_works = s.works.count_works().await?;
-    let mut total_pages = 0u64;
-    let mut after = 0;
-    loop {
-        let refs = s.pages.list_pages(None, after, 1000).await?;
-        let Some(last) = refs.last() else { break };
-        after = last.id;
-        total_pages += refs.iter().filter(|r| in_scope(r.last_fetched_at)).count() as u64;
-    }
     let mut progress = task.progress;
-    progress.total = total_works + total_pages;
+    progress.total = total_works + pages_in_scope.total(s).await?;
     let mut report =
         TaskProgress { task_id: task.id, done: progress.done, total: progress.total, ..Default::default() };
     let mut pages_this_run = 0u64;
@@ -453,12 +445,8 @@ async fn execute_inner(
     // and fingerprinted (which writes nothing) while the current one is written,
     // matched and checkpointed, so the cores stay busy through the single-writer steps.
     let batch = matcher.config().batch_size.max(1) as u32;
-    let next_batch = |after: i64| async move {
-        let refs = s.pages.list_pages(None, after, batch).await?;
-        Ok::<_, MatcherError>(refs.last().map(|last| {
-            (last.id, refs.iter().filter(|r| in_scope(r.last_fetched_at)).map(|r| r.id).collect::<Vec<i64>>())
-        }))
-    };
+    let pages_in_scope = &pages_in_scope;
+    let next_batch = |after: i64| async move { pages_in_scope.batch_after(s, after, batch).await };
     let limited = control.stop_after_pages.is_some() || control.abort_after_pages.is_some();
     let prepare = |ids: Vec<i64>| {
         let m = matcher.clone();
@@ -531,6 +519,54 @@ async fn execute_inner(
         save(matcher, task.id, progress, &cp).await?;
     }
     Ok(())
+}
+
+/// The pages a task matches, taken in ascending id batches.
+pub(crate) enum PageScope {
+    /// Every stored page, listed batch by batch.
+    All,
+    /// The pages fetched since a time: their ids, read once from the fetch-time index
+    /// (a daily task reads its day's pages, not a listing of every page ever stored).
+    Ids(Vec<i64>),
+}
+
+impl PageScope {
+    /// The scope of a task whose parameters say `since`.
+    pub(crate) async fn read(stores: &zhiwen_store::Stores, since: Option<Timestamp>) -> Result<Self> {
+        Ok(match since {
+            None => PageScope::All,
+            Some(since) => PageScope::Ids(stores.pages.page_ids_fetched_since(since, 0).await?),
+        })
+    }
+
+    /// Number of pages in scope.
+    pub(crate) async fn total(&self, stores: &zhiwen_store::Stores) -> Result<u64> {
+        Ok(match self {
+            PageScope::All => stores.pages.count_pages().await?,
+            PageScope::Ids(ids) => ids.len() as u64,
+        })
+    }
+
+    /// The next at most `limit` pages with id greater than `after`, with the id to
+    /// continue after; `None` when none is left.
+    pub(crate) async fn batch_after(
+        &self,
+        stores: &zhiwen_store::Stores,
+        after: i64,
+        limit: u32,
+    ) -> Result<Option<(i64, Vec<i64>)>> {
+        Ok(match self {
+            PageScope::All => {
+                let refs = stores.pages.list_pages(None, after, limit).await?;
+                refs.last().map(|last| (last.id, refs.iter().map(|r| r.id).collect()))
+            }
+            PageScope::Ids(ids) => {
+                let start = ids.partition_point(|&id| id <= after);
+                let chunk = &ids[start..ids.len().min(start + limit as usize)];
+                chunk.last().map(|&last| (last, chunk.to_vec()))
+            }
+        })
+    }
 }
 
 /// A spawned task that is stopped when its handle is dropped (a batch prepared ahead

@@ -295,6 +295,21 @@ pub(crate) fn validate_match(m: &NewMatch) -> Result<(String, u64), StoreError> 
     Ok((String::from_utf8_lossy(&json).into_owned(), hash_bytes(&json)))
 }
 
+/// [`validate_match`] of every match of a batch, which names each `(section, page)`
+/// at most once.
+pub(crate) fn validate_matches(ms: &[NewMatch]) -> Result<Vec<(String, u64)>, StoreError> {
+    let mut seen = std::collections::HashSet::with_capacity(ms.len());
+    for m in ms {
+        if !seen.insert((m.section_id, m.page_id)) {
+            return Err(StoreError::Duplicate {
+                what: "match in one batch",
+                key: format!("{}/{}", m.section_id, m.page_id),
+            });
+        }
+    }
+    ms.iter().map(validate_match).collect()
+}
+
 pub(crate) fn validate_task(t: &NewTask) -> Result<String, StoreError> {
     check_field("task key", &t.key, true)?;
     check_field("task kind", &t.kind, true)?;

@@ -42,6 +42,8 @@ pub(crate) const INLINE_MAX: usize = 4 * 1024 * 1024;
 pub(crate) const CHUNK_SIZE: usize = 8 * 1024 * 1024;
 
 const MIGRATIONS: &str = "_migrations";
+/// Ids per `$in` read of several documents by id.
+const BATCH_READ: usize = 256;
 
 /// The MongoDB store.
 pub(crate) struct MongoStore {
@@ -710,6 +712,22 @@ impl PageStore for MongoStore {
         }
     }
 
+    async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out = Vec::with_capacity(ids.len());
+        // Bounded `$in` lists: one round trip per chunk instead of one per page.
+        for chunk in ids.chunks(BATCH_READ) {
+            let docs = collect(self.coll("pages").find(doc! {"_id": {"$in": chunk}}).await?).await?;
+            for d in docs {
+                out.push(self.page_from(d).await?);
+            }
+        }
+        out.sort_unstable_by_key(|p| p.id);
+        Ok(out)
+    }
+
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
         let (url, _) = normalize_url(url)?;
         match self.coll("pages").find_one(doc! {"url": url}).await? {
@@ -728,6 +746,19 @@ impl PageStore for MongoStore {
         let proj = doc! {"_id": 1, "url": 1, "site": 1, "content_hash": 1, "last_fetched_at": 1};
         let docs = self.scan(Target::ids("pages"), filter, after_id, limit, Some(proj)).await?;
         docs.iter().map(page_ref).collect()
+    }
+
+    async fn page_ids_fetched_since(&self, since: Timestamp, after_id: i64) -> StoreResult<Vec<i64>> {
+        // Covered by the `fetched_id` index: one cursor over the scope, no document
+        // read, no sort on the server (sorted here).
+        let cursor = self
+            .coll("pages")
+            .find(doc! {"last_fetched_at": {"$gte": date(since)}, "_id": {"$gt": after_id}})
+            .projection(doc! {"_id": 1})
+            .await?;
+        let mut ids = collect(cursor).await?.iter().map(|d| num(d, "_id")).collect::<StoreResult<Vec<i64>>>()?;
+        ids.sort_unstable();
+        Ok(ids)
     }
 
     async fn count_pages(&self) -> StoreResult<u64> {
@@ -984,85 +1015,118 @@ impl MongoStore {
 #[async_trait]
 impl MatchStore for MongoStore {
     async fn upsert_match(&self, m: &NewMatch) -> StoreResult<Upserted> {
-        let (json, hash) = validate_match(m)?;
-        let section = self
-            .coll("sections")
-            .find_one(doc! {"_id": m.section_id})
-            .projection(doc! {"work_id": 1})
-            .await?
-            .ok_or_else(|| StoreError::not_found("section", m.section_id))?;
-        let page = self
-            .coll("pages")
-            .find_one(doc! {"_id": m.page_id})
-            .projection(doc! {"site": 1})
-            .await?
-            .ok_or_else(|| StoreError::not_found("page", m.page_id))?;
-        let coll = self.coll("matches");
-        let existing = coll
-            .find_one(doc! {"section_id": m.section_id, "page_id": m.page_id})
-            .projection(doc! {"_id": 1, "comparison_hash": 1, "first_seen": 1, "last_seen": 1})
-            .await?;
-        let v = &m.comparison.verdict;
-        let t = m.seen_at;
-        let mut scores = doc! {
-            "kind": &m.kind, "score": v.score, "duplicate": v.duplicate, "comparison_hash": h2i(hash),
-            "copied_chars": m.comparison.copied_chars as i64, "coverage": m.comparison.evidence_coverage_a,
+        let mut all = self.upsert_matches(std::slice::from_ref(m)).await?;
+        all.pop().ok_or_else(|| StoreError::Backend { backend: "mongodb", message: "no result for one match".into() })
+    }
+
+    async fn upsert_matches(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>> {
+        let validated = validate_matches(ms)?;
+        if ms.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Reads first (works of the sections, sites of the pages, the matches already
+        // stored), so a missing section or page writes nothing.
+        let ids = |f: fn(&NewMatch) -> i64| {
+            let mut ids: Vec<i64> = ms.iter().map(f).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
         };
-        match existing {
-            None => {
-                let id = self.next_ids("matches", 1).await?;
-                scores.extend(
-                    self.put_blob(&format!("matches/{id}/comparison"), "comparison", compress(json.as_bytes()), true)
-                        .await?,
-                );
-                let mut d = doc! {
-                    "_id": id, "section_id": m.section_id, "work_id": num(&section, "work_id")?, "page_id": m.page_id,
-                    "site": string(&page, "site")?, "first_seen": date(t), "first_day": t.day(), "last_seen": date(t),
-                    "status": ReviewStatus::New.as_str(), "review_log": [],
-                };
-                d.extend(scores);
-                coll.insert_one(d).await.map_err(|e| {
-                    if is_mongo_duplicate(&e) {
-                        StoreError::Duplicate {
-                            what: "match (concurrent insert)",
-                            key: format!("{}/{}", m.section_id, m.page_id),
-                        }
-                    } else {
-                        e.into()
-                    }
-                })?;
-                Ok(Upserted { id, outcome: Outcome::Inserted })
-            }
-            Some(old) => {
-                let id = num(&old, "_id")?;
-                let (first, last) = (time(&old, "first_seen")?, time(&old, "last_seen")?);
-                let first = first.min(t);
-                let mut set =
-                    doc! {"first_seen": date(first), "first_day": first.day(), "last_seen": date(last.max(t))};
-                if t >= last {
-                    // The kind follows thresholds that may have moved: a run at least as
-                    // new sets it even when the scores are unchanged.
-                    set.insert("kind", &m.kind);
-                }
-                let outcome = if i2h(num(&old, "comparison_hash")?) == hash || t < last {
-                    Outcome::Unchanged
-                } else {
-                    scores.extend(
-                        self.put_blob(
-                            &format!("matches/{id}/comparison"),
-                            "comparison",
-                            compress(json.as_bytes()),
-                            false,
-                        )
-                        .await?,
-                    );
-                    set.extend(scores);
-                    Outcome::Updated
-                };
-                coll.update_one(doc! {"_id": id}, doc! {"$set": set}).await?;
-                Ok(Upserted { id, outcome })
+        let page_ids = ids(|m| m.page_id);
+        let mut work_of = HashMap::new();
+        for chunk in ids(|m| m.section_id).chunks(BATCH_READ) {
+            let filter = doc! {"_id": {"$in": chunk}};
+            for d in collect(self.coll("sections").find(filter).projection(doc! {"work_id": 1}).await?).await? {
+                work_of.insert(num(&d, "_id")?, num(&d, "work_id")?);
             }
         }
+        let mut site_of = HashMap::new();
+        let mut existing = HashMap::new();
+        let coll = self.coll("matches");
+        for chunk in page_ids.chunks(BATCH_READ) {
+            let filter = doc! {"_id": {"$in": chunk}};
+            for d in collect(self.coll("pages").find(filter).projection(doc! {"site": 1}).await?).await? {
+                site_of.insert(num(&d, "_id")?, string(&d, "site")?);
+            }
+            // Every match of these pages (the `page` index; a page has few).
+            let proj =
+                doc! {"_id": 1, "section_id": 1, "page_id": 1, "comparison_hash": 1, "first_seen": 1, "last_seen": 1};
+            for d in collect(coll.find(doc! {"page_id": {"$in": chunk}}).projection(proj).await?).await? {
+                existing.insert((num(&d, "section_id")?, num(&d, "page_id")?), d);
+            }
+        }
+        for m in ms {
+            if !work_of.contains_key(&m.section_id) {
+                return Err(StoreError::not_found("section", m.section_id));
+            }
+            if !site_of.contains_key(&m.page_id) {
+                return Err(StoreError::not_found("page", m.page_id));
+            }
+        }
+        let new_count = ms.iter().filter(|m| !existing.contains_key(&(m.section_id, m.page_id))).count() as i64;
+        let mut next = if new_count > 0 { self.next_ids("matches", new_count).await? } else { 0 };
+        let mut out = Vec::with_capacity(ms.len());
+        let mut inserts = Vec::new();
+        for (m, (json, hash)) in ms.iter().zip(validated) {
+            let v = &m.comparison.verdict;
+            let t = m.seen_at;
+            let mut scores = doc! {
+                "kind": &m.kind, "score": v.score, "duplicate": v.duplicate, "comparison_hash": h2i(hash),
+                "copied_chars": m.comparison.copied_chars as i64, "coverage": m.comparison.evidence_coverage_a,
+            };
+            match existing.get(&(m.section_id, m.page_id)) {
+                None => {
+                    let id = next;
+                    next += 1;
+                    let blob = compress(json.as_bytes());
+                    scores.extend(self.put_blob(&format!("matches/{id}/comparison"), "comparison", blob, true).await?);
+                    let work_id = work_of.get(&m.section_id).copied().unwrap_or_default();
+                    let site = site_of.get(&m.page_id).cloned().unwrap_or_default();
+                    let mut d = doc! {
+                        "_id": id, "section_id": m.section_id, "work_id": work_id, "page_id": m.page_id,
+                        "site": site, "first_seen": date(t), "first_day": t.day(), "last_seen": date(t),
+                        "status": ReviewStatus::New.as_str(), "review_log": [],
+                    };
+                    d.extend(scores);
+                    inserts.push(d);
+                    out.push(Upserted { id, outcome: Outcome::Inserted });
+                }
+                Some(old) => {
+                    let id = num(old, "_id")?;
+                    let (first, last) = (time(old, "first_seen")?, time(old, "last_seen")?);
+                    let first = first.min(t);
+                    let mut set =
+                        doc! {"first_seen": date(first), "first_day": first.day(), "last_seen": date(last.max(t))};
+                    if t >= last {
+                        // The kind follows thresholds that may have moved: a run at least as
+                        // new sets it even when the scores are unchanged.
+                        set.insert("kind", &m.kind);
+                    }
+                    let outcome = if i2h(num(old, "comparison_hash")?) == hash || t < last {
+                        Outcome::Unchanged
+                    } else {
+                        let blob = compress(json.as_bytes());
+                        scores.extend(
+                            self.put_blob(&format!("matches/{id}/comparison"), "comparison", blob, false).await?,
+                        );
+                        set.extend(scores);
+                        Outcome::Updated
+                    };
+                    coll.update_one(doc! {"_id": id}, doc! {"$set": set}).await?;
+                    out.push(Upserted { id, outcome });
+                }
+            }
+        }
+        if !inserts.is_empty() {
+            coll.insert_many(inserts).await.map_err(|e| {
+                if is_mongo_duplicate(&e) {
+                    StoreError::Duplicate { what: "match (concurrent insert)", key: e.to_string() }
+                } else {
+                    e.into()
+                }
+            })?;
+        }
+        Ok(out)
     }
 
     async fn get_match(&self, id: i64) -> StoreResult<Option<Match>> {

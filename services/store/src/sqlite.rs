@@ -475,6 +475,25 @@ impl PageStore for SqliteStore {
         .await
     }
 
+    async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        self.read(move |c| {
+            // One prepared point read per id on one connection: as fast as an `IN` list
+            // here, and no statement grows with the batch.
+            let mut stmt = c.prepare_cached(&format!("SELECT {PAGE_COLS} FROM pages WHERE id = ?1"))?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(row) = stmt.query_row(params![id], page_row).optional()? {
+                    out.push(finish_page(row)?);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
         let (url, _) = normalize_url(url)?;
         self.read(move |c| {
@@ -500,6 +519,21 @@ impl PageStore for SqliteStore {
             )?;
             let rows = stmt.query_map(params![after_id, site, limit], page_ref)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    async fn page_ids_fetched_since(&self, since: Timestamp, after_id: i64) -> StoreResult<Vec<i64>> {
+        self.read(move |c| {
+            // Named: asked for id order, SQLite walks the whole table by rowid instead
+            // of the day's range of the index (covering: no row is read). Sorted here.
+            let mut stmt = c.prepare_cached(
+                "SELECT id FROM pages INDEXED BY pages_fetched WHERE last_fetched_at >= ?1 AND id > ?2",
+            )?;
+            let rows = stmt.query_map(params![since.0, after_id], |r| r.get::<_, i64>(0))?;
+            let mut ids = rows.collect::<Result<Vec<_>, _>>()?;
+            ids.sort_unstable();
+            Ok(ids)
         })
         .await
     }
@@ -813,58 +847,22 @@ fn count_by<K: rusqlite::types::FromSql>(
 #[async_trait]
 impl MatchStore for SqliteStore {
     async fn upsert_match(&self, m: &NewMatch) -> StoreResult<Upserted> {
-        let (json, hash) = validate_match(m)?;
-        let m = m.clone();
+        let mut all = self.upsert_matches(std::slice::from_ref(m)).await?;
+        all.pop().ok_or_else(|| StoreError::Backend { backend: "embedded", message: "no result for one match".into() })
+    }
+
+    async fn upsert_matches(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>> {
+        let validated = validate_matches(ms)?;
+        let ms = ms.to_vec();
         self.run(move |conn| {
+            // One transaction: a missing section or page rolls the whole batch back.
             let tx = conn.transaction()?;
-            let work_id: i64 = tx
-                .query_row("SELECT work_id FROM sections WHERE id = ?1", params![m.section_id], |r| r.get(0))
-                .optional()?
-                .ok_or_else(|| StoreError::not_found("section", m.section_id))?;
-            let site: String = tx
-                .query_row("SELECT site FROM pages WHERE id = ?1", params![m.page_id], |r| r.get(0))
-                .optional()?
-                .ok_or_else(|| StoreError::not_found("page", m.page_id))?;
-            let existing: Option<(i64, i64, i64, i64)> = tx
-                .query_row(
-                    "SELECT id, comparison_hash, first_seen, last_seen FROM matches WHERE section_id = ?1 AND page_id = ?2",
-                    params![m.section_id, m.page_id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-                )
-                .optional()?;
-            let v = &m.comparison.verdict;
-            let (copied_chars, coverage) = (m.comparison.copied_chars as i64, m.comparison.evidence_coverage_a);
-            let t = m.seen_at.0;
-            let result = match existing {
-                None => {
-                    tx.execute(
-                        "INSERT INTO matches (section_id, work_id, page_id, site, kind, score, duplicate, comparison, comparison_hash, first_seen, first_day, last_seen, status, copied_chars, coverage)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?10, 'new', ?12, ?13)",
-                        params![m.section_id, work_id, m.page_id, site, m.kind, v.score, v.duplicate, json, h2i(hash), t, m.seen_at.day(), copied_chars, coverage],
-                    )?;
-                    Upserted { id: tx.last_insert_rowid(), outcome: Outcome::Inserted }
-                }
-                Some((id, old_hash, first, last)) => {
-                    let first = first.min(t);
-                    if i2h(old_hash) == hash || t < last {
-                        // Same scores, or an older run arriving late: only widen the window
-                        // (a run at least as new also sets the kind, which follows thresholds).
-                        tx.execute(
-                            "UPDATE matches SET first_seen = ?2, first_day = ?3, last_seen = ?4, kind = CASE WHEN ?6 THEN ?5 ELSE kind END WHERE id = ?1",
-                            params![id, first, Timestamp(first).day(), last.max(t), m.kind, t >= last],
-                        )?;
-                        Upserted { id, outcome: Outcome::Unchanged }
-                    } else {
-                        tx.execute(
-                            "UPDATE matches SET kind = ?2, score = ?3, duplicate = ?4, comparison = ?5, comparison_hash = ?6, first_seen = ?7, first_day = ?8, last_seen = ?9, copied_chars = ?10, coverage = ?11 WHERE id = ?1",
-                            params![id, m.kind, v.score, v.duplicate, json, h2i(hash), first, Timestamp(first).day(), t, copied_chars, coverage],
-                        )?;
-                        Upserted { id, outcome: Outcome::Updated }
-                    }
-                }
-            };
+            let mut out = Vec::with_capacity(ms.len());
+            for (m, (json, hash)) in ms.iter().zip(validated) {
+                out.push(upsert_match_in(&tx, m, &json, hash)?);
+            }
             tx.commit()?;
-            Ok(result)
+            Ok(out)
         })
         .await
     }
@@ -1170,4 +1168,54 @@ impl TaskStore for SqliteStore {
         })
         .await
     }
+}
+
+/// One match of [`SqliteStore::upsert_matches`], inside its transaction.
+fn upsert_match_in(tx: &Transaction<'_>, m: &NewMatch, json: &str, hash: u64) -> StoreResult<Upserted> {
+    let work_id: i64 = tx
+        .query_row("SELECT work_id FROM sections WHERE id = ?1", params![m.section_id], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| StoreError::not_found("section", m.section_id))?;
+    let site: String = tx
+        .query_row("SELECT site FROM pages WHERE id = ?1", params![m.page_id], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| StoreError::not_found("page", m.page_id))?;
+    let existing: Option<(i64, i64, i64, i64)> = tx
+        .query_row(
+            "SELECT id, comparison_hash, first_seen, last_seen FROM matches WHERE section_id = ?1 AND page_id = ?2",
+            params![m.section_id, m.page_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?;
+    let v = &m.comparison.verdict;
+    let (copied_chars, coverage) = (m.comparison.copied_chars as i64, m.comparison.evidence_coverage_a);
+    let t = m.seen_at.0;
+    Ok(match existing {
+        None => {
+            tx.execute(
+                "INSERT INTO matches (section_id, work_id, page_id, site, kind, score, duplicate, comparison, comparison_hash, first_seen, first_day, last_seen, status, copied_chars, coverage)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?10, 'new', ?12, ?13)",
+                params![m.section_id, work_id, m.page_id, site, m.kind, v.score, v.duplicate, json, h2i(hash), t, m.seen_at.day(), copied_chars, coverage],
+            )?;
+            Upserted { id: tx.last_insert_rowid(), outcome: Outcome::Inserted }
+        }
+        Some((id, old_hash, first, last)) => {
+            let first = first.min(t);
+            if i2h(old_hash) == hash || t < last {
+                // Same scores, or an older run arriving late: only widen the window
+                // (a run at least as new also sets the kind, which follows thresholds).
+                tx.execute(
+                    "UPDATE matches SET first_seen = ?2, first_day = ?3, last_seen = ?4, kind = CASE WHEN ?6 THEN ?5 ELSE kind END WHERE id = ?1",
+                    params![id, first, Timestamp(first).day(), last.max(t), m.kind, t >= last],
+                )?;
+                Upserted { id, outcome: Outcome::Unchanged }
+            } else {
+                tx.execute(
+                    "UPDATE matches SET kind = ?2, score = ?3, duplicate = ?4, comparison = ?5, comparison_hash = ?6, first_seen = ?7, first_day = ?8, last_seen = ?9, copied_chars = ?10, coverage = ?11 WHERE id = ?1",
+                    params![id, m.kind, v.score, v.duplicate, json, h2i(hash), first, Timestamp(first).day(), t, copied_chars, coverage],
+                )?;
+                Upserted { id, outcome: Outcome::Updated }
+            }
+        }
+    })
 }

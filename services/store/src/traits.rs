@@ -44,6 +44,9 @@ pub trait PageStore: Send + Sync {
     async fn upsert_pages(&self, pages: &[NewPage]) -> StoreResult<Vec<Upserted>>;
     /// A page by id.
     async fn get_page(&self, id: i64) -> StoreResult<Option<Page>>;
+    /// Several pages by id, in one read: ascending by id, ids not stored left out
+    /// (a matching task loads a batch of pages at once).
+    async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>>;
     /// A page by URL (normalised before the lookup).
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>>;
     /// Pages whose extracted text has this hash ([`Page::content_hash`]), ascending by
@@ -51,6 +54,11 @@ pub trait PageStore: Send + Sync {
     async fn find_pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>>;
     /// Pages with id greater than `after_id`, ascending, at most `limit`.
     async fn list_pages(&self, site: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<PageRef>>;
+    /// Ids of the pages last fetched at or after `since`, with id greater than
+    /// `after_id`, ascending: the scope of a daily task, read in one query through the
+    /// `(last_fetched_at, id)` index instead of a walk over every page.
+    /// Holds the whole scope in memory, 8 bytes per page.
+    async fn page_ids_fetched_since(&self, since: Timestamp, after_id: i64) -> StoreResult<Vec<i64>>;
     /// Number of pages.
     async fn count_pages(&self) -> StoreResult<u64>;
     /// A site by host.
@@ -109,6 +117,11 @@ pub trait MatchStore: Send + Sync {
     /// the last sighting and the scores follow the newest call. `Unchanged` when the
     /// comparison is identical (only `last_seen` may move). Section and page must exist.
     async fn upsert_match(&self, m: &NewMatch) -> StoreResult<Upserted>;
+    /// Record several comparisons as [`MatchStore::upsert_match`] does each, in a few
+    /// reads and writes: one result per input, in order. The whole batch is validated
+    /// first (sections and pages must exist; one `(section, page)` at most once), so bad
+    /// input writes nothing.
+    async fn upsert_matches(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>>;
     /// A match by id.
     async fn get_match(&self, id: i64) -> StoreResult<Option<Match>>;
     /// A match by natural key.

@@ -1,64 +1,87 @@
 //! Matching pages in batches: the pages of a batch are fingerprinted concurrently (one
 //! blocking thread per page, `concurrency` at a time, so every core works), their
-//! fingerprints are written to the store and the page index in one write each, and the
-//! pages are then looked up, verified and recorded concurrently.
+//! fingerprints are written to the store and the page index in one write each, the
+//! pages are then looked up and verified concurrently, and the copies found on all of
+//! them are recorded in one store call.
 //!
 //! Every write is idempotent (fingerprints are put by subject, index entries by
 //! document, matches upserted by (section, page)), so a batch repeated after a crash
 //! ends exactly as an uninterrupted one.
 
+use std::collections::HashMap;
+
 use futures::StreamExt;
 use zhiwen_core::Fingerprints;
 
-use super::{Matcher, PageOutcome, PreparedPage};
-use crate::Result;
+use super::{FoundCopy, Matcher, PageOutcome, PreparedPage};
+use crate::{MatchRecord, MatcherError, Result};
 use zhiwen_index::Namespace;
-use zhiwen_store::Subject;
+use zhiwen_store::{Page, Subject};
 
 /// The pages of a batch loaded and fingerprinted ([`Matcher::prepare_pages`]), not yet
 /// written or matched ([`Matcher::finish_pages`]). Preparing writes nothing, so a
 /// prepared batch may be dropped at any time.
 pub struct PreparedPages {
     pages: Vec<(i64, Result<PreparedPage>)>,
+    /// The batch read of the pages failed: nothing of the batch can be matched.
+    failed: Option<MatcherError>,
 }
+
+/// A page looked up and verified: its outcome and the copies on it, not yet recorded.
+type Verified = (PageOutcome, Vec<FoundCopy>);
 
 impl std::fmt::Debug for PreparedPages {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreparedPages").field("pages", &self.pages.len()).finish()
+        f.debug_struct("PreparedPages").field("pages", &self.pages.len()).field("failed", &self.failed).finish()
     }
 }
 
 impl Matcher {
     /// Match a batch of pages, as [`Matcher::match_page`] does for each: the outcome of
     /// every page, in the order of `page_ids` (a page that cannot be matched, for
-    /// instance one without text, has its own error). `Err` only when a batch write of
-    /// fingerprints failed; nothing of the batch is recorded then.
+    /// instance one without text, has its own error). `Err` only when a batch read or write
+    /// failed (the pages, their fingerprints, the matches); a task then fails and its
+    /// retry repeats the batch, whose writes are idempotent.
     pub async fn match_pages(&self, page_ids: Vec<i64>) -> Result<Vec<(i64, Result<PageOutcome>)>> {
         let prepared = self.prepare_pages(page_ids).await;
         self.finish_pages(prepared).await
     }
 
-    /// Load and fingerprint a batch of pages, `concurrency` at a time, writing nothing (a
-    /// task prepares the next batch while it finishes the current one).
+    /// Load a batch of pages (one read) and fingerprint them, `concurrency` at a time,
+    /// writing nothing (a task prepares the next batch while it finishes the current one).
     pub async fn prepare_pages(&self, page_ids: Vec<i64>) -> PreparedPages {
         let concurrency = self.inner.config.concurrency.max(1);
+        let mut loaded: HashMap<i64, Page> = match self.inner.stores.pages.get_pages(&page_ids).await {
+            Ok(pages) => pages.into_iter().map(|p| (p.id, p)).collect(),
+            Err(e) => return PreparedPages { pages: Vec::new(), failed: Some(e.into()) },
+        };
         // Owned values only in the streams (no borrow held across an await: the futures
         // stay `Send` for every lifetime, as `tokio::spawn` of a worker needs).
         let me = self.clone();
         let pages = futures::stream::iter(page_ids.into_iter().map(move |id| {
             let m = me.clone();
-            async move { (id, m.load_and_prepare(id).await) }
+            let page = loaded.remove(&id);
+            async move {
+                let prepared = match page {
+                    Some(page) => m.prepare_loaded(page).await,
+                    None => Err(MatcherError::NotFound { what: "page", id }),
+                };
+                (id, prepared)
+            }
         }))
         .buffered(concurrency)
         .collect()
         .await;
-        PreparedPages { pages }
+        PreparedPages { pages, failed: None }
     }
 
     /// Write the fingerprints of a prepared batch, then look up, verify and record its
     /// pages (the second half of [`Matcher::match_pages`]).
     pub async fn finish_pages(&self, prepared: PreparedPages) -> Result<Vec<(i64, Result<PageOutcome>)>> {
         let concurrency = self.inner.config.concurrency.max(1);
+        if let Some(e) = prepared.failed {
+            return Err(e);
+        }
         let prepared = prepared.pages;
         if self.inner.config.index_pages {
             let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::with_capacity(prepared.len());
@@ -72,12 +95,14 @@ impl Matcher {
                 self.inner.index.add_batch(Namespace::Pages, &keys).await?;
             }
         }
+        // Pages are looked up and verified concurrently; the copies of the whole batch
+        // are recorded in one store call.
         let me = self.clone();
-        let outcomes = futures::stream::iter(prepared.into_iter().map(move |(id, r)| {
+        let verified: Vec<(i64, Result<Verified>)> = futures::stream::iter(prepared.into_iter().map(move |(id, r)| {
             let m = me.clone();
             async move {
                 match r {
-                    Ok(p) => (id, m.match_prepared(p).await),
+                    Ok(p) => (id, m.verify_page(p).await),
                     Err(e) => (id, Err(e)),
                 }
             }
@@ -85,6 +110,26 @@ impl Matcher {
         .buffered(concurrency)
         .collect()
         .await;
+        let mut copies = Vec::new();
+        let mut outcomes = Vec::with_capacity(verified.len());
+        for (id, r) in verified {
+            outcomes.push((
+                id,
+                r.map(|(outcome, found)| {
+                    copies.extend(found);
+                    outcome
+                }),
+            ));
+        }
+        let mut records: HashMap<i64, Vec<MatchRecord>> = HashMap::new();
+        for r in self.record_all(copies).await? {
+            records.entry(r.page_id).or_default().push(r);
+        }
+        for (id, outcome) in &mut outcomes {
+            if let Ok(o) = outcome {
+                o.matches = records.remove(id).unwrap_or_default();
+            }
+        }
         Ok(outcomes)
     }
 }

@@ -55,6 +55,7 @@ conformance!(
     large_page_and_work_round_trip,
     fingerprints_params_and_scans,
     matches_upsert_review_and_filters,
+    matches_in_batches,
     tasks_life_cycle,
     api_keys_life_cycle,
     queries_sort_filter_group_and_delete,

@@ -213,6 +213,27 @@ pub async fn pages_batch_and_bad_input(s: &Stores) {
     }
     assert_eq!(seen, first.iter().map(|u| u.id).collect::<Vec<_>>());
 
+    // A daily task's scope: the pages fetched since a time (inclusive), ascending, from
+    // an id on; a page fetched again later enters it.
+    let ids: Vec<i64> = first.iter().map(|u| u.id).collect();
+    let since = Timestamp(1_700_000_000_040);
+    assert_eq!(s.pages.page_ids_fetched_since(since, 0).await.unwrap(), ids[40..].to_vec());
+    assert_eq!(s.pages.page_ids_fetched_since(since, ids[45]).await.unwrap(), ids[46..].to_vec());
+    assert!(s.pages.page_ids_fetched_since(Timestamp(1_800_000_000_000), 0).await.unwrap().is_empty());
+    let again = page("https://site0.example/p/3", &format!("{TEXT_A}3"), 1_700_000_000_100);
+    assert_eq!(s.pages.upsert_page(&again).await.unwrap().id, ids[3]);
+    let mut expected = vec![ids[3]];
+    expected.extend_from_slice(&ids[40..]);
+    assert_eq!(s.pages.page_ids_fetched_since(since, 0).await.unwrap(), expected);
+
+    // Several pages in one read: ascending, each id once, unknown ids left out.
+    let read = s.pages.get_pages(&[ids[5], i64::MAX, ids[2], ids[5]]).await.unwrap();
+    assert_eq!(read.iter().map(|p| p.id).collect::<Vec<_>>(), vec![ids[2], ids[5]]);
+    for p in &read {
+        assert_eq!(Some(p), s.pages.get_page(p.id).await.unwrap().as_ref());
+    }
+    assert!(s.pages.get_pages(&[]).await.unwrap().is_empty());
+
     // Bad input: nothing of the batch is written.
     let dup = vec![page("https://new.example/a", TEXT_A, 1), page("HTTPS://NEW.example/a#x", TEXT_A, 2)];
     assert!(matches!(s.pages.upsert_pages(&dup).await.unwrap_err(), StoreError::Duplicate { .. }));
@@ -496,6 +517,53 @@ pub async fn matches_upsert_review_and_filters(s: &Stores) {
     assert_eq!(stats.by_day, vec![("2025-11-21".to_string(), 1), ("2025-11-22".to_string(), 2)]);
     let site_stats = s.matches.match_stats(&by_site).await.unwrap();
     assert_eq!((site_stats.total, site_stats.by_work.len()), (2, 2));
+}
+
+/// A task records the copies of a batch of pages in one call: results in order, stored
+/// exactly as one by one, and bad input (a missing page, one pair twice) writes nothing.
+pub async fn matches_in_batches(s: &Stores) {
+    let w = s.works.upsert_work(&work("o", "batch")).await.unwrap();
+    let section = w.sections[0].1;
+    let p1 = s.pages.upsert_page(&page("https://a.example/1", TEXT_A, 1)).await.unwrap().id;
+    let p2 = s.pages.upsert_page(&page("https://b.example/2", TEXT_A, 1)).await.unwrap().id;
+    let p3 = s.pages.upsert_page(&page("https://c.example/3", TEXT_A, 1)).await.unwrap().id;
+    let at = Timestamp(1_763_683_200_000);
+    let new = |page_id| NewMatch {
+        section_id: section,
+        page_id,
+        kind: "identical".into(),
+        comparison: comparison(TEXT_A, TEXT_A),
+        seen_at: at,
+    };
+    let earlier = s.matches.upsert_match(&new(p2)).await.unwrap();
+    let batch = vec![new(p1), new(p2), new(p3)];
+
+    let missing = [new(p1), new(p3 + 1000)];
+    assert!(matches!(s.matches.upsert_matches(&missing).await.unwrap_err(), StoreError::NotFound { .. }));
+    let twice = [new(p1), new(p1)];
+    assert!(matches!(s.matches.upsert_matches(&twice).await.unwrap_err(), StoreError::Duplicate { .. }));
+    assert!(s.matches.find_match(section, p1).await.unwrap().is_none(), "bad batch wrote a match");
+
+    let done = s.matches.upsert_matches(&batch).await.unwrap();
+    assert_eq!(
+        done.iter().map(|u| u.outcome).collect::<Vec<_>>(),
+        vec![Outcome::Inserted, Outcome::Unchanged, Outcome::Inserted]
+    );
+    assert_eq!(done[1].id, earlier.id);
+    for (up, m) in done.iter().zip(&batch) {
+        let stored = s.matches.find_match(m.section_id, m.page_id).await.unwrap().unwrap();
+        assert_eq!(
+            (stored.id, stored.work_id, stored.first_seen, &stored.comparison),
+            (up.id, w.id, at, &m.comparison)
+        );
+    }
+    assert_eq!(s.pages.get_page(p3).await.unwrap().unwrap().site, "c.example");
+    assert_eq!(s.matches.find_match(section, p3).await.unwrap().unwrap().site, "c.example");
+    // Again: the same ids, nothing changed.
+    let again = s.matches.upsert_matches(&batch).await.unwrap();
+    assert_eq!(again.iter().map(|u| u.id).collect::<Vec<_>>(), done.iter().map(|u| u.id).collect::<Vec<_>>());
+    assert!(again.iter().all(|u| u.outcome == Outcome::Unchanged));
+    assert!(s.matches.upsert_matches(&[]).await.unwrap().is_empty());
 }
 
 pub async fn tasks_life_cycle(s: &Stores) {
