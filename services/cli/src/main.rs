@@ -10,6 +10,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: matching allocates and frees many small
+/// buffers from several threads at once (glibc's malloc was 9% of a daily task's CPU at
+/// 100k sections; see docs/bench-matcher.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cli;
 mod commands;
 mod input;

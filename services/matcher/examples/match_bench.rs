@@ -26,6 +26,10 @@
 //! cargo run --release -p zhiwen-matcher --example match_bench -- --catalogue shuffled --sections 10000
 //! ```
 
+/// The allocator of the `zhiwen` binary, so the bench measures what it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;

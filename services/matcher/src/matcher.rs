@@ -405,28 +405,29 @@ impl Matcher {
         let keys = view.fingerprints.index_keys();
         let found = self.inner.index.lookup(Namespace::Sections, &keys, self.inner.config.candidate_limit).await?;
         outcome.candidates = found.candidates.len();
-        let mut sections = Vec::new();
-        for c in self.good(&found) {
-            if let Some(entry) = self.section(c.doc as i64).await? {
-                sections.push((c.doc as i64, entry));
-            }
-        }
-        outcome.verified = sections.len();
+        let ids: Vec<i64> = self.good(&found).iter().map(|c| c.doc as i64).collect();
+        let sections = self.candidate_sections(&ids).await?;
         if sections.is_empty() {
             return Ok((outcome, Vec::new()));
         }
         let catalogue = self.catalogue().await?;
         let inner = self.inner.clone();
-        let copies = tokio::task::spawn_blocking(move || {
-            sections
-                .into_iter()
-                .filter_map(|(section_id, entry)| {
-                    let (comparison, kind) = inner.verify(&entry, &prepared, &catalogue)?;
-                    Some(FoundCopy::new(section_id, entry.work_id, &prepared, comparison, kind))
-                })
-                .collect::<Vec<_>>()
+        // Sections not cached are analysed here, with the verification: one trip to the
+        // blocking pool per page.
+        let (verified, copies) = tokio::task::spawn_blocking(move || {
+            let mut verified = 0;
+            let mut copies = Vec::new();
+            for (section_id, source) in sections {
+                let Some(entry) = inner.ready(section_id, source) else { continue };
+                verified += 1;
+                if let Some((comparison, kind)) = inner.verify(&entry, &prepared, &catalogue) {
+                    copies.push(FoundCopy::new(section_id, entry.work_id, &prepared, comparison, kind));
+                }
+            }
+            (verified, copies)
         })
         .await?;
+        outcome.verified = verified;
         Ok((outcome, copies))
     }
 
@@ -570,48 +571,68 @@ impl Matcher {
     }
 
     /// The analysis of a section (cached; re-made when its text changed).
+    async fn section(&self, id: i64) -> Result<Option<Arc<SectionEntry>>> {
+        let Some((_, candidate)) = self.candidate_sections(&[id]).await?.pop() else { return Ok(None) };
+        let inner = self.inner.clone();
+        Ok(tokio::task::spawn_blocking(move || inner.ready(id, candidate)).await?)
+    }
+
+    /// The sections `ids` (stored ones only, in the order given): cached analyses as they
+    /// are, the others' texts read in one store call and left to analyse
+    /// ([`Inner::ready`]) on the blocking pool, with the verification that needs them.
     ///
     /// A cached analysis is checked once per epoch, against its work's `updated_at` from
     /// the epoch's listing ([`Matcher::work_versions`]): the text is read again only when
     /// the work changed.
-    async fn section(&self, id: i64) -> Result<Option<Arc<SectionEntry>>> {
+    async fn candidate_sections(&self, ids: &[i64]) -> Result<Vec<(i64, SectionSource)>> {
         let epoch = self.inner.epoch.load(Ordering::Relaxed);
-        let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
-        if let Some(entry) = hit.as_ref().filter(|e| e.checked.load(Ordering::Relaxed) >= epoch) {
-            return Ok(Some(entry.clone()));
+        let mut out: Vec<(i64, Option<SectionSource>)> = Vec::with_capacity(ids.len());
+        let mut stale: HashMap<i64, Arc<SectionEntry>> = HashMap::new();
+        let mut versions = None;
+        for &id in ids {
+            let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
+            if let Some(entry) = hit.as_ref().filter(|e| e.checked.load(Ordering::Relaxed) >= epoch) {
+                out.push((id, Some(SectionSource::Ready(entry.clone()))));
+                continue;
+            }
+            // Listed before the texts below are read, so never newer than those texts.
+            if versions.is_none() {
+                versions = Some(self.work_versions(epoch).await?);
+            }
+            let known = versions.as_ref().map(|v| v.as_ref());
+            if let Some(entry) = hit {
+                let version = known.and_then(|v| v.get(&entry.work_id)).copied();
+                if version.is_some_and(|v| v == entry.work_version.load(Ordering::Relaxed)) {
+                    entry.checked.fetch_max(epoch, Ordering::Relaxed);
+                    out.push((id, Some(SectionSource::Ready(entry))));
+                    continue;
+                }
+                stale.insert(id, entry);
+            }
+            out.push((id, None));
         }
-        // Listed before the text below is read, so never newer than that text.
-        let versions = self.work_versions(epoch).await?;
-        if let Some(entry) = &hit {
-            let version = versions.get(&entry.work_id).copied();
-            if version.is_some_and(|v| v == entry.work_version.load(Ordering::Relaxed)) {
-                entry.checked.fetch_max(epoch, Ordering::Relaxed);
-                return Ok(hit);
+        let unread: Vec<i64> = out.iter().filter(|(_, s)| s.is_none()).map(|(id, _)| *id).collect();
+        if !unread.is_empty() {
+            let mut read: HashMap<i64, zhiwen_store::Section> =
+                self.inner.stores.works.get_sections(&unread).await?.into_iter().map(|s| (s.id, s)).collect();
+            let versions = versions.unwrap_or_default();
+            for (id, slot) in out.iter_mut().filter(|(_, s)| s.is_none()) {
+                // A section no longer stored stays `None` and is left out below.
+                let Some(section) = read.remove(id) else { continue };
+                // A work registered after the listing has no version yet: checked again next epoch.
+                let version = versions.get(&section.work_id).copied().unwrap_or(i64::MIN);
+                let text_hash = hash_bytes(section.text.as_bytes());
+                *slot = Some(match stale.remove(id).filter(|e| e.text_hash == text_hash) {
+                    Some(entry) => {
+                        entry.work_version.store(version, Ordering::Relaxed);
+                        entry.checked.fetch_max(epoch, Ordering::Relaxed);
+                        SectionSource::Ready(entry)
+                    }
+                    None => SectionSource::Text { work_id: section.work_id, text: section.text, version },
+                });
             }
         }
-        let Some(section) = self.inner.stores.works.get_section(id).await? else {
-            return Ok(None);
-        };
-        // A work registered after the listing has no version yet: checked again next epoch.
-        let version = versions.get(&section.work_id).copied().unwrap_or(i64::MIN);
-        let text_hash = hash_bytes(section.text.as_bytes());
-        if let Some(entry) = hit.filter(|e| e.text_hash == text_hash) {
-            entry.work_version.store(version, Ordering::Relaxed);
-            entry.checked.fetch_max(epoch, Ordering::Relaxed);
-            return Ok(Some(entry));
-        }
-        let inner = self.inner.clone();
-        match tokio::task::spawn_blocking(move || {
-            inner.section_entry_from_text(id, section.work_id, &section.text, version, false)
-        })
-        .await?
-        {
-            Ok(entry) => Ok(Some(entry)),
-            Err(e) => {
-                tracing::warn!(section_id = id, error = %e, "section cannot be fingerprinted; skipped");
-                Ok(None)
-            }
-        }
+        Ok(out.into_iter().filter_map(|(id, s)| s.map(|s| (id, s))).collect())
     }
 
     /// Every work's `updated_at`, listed on the first use in an epoch (one listing of
@@ -706,7 +727,30 @@ impl FoundCopy {
     }
 }
 
+/// A candidate section: its cached analysis, or its text still to analyse.
+enum SectionSource {
+    Ready(Arc<SectionEntry>),
+    Text { work_id: i64, text: String, version: i64 },
+}
+
 impl Inner {
+    /// The analysis of a candidate section, made (streams only) and cached if it was not;
+    /// `None` for a text that cannot be fingerprinted (skipped, with a warning).
+    fn ready(&self, id: i64, source: SectionSource) -> Option<Arc<SectionEntry>> {
+        match source {
+            SectionSource::Ready(entry) => Some(entry),
+            SectionSource::Text { work_id, text, version } => {
+                match self.section_entry_from_text(id, work_id, &text, version, false) {
+                    Ok(entry) => Some(entry),
+                    Err(e) => {
+                        tracing::warn!(section_id = id, error = %e, "section cannot be fingerprinted; skipped");
+                        None
+                    }
+                }
+            }
+        }
+    }
+
     /// A section's cache entry: with the complete analysis, or (`complete == false`) with
     /// the streams only, completed when a candidate passes the pre-check.
     fn section_entry_from_text(

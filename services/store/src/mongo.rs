@@ -553,6 +553,20 @@ impl WorkStore for MongoStore {
         }
     }
 
+    async fn get_sections(&self, ids: &[i64]) -> StoreResult<Vec<Section>> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BATCH_READ) {
+            for d in collect(self.coll("sections").find(doc! {"_id": {"$in": chunk}}).await?).await? {
+                out.push(self.section_from(d).await?);
+            }
+        }
+        out.sort_unstable_by_key(|s| s.id);
+        Ok(out)
+    }
+
     async fn sections_of(&self, work_id: i64) -> StoreResult<Vec<Section>> {
         let docs = collect(
             self.coll("sections").find(doc! {"work_id": work_id}).sort(doc! {"work_id": 1, "ordinal": 1}).await?,

@@ -329,6 +329,25 @@ impl WorkStore for SqliteStore {
         .await
     }
 
+    async fn get_sections(&self, ids: &[i64]) -> StoreResult<Vec<Section>> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, work_id, ordinal, title, text_z, char_start, char_end FROM sections WHERE id = ?1",
+            )?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(row) = stmt.query_row(params![id], section_row).optional()? {
+                    out.push(finish_section(row)?);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     async fn sections_of(&self, work_id: i64) -> StoreResult<Vec<Section>> {
         self.read(move |c| {
             let mut stmt = c.prepare_cached(

@@ -28,6 +28,9 @@ pub trait WorkStore: Send + Sync {
     async fn list_works(&self, owner: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<WorkSummary>>;
     /// A section by id.
     async fn get_section(&self, id: i64) -> StoreResult<Option<Section>>;
+    /// Several sections by id, in one read: ascending by id, ids not stored left out
+    /// (the candidates of a page are read at once).
+    async fn get_sections(&self, ids: &[i64]) -> StoreResult<Vec<Section>>;
     /// All sections of a work, by ordinal.
     async fn sections_of(&self, work_id: i64) -> StoreResult<Vec<Section>>;
     /// Number of works.

@@ -30,6 +30,10 @@ pub async fn works_round_trip_and_idempotence(s: &Stores) {
     assert_eq!(sections[1].text, TEXT_B);
     assert_eq!(sections[1].char_start, TEXT_A.chars().count() as u64);
     assert_eq!(s.works.get_section(sections[0].id).await.unwrap().unwrap(), sections[0]);
+    // Several in one read: ascending, each once, unknown ids left out.
+    let ids = [sections[1].id, i64::MAX, sections[0].id, sections[1].id];
+    assert_eq!(s.works.get_sections(&ids).await.unwrap(), sections);
+    assert!(s.works.get_sections(&[]).await.unwrap().is_empty());
 
     // Re-importing the same work changes nothing and duplicates nothing.
     let again = s.works.upsert_work(&w).await.unwrap();
