@@ -295,6 +295,14 @@ pub(crate) fn validate_match(m: &NewMatch) -> Result<(String, u64), StoreError> 
     Ok((String::from_utf8_lossy(&json).into_owned(), hash_bytes(&json)))
 }
 
+/// `ids` ascending, each once (the order a batch read answers in).
+pub(crate) fn sorted_ids(ids: &[i64]) -> Vec<i64> {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 /// [`validate_match`] of every match of a batch, which names each `(section, page)`
 /// at most once.
 pub(crate) fn validate_matches(ms: &[NewMatch]) -> Result<Vec<(String, u64)>, StoreError> {

@@ -342,6 +342,24 @@ impl MongoStore {
     }
 }
 
+impl MongoStore {
+    /// The documents of `coll` with these ids (each once, ascending by id; ids not stored
+    /// left out), read with bounded `$in` lists: one round trip per chunk, not per id.
+    async fn find_by_ids(&self, coll: &str, ids: &[i64], projection: Option<Document>) -> StoreResult<Vec<Document>> {
+        let mut out = Vec::with_capacity(ids.len());
+        let collection = self.coll(coll);
+        for chunk in sorted_ids(ids).chunks(BATCH_READ) {
+            let mut find = collection.find(doc! {"_id": {"$in": chunk}});
+            if let Some(p) = &projection {
+                find = find.projection(p.clone());
+            }
+            out.extend(collect(find.await?).await?);
+        }
+        out.sort_by_cached_key(|d| num(d, "_id").unwrap_or(i64::MAX));
+        Ok(out)
+    }
+}
+
 /// What [`MongoStore::scan`] walks: a collection, the counter that bounds its ids, and
 /// the id field.
 struct Target {
@@ -554,16 +572,10 @@ impl WorkStore for MongoStore {
     }
 
     async fn get_sections(&self, ids: &[i64]) -> StoreResult<Vec<Section>> {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable();
-        ids.dedup();
         let mut out = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(BATCH_READ) {
-            for d in collect(self.coll("sections").find(doc! {"_id": {"$in": chunk}}).await?).await? {
-                out.push(self.section_from(d).await?);
-            }
+        for d in self.find_by_ids("sections", ids, None).await? {
+            out.push(self.section_from(d).await?);
         }
-        out.sort_unstable_by_key(|s| s.id);
         Ok(out)
     }
 
@@ -727,18 +739,10 @@ impl PageStore for MongoStore {
     }
 
     async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>> {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable();
-        ids.dedup();
         let mut out = Vec::with_capacity(ids.len());
-        // Bounded `$in` lists: one round trip per chunk instead of one per page.
-        for chunk in ids.chunks(BATCH_READ) {
-            let docs = collect(self.coll("pages").find(doc! {"_id": {"$in": chunk}}).await?).await?;
-            for d in docs {
-                out.push(self.page_from(d).await?);
-            }
+        for d in self.find_by_ids("pages", ids, None).await? {
+            out.push(self.page_from(d).await?);
         }
-        out.sort_unstable_by_key(|p| p.id);
         Ok(out)
     }
 
@@ -1040,28 +1044,19 @@ impl MatchStore for MongoStore {
         }
         // Reads first (works of the sections, sites of the pages, the matches already
         // stored), so a missing section or page writes nothing.
-        let ids = |f: fn(&NewMatch) -> i64| {
-            let mut ids: Vec<i64> = ms.iter().map(f).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            ids
-        };
-        let page_ids = ids(|m| m.page_id);
+        let section_ids: Vec<i64> = ms.iter().map(|m| m.section_id).collect();
         let mut work_of = HashMap::new();
-        for chunk in ids(|m| m.section_id).chunks(BATCH_READ) {
-            let filter = doc! {"_id": {"$in": chunk}};
-            for d in collect(self.coll("sections").find(filter).projection(doc! {"work_id": 1}).await?).await? {
-                work_of.insert(num(&d, "_id")?, num(&d, "work_id")?);
-            }
+        for d in self.find_by_ids("sections", &section_ids, Some(doc! {"work_id": 1})).await? {
+            work_of.insert(num(&d, "_id")?, num(&d, "work_id")?);
         }
+        let page_ids: Vec<i64> = ms.iter().map(|m| m.page_id).collect();
         let mut site_of = HashMap::new();
+        for d in self.find_by_ids("pages", &page_ids, Some(doc! {"site": 1})).await? {
+            site_of.insert(num(&d, "_id")?, string(&d, "site")?);
+        }
         let mut existing = HashMap::new();
         let coll = self.coll("matches");
-        for chunk in page_ids.chunks(BATCH_READ) {
-            let filter = doc! {"_id": {"$in": chunk}};
-            for d in collect(self.coll("pages").find(filter).projection(doc! {"site": 1}).await?).await? {
-                site_of.insert(num(&d, "_id")?, string(&d, "site")?);
-            }
+        for chunk in sorted_ids(&page_ids).chunks(BATCH_READ) {
             // Every match of these pages (the `page` index; a page has few).
             let proj =
                 doc! {"_id": 1, "section_id": 1, "page_id": 1, "comparison_hash": 1, "first_seen": 1, "last_seen": 1};

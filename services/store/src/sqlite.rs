@@ -72,6 +72,35 @@ impl SqliteStore {
         }
     }
 
+    /// The records of several ids in one read, ascending by id, each once, ids without
+    /// a row left out: `sql` reads one row by `?1`, `row` maps it, `finish` decodes it.
+    /// One prepared point read per id on one connection: as fast as an `IN` list here,
+    /// and no statement grows with the batch.
+    async fn read_each<R, T>(
+        &self,
+        ids: &[i64],
+        sql: String,
+        row: fn(&Row) -> rusqlite::Result<R>,
+        finish: fn(R) -> StoreResult<T>,
+    ) -> StoreResult<Vec<T>>
+    where
+        R: 'static,
+        T: Send + 'static,
+    {
+        let ids = sorted_ids(ids);
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(r) = stmt.query_row(params![id], row).optional()? {
+                    out.push(finish(r)?);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     async fn run<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
@@ -330,22 +359,8 @@ impl WorkStore for SqliteStore {
     }
 
     async fn get_sections(&self, ids: &[i64]) -> StoreResult<Vec<Section>> {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable();
-        ids.dedup();
-        self.read(move |c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT id, work_id, ordinal, title, text_z, char_start, char_end FROM sections WHERE id = ?1",
-            )?;
-            let mut out = Vec::with_capacity(ids.len());
-            for id in ids {
-                if let Some(row) = stmt.query_row(params![id], section_row).optional()? {
-                    out.push(finish_section(row)?);
-                }
-            }
-            Ok(out)
-        })
-        .await
+        let sql = "SELECT id, work_id, ordinal, title, text_z, char_start, char_end FROM sections WHERE id = ?1";
+        self.read_each(ids, sql.to_owned(), section_row, finish_section).await
     }
 
     async fn sections_of(&self, work_id: i64) -> StoreResult<Vec<Section>> {
@@ -495,22 +510,7 @@ impl PageStore for SqliteStore {
     }
 
     async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>> {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable();
-        ids.dedup();
-        self.read(move |c| {
-            // One prepared point read per id on one connection: as fast as an `IN` list
-            // here, and no statement grows with the batch.
-            let mut stmt = c.prepare_cached(&format!("SELECT {PAGE_COLS} FROM pages WHERE id = ?1"))?;
-            let mut out = Vec::with_capacity(ids.len());
-            for id in ids {
-                if let Some(row) = stmt.query_row(params![id], page_row).optional()? {
-                    out.push(finish_page(row)?);
-                }
-            }
-            Ok(out)
-        })
-        .await
+        self.read_each(ids, format!("SELECT {PAGE_COLS} FROM pages WHERE id = ?1"), page_row, finish_page).await
     }
 
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
