@@ -3,34 +3,43 @@
 //! characters, containment both ways, verdict) and the families that nominated it.
 //!
 //! `zhiwen eval --explain` prints it after the report, so a reader can see *why* a copy
-//! is missed (too short, below a threshold, never a candidate) or a page is accused
-//! (which passage it shares with the section).
+//! is missed (too short, below a threshold, never a candidate, or only text common to
+//! many sections of the catalogue) or a page is accused (which passage it shares with
+//! the section).
 
 use std::fmt::Write as _;
 
 use zhiwen_core::canon::InputFormat;
 use zhiwen_core::compare::{compare, Comparison, Thresholds};
-use zhiwen_core::{Fingerprinter, Params};
+use zhiwen_core::{Analysis, Fingerprinter, Params};
 
 use crate::dataset::{Dataset, Page, Section};
 use crate::{DetectorOutput, EvalError, Family};
 
-/// Markdown lists of the missed copies and the false detections of `output` on `dataset`.
+/// Decides a comparison again as the detector's catalogue rule does (section, page);
+/// `true` when the verdict changed. The core has no catalogue: the detector supplies it.
+pub type CatalogueRule<'a> = &'a dyn Fn(&mut Comparison, &Analysis, &Analysis) -> bool;
+
+/// Markdown lists of the missed copies and the false detections of `output` on `dataset`;
+/// each pair compared as the detector decides it, `catalogue` rule included.
 pub fn explain(
     dataset: &Dataset,
     output: &DetectorOutput,
     params: &Params,
     thresholds: &Thresholds,
+    catalogue: CatalogueRule<'_>,
 ) -> Result<String, EvalError> {
     let fp = Fingerprinter::new(params.clone()).map_err(|source| EvalError::Core { what: "params".into(), source })?;
-    let pair = |page: &Page, section: &Section| -> Result<Comparison, EvalError> {
+    let pair = |page: &Page, section: &Section| -> Result<(Comparison, bool), EvalError> {
         let a = fp
             .analyze_text(&section.text, InputFormat::Text)
             .map_err(|source| EvalError::Core { what: section.id.clone(), source })?;
         let b = fp
             .analyze_bytes(&page.bytes, InputFormat::Html, page.http_charset.as_deref())
             .map_err(|source| EvalError::Core { what: page.id.clone(), source })?;
-        Ok(compare(&a, &b, params, thresholds))
+        let mut c = compare(&a, &b, params, thresholds);
+        let discounted = catalogue(&mut c, &a, &b);
+        Ok((c, discounted))
     };
     let families = |page: &str, section: &str| -> String {
         let f: Vec<&str> = output
@@ -46,9 +55,11 @@ pub fn explain(
         }
     };
     let quote = |s: &str| -> String { s.chars().take(60).collect::<String>().replace(['\n', '\r'], " ") };
-    let describe = |c: &Comparison| {
+    let describe = |(c, discounted): &(Comparison, bool)| {
+        let rule =
+            if *discounted { " after the catalogue rule (most copied text is common to many sections)" } else { "" };
         format!(
-            "copied_chars {}, containment section->page {:.3} (words {:.3}, initials {:.3}, evidence {:.3}), page->section {:.3}, verdict {} (score {:.3})",
+            "copied_chars {}, containment section->page {:.3} (words {:.3}, initials {:.3}, evidence {:.3}), page->section {:.3}, verdict {}{rule} (score {:.3})",
             c.copied_chars,
             c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a),
             c.containment_ab,
@@ -99,7 +110,7 @@ pub fn explain(
             families(&page.id, &d.section_id),
             describe(&c)
         );
-        for e in &c.evidence {
+        for e in &c.0.evidence {
             let _ = writeln!(out, "  - {} chars: `{}`", e.chars, quote(&e.a_text));
         }
     }

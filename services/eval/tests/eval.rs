@@ -477,3 +477,43 @@ mod baseline {
         assert!(m.overall.evidence_coverage.is_some_and(|c| c > 0.9), "{:?}", m.overall);
     }
 }
+
+mod explain {
+    use super::*;
+    use std::cell::Cell;
+    use zhiwen_core::compare::{Comparison, Thresholds};
+    use zhiwen_core::{Analysis, Params};
+    use zhiwen_eval::{explain, DetectorOutput};
+
+    /// A copy the detector missed is explained as the detector decides it: with the
+    /// catalogue rule it was given, which is named when it changed the verdict.
+    #[test]
+    fn a_missed_copy_is_explained_with_the_detectors_catalogue_rule() {
+        let set = tiny();
+        let exact = set.pages.iter().find(|p| p.class == PageClass::Exact).expect("an exact copy");
+        let one = Dataset { pages: vec![exact.clone()], ..set.clone() };
+        let nothing_found = DetectorOutput::default();
+        let (params, thresholds) = (Params::default(), Thresholds::default());
+
+        let calls = Cell::new(0);
+        let keep = |_: &mut Comparison, a: &Analysis, b: &Analysis| {
+            calls.set(calls.get() + 1);
+            // Section first, page second: the page is the longer text.
+            assert!(a.chars.units.len() <= b.chars.units.len());
+            false
+        };
+        let text = explain(&one, &nothing_found, &params, &thresholds, &keep).expect("explain");
+        assert_eq!(calls.get(), 1);
+        assert!(text.contains(&exact.id) && text.contains("verdict"), "{text}");
+        assert!(!text.contains("catalogue rule"), "{text}");
+
+        let discount = |c: &mut Comparison, _: &Analysis, _: &Analysis| {
+            c.verdict.duplicate = false;
+            c.verdict.score = 0.0;
+            true
+        };
+        let text = explain(&one, &nothing_found, &params, &thresholds, &discount).expect("explain");
+        let line = text.lines().find(|l| l.contains(&exact.id)).expect("the missed copy");
+        assert!(line.contains("after the catalogue rule") && line.contains("(score 0.000)"), "{line}");
+    }
+}

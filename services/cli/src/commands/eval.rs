@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use zhiwen_core::canon::{self, InputFormat};
-use zhiwen_core::{Fingerprinter, IndexFamily, Params};
+use zhiwen_core::compare::Comparison;
+use zhiwen_core::{Analysis, Fingerprinter, IndexFamily, Params};
 use zhiwen_eval::dataset::{Page, Work};
 use zhiwen_eval::{evaluate, Detection, Detector, DetectorOutput, EvalError, EvalOptions, Family, FamilyHit};
 use zhiwen_index::{CandidateIndex, EmbeddedIndex, Namespace};
+use zhiwen_matcher::catalogue::CatalogueProfile;
 use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
 use zhiwen_matcher::{Matcher, MatcherConfig};
 use zhiwen_store::{MatchFilter, NewPage, NewSection, NewWork, PageSource, StoreConfig, Subject, Timestamp};
@@ -30,6 +32,8 @@ pub struct PipelineDetector {
     index: zhiwen_index::IndexConfig,
     direction: EvalDirection,
     dir: tempfile::TempDir,
+    /// The catalogue profile of the last run (for `--explain`).
+    catalogue: Option<Arc<CatalogueProfile>>,
 }
 
 impl PipelineDetector {
@@ -40,10 +44,12 @@ impl PipelineDetector {
             index: settings.index,
             direction,
             dir: tempfile::tempdir().context("cannot create a temporary directory")?,
+            catalogue: None,
         })
     }
 
-    async fn run(&self, works: &[Work], pages: &[Page]) -> Result<DetectorOutput> {
+    /// The detector's output and the catalogue profile its matcher decided with.
+    async fn run(&self, works: &[Work], pages: &[Page]) -> Result<(DetectorOutput, Arc<CatalogueProfile>)> {
         let data = self.dir.path().join("data");
         let stores = zhiwen_store::open(&StoreConfig::embedded(&data)).await?;
         let index: Arc<dyn CandidateIndex> = Arc::new(EmbeddedIndex::open(data.join("index.sqlite"), self.index)?);
@@ -154,7 +160,7 @@ impl PipelineDetector {
                 copied_chars,
             });
         }
-        Ok(out)
+        Ok((out, matcher.catalogue().await?))
     }
 
     /// Store the pages as served (bytes and the header's charset), with their text.
@@ -243,7 +249,10 @@ impl Detector for PipelineDetector {
             .enable_all()
             .build()
             .map_err(|e| EvalError::Detector(format!("runtime: {e}")))?;
-        rt.block_on(self.run(works, pages)).map_err(|e| EvalError::Detector(format!("{e:#}")))
+        let (output, catalogue) =
+            rt.block_on(self.run(works, pages)).map_err(|e| EvalError::Detector(format!("{e:#}")))?;
+        self.catalogue = Some(catalogue);
+        Ok(output)
     }
 }
 
@@ -267,7 +276,10 @@ pub fn run(data: &DataArgs, args: &EvalArgs) -> Result<()> {
     report.generation_secs = generation_secs;
     println!("{report}");
     if args.explain {
-        println!("{}", zhiwen_eval::explain(&dataset, &output, &settings.params, &settings.matcher.thresholds)?);
+        let profile = detector.catalogue.clone().unwrap_or_default();
+        let (k, t) = (settings.params.winnow.chars_k, &settings.matcher.thresholds);
+        let rule = |c: &mut Comparison, a: &Analysis, b: &Analysis| profile.discount(c, a, b, k, t);
+        println!("{}", zhiwen_eval::explain(&dataset, &output, &settings.params, t, &rule)?);
     }
     if let Some(path) = &args.out {
         write_json(path, &report)?;
