@@ -36,6 +36,9 @@ pub struct CatalogueProfile {
     pub kgrams: HashSet<u64>,
     /// Version of the catalogue it was measured on (see `Matcher`).
     pub(crate) version: u64,
+    /// Signature of the works (ids and `updated_at`) listed when it was measured: a work
+    /// deleted or changed by another process changes it.
+    pub(crate) works: u64,
 }
 
 impl CatalogueProfile {
@@ -60,7 +63,7 @@ impl CatalogueProfile {
         } else {
             HashSet::new()
         };
-        CatalogueProfile { sections: n, kgrams, version: 0 }
+        CatalogueProfile { sections: n, kgrams, version: 0, works: 0 }
     }
 
     /// For each character unit of `units`, whether it lies inside a catalogue-common

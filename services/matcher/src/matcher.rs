@@ -61,6 +61,9 @@ struct Inner {
     /// Bumped when sections changed: indexing a new or changed section, forgetting one,
     /// or a scale-out worker starting on another task (`remeasure_catalogue`).
     catalogue_version: AtomicU64,
+    /// The epoch in which the profile was last checked against the listing of the works
+    /// (what another process changed shows there).
+    catalogue_checked: AtomicU64,
     catalogue_build: tokio::sync::Mutex<()>,
 }
 
@@ -223,6 +226,7 @@ impl Matcher {
                 work_versions: tokio::sync::Mutex::new((u64::MAX, Arc::default())),
                 catalogue: Mutex::new(None),
                 catalogue_version: AtomicU64::new(0),
+                catalogue_checked: AtomicU64::new(u64::MAX),
                 catalogue_build: tokio::sync::Mutex::new(()),
             }),
         }

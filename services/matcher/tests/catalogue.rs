@@ -1,13 +1,15 @@
 //! Catalogue-common text through the matcher (embedded store and index): a page that
 //! shares with a registered chapter only text found in many registered sections (plus a
 //! line) leaves no match; a page quoting as many characters of that chapter's own text
-//! is matched; switching the rule off accuses the first page again.
+//! is matched; switching the rule off accuses the first page again; a chapter deleted by
+//! another process stops counting from the next task.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use zhiwen_core::{Fingerprinter, Params};
-use zhiwen_index::{EmbeddedIndex, IndexConfig};
+use zhiwen_index::{CandidateIndex, EmbeddedIndex, IndexConfig, Namespace};
+use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
 use zhiwen_matcher::{CatalogueConfig, Matcher, MatcherConfig};
 use zhiwen_store::{NewPage, NewSection, NewWork, PageSource, StoreConfig, Timestamp};
 
@@ -25,13 +27,25 @@ fn page(url: &str, text: String) -> NewPage {
     }
 }
 
-/// Matches recorded for (banner page, excerpt page) with this catalogue configuration.
-async fn run(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> (usize, usize) {
+/// Six chapters registered and indexed, two pages stored: one sharing with
+/// `novel-shuihu-044` only a line and the banner four of the chapters carry, one
+/// quoting as many characters of that chapter's own text.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    stores: zhiwen_store::Stores,
+    index: Arc<EmbeddedIndex>,
+    matcher: Matcher,
+    works: HashMap<&'static str, i64>,
+    banner_page: i64,
+    excerpt_page: i64,
+}
+
+async fn fixture(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path().join("store"))).await.expect("store");
     let index = Arc::new(EmbeddedIndex::open(dir.path().join("index.sqlite"), IndexConfig::default()).expect("index"));
     let fp = Fingerprinter::new(Params::default()).expect("fingerprinter");
-    let matcher = Matcher::new(stores.clone(), index, fp, MatcherConfig { catalogue, ..Default::default() });
+    let matcher = Matcher::new(stores.clone(), index.clone(), fp, MatcherConfig { catalogue, ..Default::default() });
     // Four chapters of four classics carry the same banner of the site they were taken
     // from; two do not.
     let ids = [
@@ -42,6 +56,7 @@ async fn run(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> (usize,
         "novel-shuihu-043",
         "novel-xiyouji-047",
     ];
+    let mut works = HashMap::new();
     for id in ids {
         let text = c[id].clone();
         let n = text.chars().count() as u64;
@@ -57,6 +72,7 @@ async fn run(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> (usize,
         };
         let w = stores.works.upsert_work(&w).await.expect("work");
         matcher.index_work(w.id).await.expect("index work");
+        works.insert(id, w.id);
     }
     let chapter: Vec<char> = c["novel-shuihu-044"].chars().collect();
     let filler: Vec<char> = c["novel-sanguo-001"].chars().collect();
@@ -76,10 +92,16 @@ async fn run(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> (usize,
     let wrap = |q: &str| {
         format!("{}\n{q}\n{}", filler[..300].iter().collect::<String>(), filler[300..560].iter().collect::<String>())
     };
-    let p1 = stores.pages.upsert_page(&page("http://a.example/1.html", wrap(&shared))).await.expect("page");
-    let p2 = stores.pages.upsert_page(&page("http://b.example/2.html", wrap(&quote))).await.expect("page");
-    let banner = matcher.match_page(p1.id).await.expect("match banner page").matches.len();
-    let excerpt = matcher.match_page(p2.id).await.expect("match excerpt page").matches.len();
+    let banner_page = stores.pages.upsert_page(&page("http://a.example/1.html", wrap(&shared))).await.expect("page").id;
+    let excerpt_page = stores.pages.upsert_page(&page("http://b.example/2.html", wrap(&quote))).await.expect("page").id;
+    Fixture { _dir: dir, stores, index, matcher, works, banner_page, excerpt_page }
+}
+
+/// Matches recorded for (banner page, excerpt page) with this catalogue configuration.
+async fn run(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> (usize, usize) {
+    let f = fixture(c, catalogue).await;
+    let banner = f.matcher.match_page(f.banner_page).await.expect("match banner page").matches.len();
+    let excerpt = f.matcher.match_page(f.excerpt_page).await.expect("match excerpt page").matches.len();
     (banner, excerpt)
 }
 
@@ -96,4 +118,33 @@ async fn catalogue_common_text_does_not_accuse_a_page_a_real_excerpt_of_that_len
     assert_eq!(run(&c, CatalogueConfig::default()).await, (0, 1), "default: the banner page leaves no match");
     let off = CatalogueConfig { enabled: false, ..Default::default() };
     assert_eq!(run(&c, off).await, (1, 1), "without the rule the shared banner accuses the page");
+}
+
+/// Another process deletes two of the four chapters carrying the banner (as `DELETE
+/// /api/v1/works/{id}` does: store and index). The banner is then in fewer chapters than
+/// the rule's minimum, so from the next task it is the chapter's own text again, and the
+/// page sharing it and a line with that chapter is matched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_work_deleted_by_another_process_leaves_the_common_text_from_the_next_task() {
+    let Some(c) = classics() else {
+        eprintln!("skipping: shared corpus not found");
+        return;
+    };
+    let f = fixture(&c, CatalogueConfig::default()).await;
+    let task = || async {
+        run_match_task(&f.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress).await.expect("task")
+    };
+    let shuihu = f.stores.works.sections_of(f.works["novel-shuihu-044"]).await.expect("sections")[0].id;
+    let banner_match = || async { f.stores.matches.find_match(shuihu, f.banner_page).await.expect("find match") };
+    task().await;
+    assert!(banner_match().await.is_none(), "the banner common to four chapters accused the page");
+
+    for id in ["novel-xiyouji-048", "novel-sanguo-069"] {
+        let deleted = f.stores.queries.delete_work(f.works[id]).await.expect("delete").expect("the work existed");
+        for section in deleted.section_ids {
+            f.index.remove(Namespace::Sections, section as u64).await.expect("index remove");
+        }
+    }
+    task().await;
+    assert!(banner_match().await.is_some(), "the banner left in two chapters still counted as common text");
 }

@@ -1,9 +1,14 @@
 //! The catalogue-common text of the registered sections ([`CatalogueProfile`]), measured
 //! from the stored section fingerprints on first use and again whenever sections may
-//! have changed (a work indexed in this process, a section forgotten, a new task).
+//! have changed: a work indexed or a section forgotten in this process, or (checked once
+//! per task) a listing of the works that differs from the one it was measured with, as
+//! when another process deleted a work.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+use zhiwen_core::hash::hash_u64s;
 
 use zhiwen_store::SubjectKind;
 
@@ -19,21 +24,35 @@ impl Matcher {
     /// profile is older than the last change of the sections).
     pub async fn catalogue(&self) -> Result<Arc<CatalogueProfile>> {
         let inner = &self.inner;
+        let epoch = inner.epoch.load(Ordering::Relaxed);
         let cached = || {
             let version = inner.catalogue_version.load(Ordering::Relaxed);
             inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()).as_ref().filter(|p| p.version == version).cloned()
         };
-        if let Some(p) = cached() {
-            return Ok(p);
+        if inner.catalogue_checked.load(Ordering::Acquire) == epoch {
+            if let Some(p) = cached() {
+                return Ok(p);
+            }
         }
         let _building = inner.catalogue_build.lock().await;
+        // Once per epoch (a task): the works as listed now against those the profile was
+        // measured with. Works indexed here bump the version themselves; a work deleted
+        // or changed elsewhere only shows here.
+        let works = works_signature(&*self.work_versions(epoch).await?);
+        if inner.catalogue_checked.load(Ordering::Acquire) != epoch {
+            let measured = inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|p| p.works);
+            if measured.is_some_and(|w| w != works) {
+                inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
+            }
+            inner.catalogue_checked.store(epoch, Ordering::Release);
+        }
         if let Some(p) = cached() {
             return Ok(p);
         }
         let version = inner.catalogue_version.load(Ordering::Relaxed);
         let config = inner.config.catalogue.clone();
         if !config.enabled {
-            let p = Arc::new(CatalogueProfile { version, ..Default::default() });
+            let p = Arc::new(CatalogueProfile { version, works, ..Default::default() });
             *inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(p.clone());
             return Ok(p);
         }
@@ -51,10 +70,16 @@ impl Matcher {
         let mut profile =
             tokio::task::spawn_blocking(move || CatalogueProfile::measure(keys.iter().map(|k| k.as_slice()), &config))
                 .await?;
-        profile.version = version;
+        (profile.version, profile.works) = (version, works);
         tracing::debug!(sections = profile.sections, kgrams = profile.kgrams.len(), "catalogue-common text measured");
         let profile = Arc::new(profile);
         *inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(profile.clone());
         Ok(profile)
     }
+}
+
+/// An order-independent signature of the works' ids and `updated_at`.
+fn works_signature(versions: &HashMap<i64, i64>) -> u64 {
+    let each = versions.iter().map(|(&id, &at)| hash_u64s(&[id as u64, at as u64], 0));
+    each.fold(versions.len() as u64, u64::wrapping_add)
 }
