@@ -375,14 +375,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.index_pages = !std::env::args().any(|a| a == "--no-page-index");
     config.concurrency = arg("--concurrency", config.concurrency);
     config.batch_size = arg("--batch-size", config.batch_size);
+    config.page_index_sampling = arg("--page-index-sampling", config.page_index_sampling as usize) as u64;
     let repeat = arg("--repeat", 3).max(1);
     println!(
-        "catalogue {catalogue}, store {}, index {} (query key budget {}), min_winnow_hits {}, page index {}, concurrency {}, batch {}, {repeat} timed runs",
+        "catalogue {catalogue}, store {}, index {} (query key budget {}), min_winnow_hits {}, page index {} (1 in {} winnowed keys), concurrency {}, batch {}, {repeat} timed runs",
         stores.backend,
         index.backend(),
         index_config.query_key_budget,
         config.min_winnow_hits,
         config.index_pages,
+        config.page_sampling_modulus(),
         config.concurrency,
         config.batch_size
     );
