@@ -576,9 +576,15 @@ impl Matcher {
 
     /// The analysis of a section (cached; re-made when its text changed).
     async fn section(&self, id: i64) -> Result<Option<Arc<SectionEntry>>> {
-        let Some((_, candidate)) = self.candidate_sections(&[id]).await?.pop() else { return Ok(None) };
-        let inner = self.inner.clone();
-        Ok(tokio::task::spawn_blocking(move || inner.ready(id, candidate)).await?)
+        match self.candidate_sections(&[id]).await?.pop() {
+            None => Ok(None),
+            // A cache hit needs no trip to the blocking pool; only an analysis does.
+            Some((_, SectionSource::Ready(entry))) => Ok(Some(entry)),
+            Some((_, text)) => {
+                let inner = self.inner.clone();
+                Ok(tokio::task::spawn_blocking(move || inner.ready(id, text)).await?)
+            }
+        }
     }
 
     /// The sections `ids` (stored ones only, in the order given): cached analyses as they
