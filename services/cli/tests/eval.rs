@@ -1,6 +1,6 @@
 //! `zhiwen eval` in both directions: a work registered after its copies were crawled
 //! is matched against the stored pages (whose winnowed keys the page namespace keeps
-//! only 1 in 4 of, by default) and must find what the daily task finds.
+//! only 1 in 8 of, by default) and must find what the daily task finds.
 
 mod common;
 

@@ -4,10 +4,11 @@
 //! The JSON form of [`Comparison`] is the stable contract of `zhiwen compare --json`
 //! (documented in `docs/compare-json.md`): fields are only ever added.
 
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
 use crate::dna;
-use crate::fingerprinter::Analysis;
+use crate::fingerprinter::{Analysis, CharStream};
 use crate::minhash;
 use crate::params::Params;
 use crate::shingle::SetMeasures;
@@ -163,6 +164,14 @@ pub struct Comparison {
     /// Content characters (letters, digits, Han) inside evidence passages, counted on
     /// both sides and the smaller count kept (a passage one side repeats counts once).
     pub copied_chars: usize,
+    /// [`Comparison::copied_chars`] with text that repeats inside the passages counted
+    /// once (a character counts when the run of `winnow.chars_k` characters ending at it
+    /// is new), on both sides, the smaller count kept. A slogan both texts repeat ten
+    /// times is one slogan of evidence: this, not `copied_chars`, is what the excerpt
+    /// rule weighs. Natural text hardly repeats a run of 8 characters, so for a real
+    /// copy the two counts are close.
+    #[serde(default)]
+    pub distinct_copied_chars: usize,
     /// The decision.
     pub verdict: Verdict,
     /// Copied passages, in order of A.
@@ -207,7 +216,11 @@ pub fn compare_with(
     // the one occurrence of the other side: only characters present on both sides are
     // copied, so the smaller count is.
     let copied = covered_a.min(covered_b);
-    let copied_share = ratio(copied, a.chars.units.len()).max(ratio(copied, b.chars.units.len()));
+    let window = params.winnow.chars_k.max(1);
+    let distinct_a = distinct_covered_units(&a.chars, passages.iter().map(|p| (p.a_start, p.a_end)), window);
+    let distinct_b = distinct_covered_units(&b.chars, passages.iter().map(|p| (p.b_start, p.b_end)), window);
+    let distinct = distinct_a.min(distinct_b).min(copied);
+    let distinct_share = ratio(distinct, a.chars.units.len()).max(ratio(distinct, b.chars.units.len()));
     let evidence = passages
         .iter()
         .map(|p| {
@@ -250,10 +263,11 @@ pub fn compare_with(
         evidence_coverage_a: coverage_a,
         evidence_coverage_b: coverage_b,
         copied_chars: copied,
+        distinct_copied_chars: distinct,
         verdict: Verdict { duplicate: false, kind: VerdictKind::Unrelated, score: 0.0 },
         evidence,
     };
-    let excerpt = Excerpt { chars: copied, share: copied_share };
+    let excerpt = Excerpt { chars: distinct, share: distinct_share };
     comparison.verdict = decide(&comparison, fa.content_hash == fb.content_hash, copied, excerpt, thresholds);
     comparison
 }
@@ -267,12 +281,12 @@ pub fn compare_with(
 /// passage that occurs in many registered sections (a slogan, a programme's fixed
 /// prefix, a list of names a novel repeats) is shared with every one of them. Verdicts
 /// by containment (most of one text inside the other) and identical texts stay as they
-/// are; `excerpt_chars` larger than the copied characters changes nothing.
+/// are; `excerpt_chars` larger than [`Comparison::distinct_copied_chars`] changes nothing.
 pub fn decide_excerpt(c: &Comparison, excerpt_chars: usize, a_chars: usize, b_chars: usize, t: &Thresholds) -> Verdict {
     if c.verdict.kind == VerdictKind::Identical {
         return c.verdict;
     }
-    let chars = excerpt_chars.min(c.copied_chars);
+    let chars = excerpt_chars.min(c.distinct_copied_chars);
     let excerpt = Excerpt { chars, share: ratio(chars, a_chars).max(ratio(chars, b_chars)) };
     decide(c, false, c.copied_chars, excerpt, t)
 }
@@ -320,6 +334,31 @@ fn covered_units(positions: &[u32], ranges: impl Iterator<Item = (u32, u32)>) ->
         }
     }
     total
+}
+
+/// Content characters inside `ranges` (half-open canonical ranges) with repeated text
+/// counted once: a character counts when the run of up to `window` characters ending at
+/// it, inside its range, was not counted before. A run is at most `window` code points,
+/// compared exactly (a hash collision cannot hide a character).
+fn distinct_covered_units(chars: &CharStream, ranges: impl Iterator<Item = (u32, u32)>, window: usize) -> usize {
+    let mut r: Vec<(u32, u32)> = ranges.collect();
+    r.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(r.len());
+    for (s, e) in r {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    let mut seen: FxHashSet<&[u32]> = FxHashSet::default();
+    for (s, e) in merged {
+        let lo = chars.positions.partition_point(|&p| p < s);
+        let hi = chars.positions.partition_point(|&p| p < e);
+        for i in lo..hi {
+            seen.insert(&chars.units[lo.max((i + 1).saturating_sub(window))..=i]);
+        }
+    }
+    seen.len()
 }
 
 /// The winnowed fingerprints of a document (both streams) by hash: the B side of

@@ -85,6 +85,37 @@ fn a_passage_repeated_on_one_side_counts_once() {
     assert!(c.copied_chars <= 60, "{}", c.copied_chars);
 }
 
+#[test]
+fn a_passage_both_sides_repeat_is_one_passage_of_evidence() {
+    let ch = chapter();
+    let other: Vec<char> = {
+        let (x, y) = unrelated();
+        format!("{x}{y}").chars().collect()
+    };
+    let slogan = slice(&ch, 300, 30);
+    // A 470-character story that repeats a 30-character slogan five times between its own
+    // sentences, and a page of other text that repeats it as often: over 100 characters
+    // "copied", a quarter of the story (an excerpt by count), but one slogan of evidence.
+    let story_text = slice(&ch, 1200, 320);
+    let story_parts: Vec<String> =
+        story_text.chars().collect::<Vec<_>>().chunks(54).map(|c| c.iter().collect()).collect();
+    let story = story_parts.join(&format!("\n{slogan}\n"));
+    let page_parts: Vec<String> = other[..1200].chunks(200).map(|c| c.iter().collect()).collect();
+    let page = page_parts.join(&format!("\n{slogan}\n"));
+    let c = cmp(&story, &page, &Thresholds::default());
+    let t = Thresholds::default();
+    assert!(c.copied_chars >= t.min_excerpt_chars, "the repeats are found on both sides: {}", c.copied_chars);
+    assert!(c.distinct_copied_chars <= 45, "one slogan of distinct text: {}", c.distinct_copied_chars);
+    assert!(!c.verdict.duplicate, "{:?}", c.verdict);
+
+    // The same story copied once into the page is still an excerpt of it: its own text
+    // does not repeat, so nearly every copied character is distinct.
+    let page = format!("{}\n{}\n{}", page_parts[0], story, page_parts[1]);
+    let c = cmp(&story, &page, &Thresholds::default());
+    assert!(c.verdict.duplicate, "{:?}", c.verdict);
+    assert!(c.distinct_copied_chars * 10 >= c.copied_chars * 6, "{} of {}", c.distinct_copied_chars, c.copied_chars);
+}
+
 /// A caller that knows part of the copied text is common to many texts (`decide_excerpt`)
 /// can take an excerpt back, never a verdict by containment or identity.
 #[test]

@@ -59,8 +59,9 @@ pub fn explain(
         let rule =
             if *discounted { " after the catalogue rule (most copied text is common to many sections)" } else { "" };
         format!(
-            "copied_chars {}, containment section->page {:.3} (words {:.3}, initials {:.3}, evidence {:.3}), page->section {:.3}, verdict {}{rule} (score {:.3})",
+            "copied_chars {} ({} distinct), containment section->page {:.3} (words {:.3}, initials {:.3}, evidence {:.3}), page->section {:.3}, verdict {}{rule} (score {:.3})",
             c.copied_chars,
+            c.distinct_copied_chars,
             c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a),
             c.containment_ab,
             c.winnow_containment_ab,
