@@ -645,21 +645,15 @@ impl Matcher {
         Ok(out.into_iter().filter_map(|(id, s)| s.map(|s| (id, s))).collect())
     }
 
-    /// Every work's `updated_at`, listed on the first use in an epoch (one listing of
+    /// Every work's `updated_at`, read on the first use in an epoch (one query for all
     /// the works instead of one read of every cached section per task).
     async fn work_versions(&self, epoch: u64) -> Result<Arc<HashMap<i64, i64>>> {
         let mut slot = self.inner.work_versions.lock().await;
         if slot.0 == epoch {
             return Ok(slot.1.clone());
         }
-        let mut versions = HashMap::new();
-        let mut after = 0;
-        loop {
-            let works = self.inner.stores.works.list_works(None, after, 10_000).await?;
-            let Some(last) = works.last() else { break };
-            after = last.id;
-            versions.extend(works.iter().map(|w| (w.id, w.updated_at.0)));
-        }
+        let versions: HashMap<i64, i64> =
+            self.inner.stores.works.work_versions().await?.into_iter().map(|(id, at)| (id, at.0)).collect();
         *slot = (epoch, Arc::new(versions));
         Ok(slot.1.clone())
     }

@@ -564,6 +564,19 @@ impl WorkStore for MongoStore {
             .collect()
     }
 
+    async fn work_versions(&self) -> StoreResult<Vec<(i64, Timestamp)>> {
+        let works = self.coll("works");
+        let find = works.find(doc! {}).projection(doc! {"_id": 1, "updated_at": 1}).batch_size(10_000);
+        let mut out = collect(find.await?)
+            .await?
+            .iter()
+            .map(|d| Ok((num(d, "_id")?, time(d, "updated_at")?)))
+            .collect::<StoreResult<Vec<_>>>()?;
+        // Sorted here: a sort on the server would need an index or a sort stage.
+        out.sort_unstable_by_key(|&(id, _)| id);
+        Ok(out)
+    }
+
     async fn get_section(&self, id: i64) -> StoreResult<Option<Section>> {
         match self.coll("sections").find_one(doc! {"_id": id}).await? {
             Some(d) => Ok(Some(self.section_from(d).await?)),

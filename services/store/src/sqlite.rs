@@ -344,6 +344,15 @@ impl WorkStore for SqliteStore {
         .await
     }
 
+    async fn work_versions(&self) -> StoreResult<Vec<(i64, Timestamp)>> {
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached("SELECT id, updated_at FROM works ORDER BY id")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, ts(r, 1)?)))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
     async fn get_section(&self, id: i64) -> StoreResult<Option<Section>> {
         self.read(move |c| {
             let row = c

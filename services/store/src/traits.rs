@@ -26,6 +26,11 @@ pub trait WorkStore: Send + Sync {
     async fn find_work(&self, owner: &str, external_id: &str) -> StoreResult<Option<Work>>;
     /// Works with id greater than `after_id`, ascending, at most `limit`.
     async fn list_works(&self, owner: Option<&str>, after_id: i64, limit: u32) -> StoreResult<Vec<WorkSummary>>;
+    /// Every work's `(id, updated_at)`, ascending by id, read in one pass: what a matcher
+    /// checks its cached sections against once per task. One query, however many works
+    /// (paging with `list_works` costs one query per page, and on a server without an
+    /// `_id` index every page is a scan of the collection).
+    async fn work_versions(&self) -> StoreResult<Vec<(i64, Timestamp)>>;
     /// A section by id.
     async fn get_section(&self, id: i64) -> StoreResult<Option<Section>>;
     /// Several sections by id, in one read: ascending by id, ids not stored left out

@@ -1,8 +1,8 @@
 //! Matching pages in batches: the pages of a batch are fingerprinted concurrently (one
-//! blocking thread per page, `concurrency` at a time, so every core works), their
-//! fingerprints are written to the store and the page index in one write each, the
-//! pages are then looked up and verified concurrently, and the copies found on all of
-//! them are recorded in one store call.
+//! blocking thread per page, `concurrency` at a time, so every core works); their
+//! fingerprints are written to the store and the page index in one write each while the
+//! pages are looked up and verified concurrently, and the copies found on all of them
+//! are recorded in one store call once both writes succeeded.
 //!
 //! Every write is idempotent (fingerprints are put by subject, index entries by
 //! document, matches upserted by (section, page)), so a batch repeated after a crash
@@ -83,22 +83,32 @@ impl Matcher {
             return Err(e);
         }
         let prepared = prepared.pages;
+        // The page's own fingerprints and page-namespace keys serve the reverse direction
+        // only, so they are written while the batch is looked up and verified: the store,
+        // the index and the cores work at the same time. Nothing is recorded before both
+        // writes succeeded, and a batch repeated after a crash writes the same again.
+        let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::new();
+        let mut keys = Vec::new();
         if self.inner.config.index_pages {
-            let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::with_capacity(prepared.len());
-            let mut keys = Vec::with_capacity(prepared.len());
             for p in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
                 keys.push((p.page_id as u64, self.inner.config.page_index_keys(&p.full.fingerprints)));
                 fingerprints.push((Subject::page(p.page_id), p.full.fingerprints.clone()));
             }
+        }
+        let write_fingerprints = async {
             if !fingerprints.is_empty() {
                 self.inner.stores.fingerprints.put_fingerprints_many(&fingerprints).await?;
+            }
+            Ok::<_, MatcherError>(())
+        };
+        let index_pages = async {
+            if !keys.is_empty() {
                 self.inner.index.add_batch(Namespace::Pages, &keys).await?;
             }
-        }
-        // Pages are looked up and verified concurrently; the copies of the whole batch
-        // are recorded in one store call.
+            Ok::<_, MatcherError>(())
+        };
         let me = self.clone();
-        let verified: Vec<(i64, Result<Verified>)> = futures::stream::iter(prepared.into_iter().map(move |(id, r)| {
+        let verify = futures::stream::iter(prepared.into_iter().map(move |(id, r)| {
             let m = me.clone();
             async move {
                 match r {
@@ -108,8 +118,10 @@ impl Matcher {
             }
         }))
         .buffered(concurrency)
-        .collect()
-        .await;
+        .collect::<Vec<(i64, Result<Verified>)>>();
+        let (written, indexed, verified) = tokio::join!(write_fingerprints, index_pages, verify);
+        written?;
+        indexed?;
         let mut copies = Vec::new();
         let mut outcomes = Vec::with_capacity(verified.len());
         for (id, r) in verified {

@@ -87,6 +87,18 @@ pub async fn works_round_trip_and_idempotence(s: &Stores) {
     let renmin = s.works.list_works(Some("renmin"), 0, 10).await.unwrap();
     assert_eq!(renmin.iter().map(|w| w.external_id.as_str()).collect::<Vec<_>>(), vec!["sg-001", "sg-002"]);
     assert!(is_invalid(&s.works.list_works(None, 0, 0).await.unwrap_err()));
+
+    // Every work's version in one read, as the listing has them, and a change moves it.
+    let everything = s.works.list_works(None, 0, 100).await.unwrap();
+    let versions = s.works.work_versions().await.unwrap();
+    assert_eq!(versions, everything.iter().map(|w| (w.id, w.updated_at)).collect::<Vec<_>>());
+    let mut w = changed.clone();
+    w.title = "丁".into();
+    s.works.upsert_work(&w).await.unwrap();
+    let after = s.works.work_versions().await.unwrap();
+    let moved: Vec<i64> =
+        versions.iter().zip(&after).filter(|(before, now)| before.1 != now.1).map(|(_, now)| now.0).collect();
+    assert_eq!(moved, vec![first.id], "only the changed work has a new version");
 }
 
 pub async fn works_bad_input_writes_nothing(s: &Stores) {
