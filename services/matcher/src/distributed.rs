@@ -243,29 +243,28 @@ impl Worker {
         let _: i64 = self.redis.sadd(self.active_key(), &key).await.map_err(stream_err("SADD"))?;
         let s = self.matcher.stores().clone();
         let mut progress = task.progress;
-        // Works in scope first (indexed here once, so every worker sees them).
-        while !cp.works_done {
-            let works = s.works.list_works(None, cp.last_work_id, 50).await?;
-            let Some(last) = works.last() else {
-                cp.works_done = true;
-                break;
-            };
-            for w in &works {
-                let changed = match params.since {
-                    None => true,
-                    Some(since) => w.updated_at >= since,
-                };
-                if changed {
-                    self.matcher.index_work(w.id).await?;
-                    if params.since.is_some() {
-                        let out = self.matcher.match_work(w.id).await?;
-                        crate::task::notify(&self.webhook, &self.matcher, &out.matches).await;
+        // Works in scope first (indexed here once, so every worker sees them), against the
+        // works as they are now (a new epoch: its one read of every work's version).
+        self.matcher.revalidate_sections();
+        if !cp.works_done {
+            for chunk in crate::task::works_after(&self.matcher, cp.last_work_id)
+                .await?
+                .chunks(crate::task::WORKS_PER_CHECKPOINT)
+            {
+                for &(work_id, updated_at) in chunk {
+                    if params.since.is_none_or(|since| updated_at >= since) {
+                        self.matcher.index_work(work_id).await?;
+                        if params.since.is_some() {
+                            let out = self.matcher.match_work(work_id).await?;
+                            crate::task::notify(&self.webhook, &self.matcher, &out.matches).await;
+                        }
                     }
+                    progress.done += 1;
                 }
-                progress.done += 1;
+                cp.last_work_id = chunk.last().map_or(cp.last_work_id, |w| w.0);
+                save(&self.matcher, task.id, progress, &cp).await?;
             }
-            cp.last_work_id = last.id;
-            save(&self.matcher, task.id, progress, &cp).await?;
+            cp.works_done = true;
         }
         let scope = PageScope::read(&s, params.since).await?;
         let batch = self.matcher.config().batch_size.max(1) as u32;

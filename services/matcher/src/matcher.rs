@@ -645,6 +645,12 @@ impl Matcher {
         Ok(out.into_iter().filter_map(|(id, s)| s.map(|s| (id, s))).collect())
     }
 
+    /// Every work's `updated_at` (milliseconds) as the current epoch sees it: read once
+    /// per epoch (a task), shared by the task's works loop and the section cache.
+    pub(crate) async fn epoch_work_versions(&self) -> Result<Arc<HashMap<i64, i64>>> {
+        self.work_versions(self.inner.epoch.load(Ordering::Relaxed)).await
+    }
+
     /// Every work's `updated_at`, read on the first use in an epoch (one query for all
     /// the works instead of one read of every cached section per task).
     async fn work_versions(&self, epoch: u64) -> Result<Arc<HashMap<i64, i64>>> {

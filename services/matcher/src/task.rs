@@ -28,6 +28,21 @@ pub const TASK_KIND: &str = "match";
 /// were matched in this process. For crash tests of the real binary only.
 pub const ABORT_ENV: &str = "ZHIWEN_MATCH_ABORT_AFTER_PAGES";
 
+/// Works handled between two checkpoints of a task.
+pub(crate) const WORKS_PER_CHECKPOINT: usize = 50;
+
+/// The works a task goes through after `after_id`, ascending by id, with their
+/// `updated_at`: from the task's one read of every work's version (shared with the
+/// section cache's check), not listed page by page. A work registered after that read
+/// has a later `updated_at` than the task's start, so the next task takes it.
+pub(crate) async fn works_after(matcher: &Matcher, after_id: i64) -> Result<Vec<(i64, Timestamp)>> {
+    let versions = matcher.epoch_work_versions().await?;
+    let mut works: Vec<(i64, Timestamp)> =
+        versions.iter().filter(|&(&id, _)| id > after_id).map(|(&id, &at)| (id, Timestamp(at))).collect();
+    works.sort_unstable_by_key(|w| w.0);
+    Ok(works)
+}
+
 /// Which pages a task matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "scope", content = "since")]
@@ -403,7 +418,7 @@ async fn execute_inner(
     let pages_in_scope = PageScope::read(s, params.since).await?;
 
     // Totals for the progress bar: works and pages in scope.
-    let total_works = s.works.count_works().await?;
+    let total_works = matcher.epoch_work_versions().await?.len() as u64;
     let mut progress = task.progress;
     progress.total = total_works + pages_in_scope.total(s).await?;
     let mut report =
@@ -412,33 +427,27 @@ async fn execute_inner(
 
     // Works changed in scope: index them; match them against stored pages (reverse
     // direction) unless every page is matched below anyway.
-    while !cp.works_done {
-        let works = s.works.list_works(None, cp.last_work_id, 50).await?;
-        let Some(last) = works.last() else {
-            cp.works_done = true;
-            break;
-        };
-        for w in &works {
-            check_stop(control, task.id, pages_this_run)?;
-            let changed = match params.since {
-                None => true,
-                Some(since) => w.updated_at >= since,
-            };
-            if changed {
-                matcher.index_work(w.id).await?;
-                if params.since.is_some() {
-                    let out = matcher.match_work(w.id).await?;
-                    summary.count(&out.matches);
-                    notify(&webhook, matcher, &out.matches).await;
+    if !cp.works_done {
+        for chunk in works_after(matcher, cp.last_work_id).await?.chunks(WORKS_PER_CHECKPOINT) {
+            for &(work_id, updated_at) in chunk {
+                check_stop(control, task.id, pages_this_run)?;
+                if params.since.is_none_or(|since| updated_at >= since) {
+                    matcher.index_work(work_id).await?;
+                    if params.since.is_some() {
+                        let out = matcher.match_work(work_id).await?;
+                        summary.count(&out.matches);
+                        notify(&webhook, matcher, &out.matches).await;
+                    }
+                    summary.works += 1;
                 }
-                summary.works += 1;
+                progress.done += 1;
+                report.done = progress.done;
+                sink.update(&report);
             }
-            progress.done += 1;
-            report.done = progress.done;
-            sink.update(&report);
+            cp.last_work_id = chunk.last().map_or(cp.last_work_id, |w| w.0);
+            save(matcher, task.id, progress, &cp).await?;
         }
-        cp.last_work_id = last.id;
-        save(matcher, task.id, progress, &cp).await?;
+        cp.works_done = true;
     }
 
     // Pages in scope, ascending id, one checkpoint per batch. The next batch is listed
