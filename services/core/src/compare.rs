@@ -336,20 +336,25 @@ fn covered_units(positions: &[u32], ranges: impl Iterator<Item = (u32, u32)>) ->
     total
 }
 
+/// Half-open ranges sorted, with overlapping and touching ones merged.
+pub fn merge_ranges<T: Ord + Copy>(mut ranges: Vec<(T, T)>) -> Vec<(T, T)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(T, T)> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
 /// Content characters inside `ranges` (half-open canonical ranges) with repeated text
 /// counted once: a character counts when the run of up to `window` characters ending at
 /// it, inside its range, was not counted before. A run is at most `window` code points,
 /// compared exactly (a hash collision cannot hide a character).
 fn distinct_covered_units(chars: &CharStream, ranges: impl Iterator<Item = (u32, u32)>, window: usize) -> usize {
-    let mut r: Vec<(u32, u32)> = ranges.collect();
-    r.sort_unstable();
-    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(r.len());
-    for (s, e) in r {
-        match merged.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => merged.push((s, e)),
-        }
-    }
+    let merged = merge_ranges(ranges.collect());
     let mut seen: FxHashSet<&[u32]> = FxHashSet::default();
     for (s, e) in merged {
         let lo = chars.positions.partition_point(|&p| p < s);

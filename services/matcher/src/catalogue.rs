@@ -87,7 +87,7 @@ impl CatalogueProfile {
     pub fn distinctive_chars(&self, c: &Comparison, a: &Analysis, b: &Analysis, k: usize) -> usize {
         let side = |x: &Analysis, ranges: Vec<(usize, usize)>| -> usize {
             let marked = self.common_units(&x.chars.units, k);
-            let ranges = merge(ranges);
+            let ranges = zhiwen_core::compare::merge_ranges(ranges);
             x.chars
                 .positions
                 .iter()
@@ -115,19 +115,6 @@ impl CatalogueProfile {
         c.verdict = verdict;
         changed
     }
-}
-
-/// Sorted, merged half-open ranges.
-fn merge(mut r: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
-    r.sort_unstable();
-    let mut out: Vec<(usize, usize)> = Vec::with_capacity(r.len());
-    for (s, e) in r {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
 }
 
 /// Is `x` inside one of the sorted, merged half-open `ranges`?
