@@ -252,13 +252,7 @@ impl Worker {
                 .chunks(crate::task::WORKS_PER_CHECKPOINT)
             {
                 for &(work_id, updated_at) in chunk {
-                    if params.since.is_none_or(|since| updated_at >= since) {
-                        self.matcher.index_work(work_id).await?;
-                        if params.since.is_some() {
-                            let out = self.matcher.match_work(work_id).await?;
-                            crate::task::notify(&self.webhook, &self.matcher, &out.matches).await;
-                        }
-                    }
+                    crate::task::handle_work(&self.matcher, &self.webhook, params.since, work_id, updated_at).await?;
                     progress.done += 1;
                 }
                 cp.last_work_id = chunk.last().map_or(cp.last_work_id, |w| w.0);

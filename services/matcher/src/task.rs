@@ -43,6 +43,29 @@ pub(crate) async fn works_after(matcher: &Matcher, after_id: i64) -> Result<Vec<
     Ok(works)
 }
 
+/// One work of a task's scope: when it changed in scope (every work without `since`),
+/// index it and, in a task scoped by `since`, match it against the stored pages
+/// (reverse direction) and notify; the matches recorded (none without `since`), or
+/// `None` when the work did not change.
+pub(crate) async fn handle_work(
+    matcher: &Matcher,
+    webhook: &Option<Webhook>,
+    since: Option<Timestamp>,
+    work_id: i64,
+    updated_at: Timestamp,
+) -> Result<Option<Vec<MatchRecord>>> {
+    if since.is_some_and(|since| updated_at < since) {
+        return Ok(None);
+    }
+    matcher.index_work(work_id).await?;
+    if since.is_none() {
+        return Ok(Some(Vec::new()));
+    }
+    let out = matcher.match_work(work_id).await?;
+    notify(webhook, matcher, &out.matches).await;
+    Ok(Some(out.matches))
+}
+
 /// Which pages a task matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "scope", content = "since")]
@@ -431,13 +454,8 @@ async fn execute_inner(
         for chunk in works_after(matcher, cp.last_work_id).await?.chunks(WORKS_PER_CHECKPOINT) {
             for &(work_id, updated_at) in chunk {
                 check_stop(control, task.id, pages_this_run)?;
-                if params.since.is_none_or(|since| updated_at >= since) {
-                    matcher.index_work(work_id).await?;
-                    if params.since.is_some() {
-                        let out = matcher.match_work(work_id).await?;
-                        summary.count(&out.matches);
-                        notify(&webhook, matcher, &out.matches).await;
-                    }
+                if let Some(matches) = handle_work(matcher, &webhook, params.since, work_id, updated_at).await? {
+                    summary.count(&matches);
                     summary.works += 1;
                 }
                 progress.done += 1;
