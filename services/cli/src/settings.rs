@@ -106,6 +106,7 @@ struct FileIndex {
     redis_url: Option<String>,
     redis_prefix: Option<String>,
     redis_cluster: Option<bool>,
+    redis_section_filter_mb: Option<u32>,
     big_bucket_cap: Option<usize>,
     query_key_budget: Option<usize>,
 }
@@ -163,6 +164,7 @@ impl Settings {
             redis.prefix = prefix;
         }
         redis.cluster = file.index.redis_cluster.unwrap_or(false);
+        redis.section_filter_mb = file.index.redis_section_filter_mb.unwrap_or(redis.section_filter_mb);
         redis.index = index;
         let params = file.params.unwrap_or_default();
         params.validate().context("invalid [params] in the settings file")?;
@@ -229,13 +231,14 @@ mod tests {
         let file = dir.path().join("zhiwen.toml");
         std::fs::write(
             &file,
-            "[store]\nbackend = \"mongodb\"\nmongo_database = \"fromfile\"\n[index]\nredis_prefix = \"filepfx\"\n",
+            "[store]\nbackend = \"mongodb\"\nmongo_database = \"fromfile\"\n[index]\nredis_prefix = \"filepfx\"\nredis_section_filter_mb = 64\n",
         )
         .expect("write");
         let args = DataArgs { config: Some(file.clone()), ..DataArgs::default() };
         let s = Settings::resolve(&args).expect("resolves");
         assert_eq!(s.store, StoreConfig::mongo("mongodb://127.0.0.1:27017", "fromfile"));
         assert_eq!(s.redis.prefix, "filepfx");
+        assert_eq!(s.redis.section_filter_mb, 64);
         let args = DataArgs {
             config: Some(file),
             store: Some(StoreBackend::Embedded),

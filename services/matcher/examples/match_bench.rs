@@ -359,11 +359,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         query_key_budget: arg("--query-key-budget", IndexConfig::default().query_key_budget),
         ..IndexConfig::default()
     };
+    // Redis only: MB of the section filter (0: none).
+    let section_filter_mb = arg("--section-filter-mb", 0) as u32;
     let index: Arc<dyn CandidateIndex> = match arg_str("--redis") {
         Some(url) => Arc::new(
             RedisIndex::connect(RedisConfig {
                 prefix: format!("zwbench{run}"),
                 index: index_config,
+                section_filter_mb,
                 ..RedisConfig::with_url(url)
             })
             .await?,
@@ -378,7 +381,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.page_index_sampling = arg("--page-index-sampling", config.page_index_sampling as usize) as u64;
     let repeat = arg("--repeat", 3).max(1);
     println!(
-        "catalogue {catalogue}, store {}, index {} (query key budget {}), min_winnow_hits {}, page index {} (1 in {} winnowed keys), concurrency {}, batch {}, {repeat} timed runs",
+        "catalogue {catalogue}, store {}, index {} (query key budget {}, section filter {section_filter_mb} MB), min_winnow_hits {}, page index {} (1 in {} winnowed keys), concurrency {}, batch {}, {repeat} timed runs",
         stores.backend,
         index.backend(),
         index_config.query_key_budget,

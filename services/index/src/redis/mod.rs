@@ -14,6 +14,7 @@
 //! | `{prefix}:c:{ns}` | string | stored (key, doc) entries (statistics) |
 //! | `{prefix}:big:{ns}` | set | fields whose posting list became a big bucket |
 //! | `{prefix}:marker` | string | present while the index holds its data (loss detection) |
+//! | `{prefix}:f:s:{fN}`, `{prefix}:fz:s`, `{prefix}:fv:s` | strings | the section filter: 64 bitmap shards, its size, its version ([`filter`]) |
 //!
 //! A key is mixed to 64 bits; its top [`RedisConfig::bucket_bits`] bits choose the
 //! bucket and the top [`RedisConfig::group_bits`] of those the *slot group*, written
@@ -57,11 +58,12 @@
 //! [`crate::IndexConfig::big_bucket_cap`] documents, the list is replaced by `BIG`,
 //! the field is added to the `big` set, and lookups report it instead of expanding it.
 
+mod filter;
 mod scripts;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
@@ -70,6 +72,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisError, Script, Value};
 use zhiwen_core::IndexKey;
 
+use self::filter::Geometry;
 use crate::embedded::{pack_keys, unpack_key, unpack_keys};
 use crate::lookup::Accumulator;
 use crate::{
@@ -80,6 +83,9 @@ use crate::{
 /// Entries (triples) per script call: bounds the argument list and the time one
 /// script blocks the server.
 const SCRIPT_ENTRIES: usize = 512;
+
+/// Bits set by one `BITFIELD` command (bounds its argument list).
+const FILTER_BITS_PER_COMMAND: usize = 4_096;
 
 /// Commands per lookup pipeline (at least): a sampled 10 KB page (~700 keys) is sent
 /// as one pipeline, not split into `pipeline_commands`-sized pieces that would each
@@ -110,6 +116,14 @@ pub struct RedisConfig {
     pub concurrency: usize,
     /// Connect and response timeout.
     pub timeout: Duration,
+    /// Size in MB of the section filter (0: none), a Bloom filter of the sections
+    /// namespace's keys that each process reads whole so that lookups skip the posting
+    /// lists that cannot exist (see [`filter`]). Give it about 12 bits per stored key
+    /// (`postings` in `zhiwen index stats`): 100k sections hold ~60M keys, 90 MB. The
+    /// size is fixed when the namespace is cleared (or first written), so turning it on
+    /// for an existing index takes `zhiwen reindex`; a process with 0 still keeps an
+    /// existing filter up to date when it writes, but does not read it.
+    pub section_filter_mb: u32,
     /// Settings shared with the other implementations.
     pub index: IndexConfig,
 }
@@ -125,6 +139,7 @@ impl Default for RedisConfig {
             pipeline_commands: 512,
             concurrency: 4,
             timeout: Duration::from_secs(5),
+            section_filter_mb: 0,
             index: IndexConfig::default(),
         }
     }
@@ -151,6 +166,9 @@ impl RedisConfig {
         if self.pipeline_commands == 0 || self.concurrency == 0 {
             return bad("pipeline_commands and concurrency must be positive".into());
         }
+        if self.section_filter_mb > filter::MAX_MB {
+            return bad(format!("section_filter_mb is at most {}, got {}", filter::MAX_MB, self.section_filter_mb));
+        }
         if self.index.big_bucket_cap < 2 {
             return bad(format!("big_bucket_cap must be at least 2, got {}", self.index.big_bucket_cap));
         }
@@ -174,6 +192,7 @@ pub struct RedisIndex {
     add_script: LuaScript,
     remove_script: LuaScript,
     group_prefixes: Arc<[Vec<u8>]>,
+    filter: Arc<filter::Reader>,
 }
 
 /// A script with its source (to load it again after a server restart).
@@ -223,6 +242,11 @@ fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)
+}
+
+/// A key's 64-bit hash: its top bits choose the bucket, the section filter mixes it again.
+fn key_hash(key: &IndexKey) -> u64 {
+    mix(key.value ^ (u64::from(key.family.code()) << 56).rotate_left(7))
 }
 
 fn field(key: &IndexKey) -> [u8; 9] {
@@ -283,6 +307,7 @@ impl RedisIndex {
             conn,
             add_script: LuaScript::new(scripts::ADD),
             remove_script: LuaScript::new(scripts::REMOVE),
+            filter: Arc::default(),
             config,
         };
         let pong: String = index.query_one(redis::cmd("PING")).await.map_err(unavailable)?;
@@ -290,6 +315,9 @@ impl RedisIndex {
             return Err(IndexError::Corrupt(format!("PING to {shown_url} answered {pong:?}")));
         }
         index.arm_marker(false).await?;
+        if let Some(geometry) = filter::Geometry::from_mb(index.config.section_filter_mb) {
+            index.create_filter_if_empty(geometry).await?;
+        }
         Ok(index)
     }
 
@@ -324,7 +352,7 @@ impl RedisIndex {
     }
 
     fn place(&self, key: &IndexKey) -> Place {
-        let h = mix(key.value ^ (u64::from(key.family.code()) << 56).rotate_left(7));
+        let h = key_hash(key);
         let bucket = (h >> (64 - u32::from(self.config.bucket_bits))) as u32;
         let group = bucket >> (self.config.bucket_bits - self.config.group_bits);
         Place { group, bucket }
@@ -569,6 +597,222 @@ impl RedisIndex {
         Ok(out)
     }
 
+    fn filter_size_key(&self) -> Vec<u8> {
+        self.key(&[b"fz", Namespace::Sections.as_str().as_bytes()])
+    }
+
+    fn filter_version_key(&self) -> Vec<u8> {
+        self.key(&[b"fv", Namespace::Sections.as_str().as_bytes()])
+    }
+
+    fn filter_shard_key(&self, shard: u32) -> Vec<u8> {
+        self.key(&[b"f", Namespace::Sections.as_str().as_bytes(), format!("{{f{shard:x}}}").as_bytes()])
+    }
+
+    /// Give an empty sections namespace a filter of `geometry`. A namespace that holds
+    /// keys keeps what it has: a filter made now would not hold them.
+    async fn create_filter_if_empty(&self, geometry: Geometry) -> Result<()> {
+        let mut get = redis::cmd("GET");
+        get.arg(self.counter_key(Namespace::Sections));
+        let stored: Value = self.query_one(get).await.map_err(self.err("create section filter"))?;
+        if int(&stored)? != 0 {
+            return Ok(());
+        }
+        let mut set = redis::cmd("SET");
+        set.arg(self.filter_size_key()).arg(geometry.bits).arg("NX");
+        let _: Value = self.query_one(set).await.map_err(self.err("create section filter"))?;
+        Ok(())
+    }
+
+    /// After the sections namespace was emptied: a version no snapshot has (the clock, so
+    /// that it also differs from versions counted before a server lost its data), and
+    /// this process's filter size, or none.
+    async fn reset_filter(&self) -> Result<()> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as i64 & i64::MAX);
+        let mut version = redis::cmd("SET");
+        version.arg(self.filter_version_key()).arg(now);
+        let size = match Geometry::from_mb(self.config.section_filter_mb) {
+            Some(geometry) => {
+                let mut cmd = redis::cmd("SET");
+                cmd.arg(self.filter_size_key()).arg(geometry.bits);
+                cmd
+            }
+            None => {
+                let mut cmd = redis::cmd("UNLINK");
+                cmd.arg(self.filter_size_key());
+                cmd
+            }
+        };
+        self.run("reset section filter", vec![version, size]).await?;
+        Ok(())
+    }
+
+    /// Check the marker before a write; for the sections namespace also read the size
+    /// of its filter, which every writer keeps up to date whatever its own configuration.
+    async fn begin_write(&self, ns: Namespace, op: &'static str) -> Result<Option<Geometry>> {
+        if ns != Namespace::Sections {
+            self.ensure_marker(op).await?;
+            return Ok(None);
+        }
+        let mut size = redis::cmd("GET");
+        size.arg(self.filter_size_key());
+        let values = self.run(op, vec![self.marker_cmd(), size]).await?;
+        self.check_marker(values.first().unwrap_or(&Value::Nil))?;
+        stored_geometry(values.get(1))
+    }
+
+    /// Set the filter bits of `keys`, then bump the filter's version; both before the
+    /// keys' postings are written (the order [`filter`] relies on).
+    async fn add_to_filter<'k>(&self, geometry: Geometry, keys: impl Iterator<Item = &'k IndexKey>) -> Result<()> {
+        let mut by_shard: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+        for key in keys {
+            for (shard, bit) in geometry.probes(key_hash(key)) {
+                by_shard.entry(shard).or_default().push(bit);
+            }
+        }
+        let mut cmds = Vec::new();
+        for (shard, mut bits) in by_shard {
+            bits.sort_unstable();
+            bits.dedup();
+            for chunk in bits.chunks(FILTER_BITS_PER_COMMAND) {
+                let mut cmd = redis::cmd("BITFIELD");
+                cmd.arg(self.filter_shard_key(shard));
+                for bit in chunk {
+                    cmd.arg("SET").arg("u1").arg(*bit).arg(1);
+                }
+                cmds.push(cmd);
+            }
+        }
+        self.run("set section filter bits", cmds).await?;
+        let mut bump = redis::cmd("INCR");
+        bump.arg(self.filter_version_key());
+        self.run("bump section filter version", vec![bump]).await?;
+        Ok(())
+    }
+
+    /// The section filter a lookup uses: the current snapshot when it is fresh, else a
+    /// new one, loaded by one lookup at a time and at most once per
+    /// [`filter::REFRESH_INTERVAL`]. `None` (read every key) when this process reads no
+    /// filter, the index has none, or another lookup is loading it.
+    async fn filter_snapshot(&self) -> Result<Option<Arc<filter::Snapshot>>> {
+        if self.config.section_filter_mb == 0 {
+            return Ok(None);
+        }
+        if let Some(snapshot) = self.filter.fresh() {
+            return Ok(Some(snapshot));
+        }
+        let Ok(mut last_load) = self.filter.loading.try_lock() else { return Ok(None) };
+        if let Some(snapshot) = self.filter.fresh() {
+            return Ok(Some(snapshot));
+        }
+        if last_load.is_some_and(|t| t.elapsed() < filter::REFRESH_INTERVAL) {
+            return Ok(None);
+        }
+        *last_load = Some(Instant::now());
+        let snapshot = self.load_filter().await?;
+        self.filter.replace(snapshot.clone());
+        Ok(snapshot)
+    }
+
+    async fn load_filter(&self) -> Result<Option<Arc<filter::Snapshot>>> {
+        let mut version = redis::cmd("GET");
+        version.arg(self.filter_version_key());
+        let mut size = redis::cmd("GET");
+        size.arg(self.filter_size_key());
+        // The version before the bits: the bits read next hold every write it counts.
+        let head = self.run("load section filter", vec![version, size]).await?;
+        let version = head.first().map(int).transpose()?.unwrap_or(0);
+        let Some(geometry) = stored_geometry(head.get(1))? else {
+            if !self.filter.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                tracing::warn!(
+                    url = %self.shown_url,
+                    prefix = %self.config.prefix,
+                    "section_filter_mb is set but the index was built without a section filter: \
+                     lookups read every key until `zhiwen reindex` rebuilds it with one"
+                );
+            }
+            return Ok(None);
+        };
+        let cmds = (0..filter::SHARDS)
+            .map(|shard| {
+                let mut get = redis::cmd("GET");
+                get.arg(self.filter_shard_key(shard));
+                get
+            })
+            .collect();
+        let shards = self
+            .run("load section filter", cmds)
+            .await?
+            .into_iter()
+            .map(|v| match v {
+                Value::Nil => Ok(Vec::new()),
+                Value::BulkString(bytes) => Ok(bytes),
+                other => Err(IndexError::Corrupt(format!("section filter shard: {other:?}"))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let snapshot = filter::Snapshot::new(version, geometry, shards);
+        let fill = snapshot.fill();
+        if fill > 0.5 {
+            tracing::warn!(
+                fill,
+                "the section filter is more than half full, so lookups skip few keys: \
+                 raise section_filter_mb and run `zhiwen reindex`"
+            );
+        }
+        tracing::debug!(version, fill, "section filter loaded");
+        Ok(Some(Arc::new(snapshot)))
+    }
+
+    /// Read the postings of `placed` (sorted by place) into `acc`, one `HMGET` per
+    /// bucket, in pipelines that start with the `head` commands; returns their replies.
+    async fn read_postings(
+        &self,
+        ns: Namespace,
+        head: Vec<Cmd>,
+        placed: &[(Place, IndexKey)],
+        acc: &mut Accumulator,
+    ) -> Result<Vec<Value>> {
+        let mut cmds = head;
+        let head_len = cmds.len();
+        let mut spans = Vec::with_capacity(placed.len());
+        for same in placed.chunk_by(|a, b| a.0 == b.0) {
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(self.bucket_key(ns, same[0].0));
+            for (_, k) in same {
+                cmd.arg(&field(k)[..]);
+            }
+            cmds.push(cmd);
+            spans.push(same);
+        }
+        // A sampled 10 KB page is one pipeline: one write, one reply, one round trip.
+        let per_pipe = self.config.pipeline_commands.max(LOOKUP_PIPELINE_COMMANDS);
+        let mut values = self.run_with("lookup", cmds, per_pipe).await?;
+        let postings = values.split_off(head_len.min(values.len()));
+        for (same, value) in spans.into_iter().zip(postings) {
+            let Value::Array(items) = value else {
+                return Err(IndexError::Corrupt(format!("HMGET answered {value:?}")));
+            };
+            if items.len() != same.len() {
+                return Err(IndexError::Corrupt(format!("HMGET of {} fields answered {}", same.len(), items.len())));
+            }
+            for (&(_, key), item) in same.iter().zip(items) {
+                match item {
+                    Value::Nil => {}
+                    Value::BulkString(b) if b == b"BIG" => acc.big(key),
+                    Value::BulkString(b) if b.len() % 8 == 0 => {
+                        for chunk in b.chunks_exact(8) {
+                            let mut id = [0u8; 8];
+                            id.copy_from_slice(chunk);
+                            acc.hit(u64::from_be_bytes(id), key.family);
+                        }
+                    }
+                    other => return Err(IndexError::Corrupt(format!("posting of {key:?}: {other:?}"))),
+                }
+            }
+        }
+        Ok(values)
+    }
+
     /// Record statistics and big buckets, and check the marker after a write.
     async fn finish_write(&self, ns: Namespace, delta: i64, big: Vec<Vec<u8>>) -> Result<()> {
         let mut cmds = vec![self.marker_cmd()];
@@ -605,6 +849,13 @@ fn used_memory(v: &Value) -> u64 {
     }
 }
 
+/// The filter size stored in Redis (`None`: no filter).
+fn stored_geometry(v: Option<&Value>) -> Result<Option<Geometry>> {
+    let Some(v) = v else { return Ok(None) };
+    let bits = int(v)?;
+    Ok(u64::try_from(bits).ok().and_then(Geometry::from_bits))
+}
+
 fn int(v: &Value) -> Result<i64> {
     match v {
         Value::Int(n) => Ok(*n),
@@ -627,7 +878,7 @@ impl CandidateIndex for RedisIndex {
         if docs.is_empty() {
             return Ok(());
         }
-        self.ensure_marker("add").await?;
+        let filter = self.begin_write(ns, "add").await?;
         let docs = last_wins(docs);
         let ids: Vec<DocId> = docs.iter().map(|d| d.0).collect();
         let old = self.old_keys(ns, &ids).await?;
@@ -650,6 +901,9 @@ impl CandidateIndex for RedisIndex {
             for k in keys {
                 fresh.push(Entry { place: self.place(k), field: field(k), doc: Some(*doc), tag: 0 });
             }
+        }
+        if let Some(geometry) = filter {
+            self.add_to_filter(geometry, docs.iter().flat_map(|(_, keys)| keys.iter())).await?;
         }
         let mut delta = 0i64;
         if !stale.is_empty() {
@@ -720,43 +974,26 @@ impl CandidateIndex for RedisIndex {
         // dispatch. Keys sorted by bucket so that keys sharing a bucket share a command.
         let mut placed: Vec<(Place, IndexKey)> = keys.iter().map(|k| (self.place(k), *k)).collect();
         placed.sort_unstable();
-        let mut cmds = Vec::with_capacity(placed.len() + 1);
-        cmds.push(self.marker_cmd());
-        let mut spans = Vec::with_capacity(placed.len());
-        for same in placed.chunk_by(|a, b| a.0 == b.0) {
-            let mut cmd = redis::cmd("HMGET");
-            cmd.arg(self.bucket_key(ns, same[0].0));
-            for (_, k) in same {
-                cmd.arg(&field(k)[..]);
-            }
-            cmds.push(cmd);
-            spans.push(same);
+        let snapshot = if ns == Namespace::Sections { self.filter_snapshot().await? } else { None };
+        let (read, skipped): (Vec<_>, Vec<_>) = match &snapshot {
+            Some(filter) => placed.into_iter().partition(|(_, k)| filter.may_contain(key_hash(k))),
+            None => (placed, Vec::new()),
+        };
+        let mut head = vec![self.marker_cmd()];
+        if snapshot.is_some() {
+            let mut version = redis::cmd("GET");
+            version.arg(self.filter_version_key());
+            head.push(version);
         }
-        // A sampled 10 KB page is one pipeline: one write, one reply, one round trip.
-        let per_pipe = self.config.pipeline_commands.max(LOOKUP_PIPELINE_COMMANDS);
-        let mut values = self.run_with("lookup", cmds, per_pipe).await?.into_iter();
-        self.check_marker(&values.next().unwrap_or(Value::Nil))?;
-        let mut acc = Accumulator::with_capacity(placed.len());
-        for (same, value) in spans.into_iter().zip(values) {
-            let Value::Array(items) = value else {
-                return Err(IndexError::Corrupt(format!("HMGET answered {value:?}")));
-            };
-            if items.len() != same.len() {
-                return Err(IndexError::Corrupt(format!("HMGET of {} fields answered {}", same.len(), items.len())));
-            }
-            for (&(_, key), item) in same.iter().zip(items) {
-                match item {
-                    Value::Nil => {}
-                    Value::BulkString(b) if b == b"BIG" => acc.big(key),
-                    Value::BulkString(b) if b.len() % 8 == 0 => {
-                        for chunk in b.chunks_exact(8) {
-                            let mut id = [0u8; 8];
-                            id.copy_from_slice(chunk);
-                            acc.hit(u64::from_be_bytes(id), key.family);
-                        }
-                    }
-                    other => return Err(IndexError::Corrupt(format!("posting of {key:?}: {other:?}"))),
-                }
+        let mut acc = Accumulator::with_capacity(read.len() + skipped.len());
+        let head = self.read_postings(ns, head, &read, &mut acc).await?;
+        self.check_marker(head.first().unwrap_or(&Value::Nil))?;
+        if let Some(filter) = &snapshot {
+            // Another version: a write finished since the snapshot, and the keys it
+            // skipped may now have postings.
+            if head.get(1).map(int).transpose()?.unwrap_or(0) != filter.version {
+                filter.mark_stale();
+                self.read_postings(ns, Vec::new(), &skipped, &mut acc).await?;
             }
         }
         Ok(acc.finish_sampled(keys.len(), limit, modulus))
@@ -819,7 +1056,17 @@ impl CandidateIndex for RedisIndex {
             cmd.arg(key);
             cmds.push(cmd);
         }
+        if ns == Namespace::Sections {
+            for shard in 0..filter::SHARDS {
+                let mut cmd = redis::cmd("UNLINK");
+                cmd.arg(self.filter_shard_key(shard));
+                cmds.push(cmd);
+            }
+        }
         self.run("clear", cmds).await?;
+        if ns == Namespace::Sections {
+            self.reset_filter().await?;
+        }
         self.arm_marker(true).await
     }
 

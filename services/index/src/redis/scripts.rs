@@ -6,9 +6,31 @@
 //! 3-byte marker `BIG` once the list reached the cap (a length that is not a multiple
 //! of 8, so the two can never be confused).
 
+/// `slot_of(v, d)`: where the 8-byte id `d` starts in the posting `v` (a multiple of 8
+/// bytes), or nil. A plain `string.find` scans in C; taking the 8-byte substrings one by
+/// one would allocate a Lua string per id, up to `big_bucket_cap` (2,000) of them for a
+/// posting shared by many pages (site boilerplate).
+macro_rules! slot_of {
+    () => {
+        r#"
+local function slot_of(v, d)
+  local s = 1
+  while true do
+    local p = string.find(v, d, s, true)
+    if not p then return nil end
+    if p % 8 == 1 then return p end
+    s = p + 1
+  end
+end
+"#
+    };
+}
+
 /// Add `(key index, field, doc)` triples. ARGV[1] = cap. Returns
 /// `{net change in stored entries, fields that became big...}`.
-pub(crate) const ADD: &str = r#"
+pub(crate) const ADD: &str = concat!(
+    slot_of!(),
+    r#"
 local cap = tonumber(ARGV[1])
 local delta = 0
 local out = {0}
@@ -23,11 +45,7 @@ while i <= #ARGV do
     redis.call('HSET', k, f, d)
     delta = delta + 1
   elseif v ~= 'BIG' then
-    local found = false
-    for j = 1, #v, 8 do
-      if string.sub(v, j, j + 7) == d then found = true; break end
-    end
-    if not found then
+    if not slot_of(v, d) then
       local n = #v / 8
       if n + 1 >= cap then
         redis.call('HSET', k, f, 'BIG')
@@ -42,11 +60,14 @@ while i <= #ARGV do
 end
 out[1] = delta
 return out
-"#;
+"#
+);
 
 /// Remove `(key index, field, doc)` triples. Returns the number of entries removed.
 /// Big buckets stay big (they are recomputed by a rebuild).
-pub(crate) const REMOVE: &str = r#"
+pub(crate) const REMOVE: &str = concat!(
+    slot_of!(),
+    r#"
 local removed = 0
 local i = 1
 while i <= #ARGV do
@@ -56,15 +77,14 @@ while i <= #ARGV do
   i = i + 3
   local v = redis.call('HGET', k, f)
   if v and v ~= 'BIG' then
-    for j = 1, #v, 8 do
-      if string.sub(v, j, j + 7) == d then
-        local rest = string.sub(v, 1, j - 1) .. string.sub(v, j + 8)
-        if #rest == 0 then redis.call('HDEL', k, f) else redis.call('HSET', k, f, rest) end
-        removed = removed + 1
-        break
-      end
+    local j = slot_of(v, d)
+    if j then
+      local rest = string.sub(v, 1, j - 1) .. string.sub(v, j + 8)
+      if #rest == 0 then redis.call('HDEL', k, f) else redis.call('HSET', k, f, rest) end
+      removed = removed + 1
     end
   end
 end
 return removed
-"#;
+"#
+);

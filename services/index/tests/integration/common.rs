@@ -45,6 +45,22 @@ pub async fn redis_cluster(config: IndexConfig) -> Option<Harness> {
     redis_with(config, RedisOptions { cluster: true, persistent: false }).await
 }
 
+/// Redis with a (small) section filter, standalone or cluster.
+async fn redis_filtered_with(config: IndexConfig, options: RedisOptions) -> Option<Harness> {
+    let server = RedisServer::start_with(options)?;
+    let config = RedisConfig { section_filter_mb: 1, ..redis_config(&server, config, options.cluster) };
+    let index = RedisIndex::connect(config).await.expect("connect to redis");
+    Some(Harness { index: Arc::new(index), server: Some(server), _guard: None })
+}
+
+pub async fn redis_filtered(config: IndexConfig) -> Option<Harness> {
+    redis_filtered_with(config, RedisOptions::default()).await
+}
+
+pub async fn redis_cluster_filtered(config: IndexConfig) -> Option<Harness> {
+    redis_filtered_with(config, RedisOptions { cluster: true, persistent: false }).await
+}
+
 pub fn k(family: IndexFamily, value: u64) -> IndexKey {
     IndexKey { family, value }
 }

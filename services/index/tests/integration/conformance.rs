@@ -44,6 +44,8 @@ macro_rules! conformance_suite {
 conformance_suite!(embedded, crate::common::embedded);
 conformance_suite!(redis_standalone, crate::common::redis);
 conformance_suite!(redis_cluster, crate::common::redis_cluster);
+conformance_suite!(redis_filtered, crate::common::redis_filtered);
+conformance_suite!(redis_cluster_filtered, crate::common::redis_cluster_filtered);
 
 const S: Namespace = Namespace::Sections;
 const P: Namespace = Namespace::Pages;

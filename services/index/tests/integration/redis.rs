@@ -94,3 +94,74 @@ async fn layout_is_compact() {
     let keys: i64 = server.command(&["DBSIZE"]).unwrap().parse().unwrap();
     assert!(keys < 5_000, "{keys} keys for 200,000 entries");
 }
+
+/// `HMGET` commands the server ran since its statistics were last reset.
+fn hmget_calls(server: &RedisServer) -> u64 {
+    let stats = server.command(&["INFO", "commandstats"]).unwrap();
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_hmget:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// The section filter: a lookup reads only the posting lists that may exist, and still
+/// finds what another process wrote after the filter was read, whatever that process's
+/// own setting; a clear by a process without the filter turns it off, one with it builds
+/// it again.
+#[tokio::test]
+async fn the_section_filter_skips_empty_reads_and_misses_no_write() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    const S: Namespace = Namespace::Sections;
+    let with_filter =
+        |mb| RedisConfig { section_filter_mb: mb, ..redis_config(&server, IndexConfig::default(), false) };
+    let reader = RedisIndex::connect(with_filter(1)).await.unwrap();
+    let writer = RedisIndex::connect(with_filter(0)).await.unwrap();
+    let docs = |r: zhiwen_index::LookupResult| r.candidates.iter().map(|c| c.doc).collect::<Vec<_>>();
+    let stored: Vec<_> = (0..200u64).map(|d| (d, synthetic_keys(d + 1, 50))).collect();
+    reader.add_batch(S, &stored).await.unwrap();
+    assert_eq!(docs(reader.lookup(S, &stored[7].1, 1).await.unwrap()), [7]);
+
+    // Keys nobody stored: the filter answers, Redis reads (almost) nothing.
+    let absent = synthetic_keys(10_001, 300);
+    server.command(&["CONFIG", "RESETSTAT"]).unwrap();
+    let r = reader.lookup(S, &absent, 5).await.unwrap();
+    assert!(r.candidates.is_empty());
+    assert_eq!(r.keys_queried, 300);
+    let reads = hmget_calls(&server);
+    assert!(reads < 10, "{reads} posting reads for 300 absent keys");
+    // Without the filter every key is read.
+    server.command(&["CONFIG", "RESETSTAT"]).unwrap();
+    writer.lookup(S, &absent, 5).await.unwrap();
+    assert!(hmget_calls(&server) > 250);
+
+    // Written by a process that does not read the filter, after the reader's snapshot.
+    writer.add(S, 500, &absent).await.unwrap();
+    assert_eq!(docs(reader.lookup(S, &absent, 5).await.unwrap()), [500]);
+    // A new snapshot (at most one per second) holds the new keys.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    assert_eq!(docs(reader.lookup(S, &absent, 5).await.unwrap()), [500]);
+    server.command(&["CONFIG", "RESETSTAT"]).unwrap();
+    let unrelated = synthetic_keys(20_002, 300);
+    assert!(reader.lookup(S, &unrelated, 5).await.unwrap().candidates.is_empty());
+    assert!(hmget_calls(&server) < 10, "the new snapshot still skips absent keys");
+
+    // Cleared by the process without a filter: the index has none, lookups read every key.
+    writer.clear(S).await.unwrap();
+    writer.add(S, 900, &stored[3].1).await.unwrap();
+    assert_eq!(docs(reader.lookup(S, &stored[3].1, 5).await.unwrap()), [900]);
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    assert_eq!(docs(reader.lookup(S, &stored[3].1, 5).await.unwrap()), [900]);
+    assert!(reader.lookup(S, &absent, 5).await.unwrap().candidates.is_empty());
+
+    // Cleared (rebuilt) by a process with it: the filter is back, and kept by both.
+    reader.clear(S).await.unwrap();
+    writer.add(S, 901, &absent).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    assert_eq!(docs(reader.lookup(S, &absent, 5).await.unwrap()), [901]);
+    server.command(&["CONFIG", "RESETSTAT"]).unwrap();
+    assert!(reader.lookup(S, &unrelated, 5).await.unwrap().candidates.is_empty());
+    assert!(hmget_calls(&server) < 10, "the rebuilt filter skips absent keys");
+}
