@@ -692,7 +692,7 @@ impl RedisIndex {
 
     /// The section filter a lookup uses: the current snapshot when it is fresh, else a
     /// new one, loaded by one lookup at a time and at most once per
-    /// [`filter::REFRESH_INTERVAL`]. `None` (read every key) when this process reads no
+    /// [`filter::refresh_interval`]. `None` (read every key) when this process reads no
     /// filter, the index has none, or another lookup is loading it.
     async fn filter_snapshot(&self) -> Result<Option<Arc<filter::Snapshot>>> {
         if self.config.section_filter_mb == 0 {
@@ -705,7 +705,7 @@ impl RedisIndex {
         if let Some(snapshot) = self.filter.fresh() {
             return Ok(Some(snapshot));
         }
-        if last_load.is_some_and(|t| t.elapsed() < filter::REFRESH_INTERVAL) {
+        if last_load.is_some_and(|t| t.elapsed() < filter::refresh_interval(self.config.section_filter_mb)) {
             return Ok(None);
         }
         *last_load = Some(Instant::now());
