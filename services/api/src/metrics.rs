@@ -128,6 +128,18 @@ pub(crate) async fn render(state: web::Data<AppState>) -> Result<HttpResponse, A
             text.push_str(&gauge("zhiwen_index_documents", "Documents in the candidate index", docs as f64));
             text.push_str(&gauge("zhiwen_index_entries", "Postings in the candidate index", postings as f64));
             text.push_str(&gauge("zhiwen_index_bytes", "Bytes used by the candidate index", s.bytes_used as f64));
+            if let Some(f) = s.section_filter {
+                text.push_str(&gauge(
+                    "zhiwen_index_section_filter_bits",
+                    "Bits in the Redis section filter",
+                    f.bits as f64,
+                ));
+                text.push_str(&gauge(
+                    "zhiwen_index_section_filter_fill",
+                    "Share of the section filter's bits set (past 0.5 it skips few keys: enlarge it and reindex)",
+                    f.bits_set as f64 / f.bits.max(1) as f64,
+                ));
+            }
         }
         Err(e) => tracing::warn!(error = %e, "index statistics unavailable"),
     }

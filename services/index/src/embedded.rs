@@ -264,7 +264,7 @@ impl CandidateIndex for EmbeddedIndex {
             let wal = PathBuf::from(format!("{}-wal", db.path.display()));
             [db.path.as_path(), wal.as_path()].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
         });
-        Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used: heap + file })
+        Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used: heap + file, section_filter: None })
     }
 
     async fn clear(&self, ns: Namespace) -> Result<()> {

@@ -100,6 +100,19 @@ pub struct IndexStats {
     /// Bytes used: Redis `used_memory` of the server (all prefixes), or the embedded
     /// index's estimated heap plus its SQLite file.
     pub bytes_used: u64,
+    /// The Redis section filter, when the index has one.
+    #[serde(default)]
+    pub section_filter: Option<FilterStats>,
+}
+
+/// Size and fill of the Redis section filter (`RedisConfig::section_filter_mb`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilterStats {
+    /// Bits in the filter.
+    pub bits: u64,
+    /// Bits set. Past about half of `bits`, lookups skip few keys: time for a larger
+    /// filter and `zhiwen reindex`.
+    pub bits_set: u64,
 }
 
 /// Statistics of one namespace.

@@ -76,8 +76,8 @@ use self::filter::Geometry;
 use crate::embedded::{pack_keys, unpack_key, unpack_keys};
 use crate::lookup::Accumulator;
 use crate::{
-    last_wins, normalize_keys, CandidateIndex, DocId, IndexConfig, IndexError, IndexStats, LookupResult, Namespace,
-    NamespaceStats, Result,
+    last_wins, normalize_keys, CandidateIndex, DocId, FilterStats, IndexConfig, IndexError, IndexStats, LookupResult,
+    Namespace, NamespaceStats, Result,
 };
 
 /// Entries (triples) per script call: bounds the argument list and the time one
@@ -763,6 +763,27 @@ impl RedisIndex {
         Ok(Some(Arc::new(snapshot)))
     }
 
+    /// The section filter's size and the bits set (`BITCOUNT` on the server: the filter
+    /// is not transferred), or `None` when the index has no filter.
+    async fn filter_stats(&self) -> Result<Option<FilterStats>> {
+        let mut size = redis::cmd("GET");
+        size.arg(self.filter_size_key());
+        let v: Value = self.query_one(size).await.map_err(self.err("stats"))?;
+        let Some(geometry) = stored_geometry(Some(&v))? else { return Ok(None) };
+        let cmds = (0..filter::SHARDS)
+            .map(|shard| {
+                let mut count = redis::cmd("BITCOUNT");
+                count.arg(self.filter_shard_key(shard));
+                count
+            })
+            .collect();
+        let mut bits_set = 0u64;
+        for v in self.run("stats", cmds).await? {
+            bits_set += int(&v)?.max(0) as u64;
+        }
+        Ok(Some(FilterStats { bits: geometry.bits, bits_set }))
+    }
+
     /// Read the postings of `placed` (sorted by place) into `acc`, one `HMGET` per
     /// bucket, in pipelines that start with the `head` commands; returns their replies.
     async fn read_postings(
@@ -1033,7 +1054,8 @@ impl CandidateIndex for RedisIndex {
         // Standalone: one text; cluster: a map from node to its text (summed).
         let info: Value = self.query_one(info).await.map_err(self.err("stats"))?;
         let bytes_used = used_memory(&info);
-        Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used })
+        let section_filter = self.filter_stats().await?;
+        Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used, section_filter })
     }
 
     async fn clear(&self, ns: Namespace) -> Result<()> {

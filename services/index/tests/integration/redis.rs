@@ -123,6 +123,10 @@ async fn the_section_filter_skips_empty_reads_and_misses_no_write() {
     let stored: Vec<_> = (0..200u64).map(|d| (d, synthetic_keys(d + 1, 50))).collect();
     reader.add_batch(S, &stored).await.unwrap();
     assert_eq!(docs(reader.lookup(S, &stored[7].1, 1).await.unwrap()), [7]);
+    // 10,000 keys, two bits each, in 1 MB: what an operator sees in the statistics.
+    let filter = writer.stats().await.unwrap().section_filter.expect("a filter");
+    assert_eq!(filter.bits, 8 << 20);
+    assert!((15_000..=20_000).contains(&filter.bits_set), "{} bits set", filter.bits_set);
 
     // Keys nobody stored: the filter answers, Redis reads (almost) nothing.
     let absent = synthetic_keys(10_001, 300);
@@ -150,6 +154,7 @@ async fn the_section_filter_skips_empty_reads_and_misses_no_write() {
 
     // Cleared by the process without a filter: the index has none, lookups read every key.
     writer.clear(S).await.unwrap();
+    assert_eq!(reader.stats().await.unwrap().section_filter, None);
     writer.add(S, 900, &stored[3].1).await.unwrap();
     assert_eq!(docs(reader.lookup(S, &stored[3].1, 5).await.unwrap()), [900]);
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
