@@ -609,6 +609,17 @@ impl RedisIndex {
         self.key(&[b"f", Namespace::Sections.as_str().as_bytes(), format!("{{f{shard:x}}}").as_bytes()])
     }
 
+    /// `command shard-key` for every shard of the section filter, in shard order.
+    fn per_filter_shard(&self, command: &str) -> Vec<Cmd> {
+        (0..filter::SHARDS)
+            .map(|shard| {
+                let mut cmd = redis::cmd(command);
+                cmd.arg(self.filter_shard_key(shard));
+                cmd
+            })
+            .collect()
+    }
+
     /// Give an empty sections namespace a filter of `geometry`. A namespace that holds
     /// keys keeps what it has: a filter made now would not hold them.
     async fn create_filter_if_empty(&self, geometry: Geometry) -> Result<()> {
@@ -733,15 +744,8 @@ impl RedisIndex {
             }
             return Ok(None);
         };
-        let cmds = (0..filter::SHARDS)
-            .map(|shard| {
-                let mut get = redis::cmd("GET");
-                get.arg(self.filter_shard_key(shard));
-                get
-            })
-            .collect();
         let shards = self
-            .run("load section filter", cmds)
+            .run("load section filter", self.per_filter_shard("GET"))
             .await?
             .into_iter()
             .map(|v| match v {
@@ -770,15 +774,8 @@ impl RedisIndex {
         size.arg(self.filter_size_key());
         let v: Value = self.query_one(size).await.map_err(self.err("stats"))?;
         let Some(geometry) = stored_geometry(Some(&v))? else { return Ok(None) };
-        let cmds = (0..filter::SHARDS)
-            .map(|shard| {
-                let mut count = redis::cmd("BITCOUNT");
-                count.arg(self.filter_shard_key(shard));
-                count
-            })
-            .collect();
         let mut bits_set = 0u64;
-        for v in self.run("stats", cmds).await? {
+        for v in self.run("stats", self.per_filter_shard("BITCOUNT")).await? {
             bits_set += int(&v)?.max(0) as u64;
         }
         Ok(Some(FilterStats { bits: geometry.bits, bits_set }))
@@ -1079,11 +1076,7 @@ impl CandidateIndex for RedisIndex {
             cmds.push(cmd);
         }
         if ns == Namespace::Sections {
-            for shard in 0..filter::SHARDS {
-                let mut cmd = redis::cmd("UNLINK");
-                cmd.arg(self.filter_shard_key(shard));
-                cmds.push(cmd);
-            }
+            cmds.extend(self.per_filter_shard("UNLINK"));
         }
         self.run("clear", cmds).await?;
         if ns == Namespace::Sections {
