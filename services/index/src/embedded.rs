@@ -237,7 +237,7 @@ impl CandidateIndex for EmbeddedIndex {
         let mut acc = Accumulator::with_capacity(keys.len());
         for key in &keys {
             match space.postings.get(key) {
-                Some(Posting::Docs(docs)) => docs.iter().for_each(|&d| acc.hit(d, key.family)),
+                Some(Posting::Docs(docs)) => acc.posting(key.family, docs.iter().copied()),
                 Some(Posting::Big) => acc.big(*key),
                 None => {}
             }

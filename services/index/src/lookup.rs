@@ -60,6 +60,10 @@ pub struct LookupResult {
     pub keys_queried: usize,
     /// Candidates found before the limit was applied.
     pub candidates_total: usize,
+    /// Query keys that had a posting list (or a big bucket). Most keys of an unrelated
+    /// page have none: this is what the Redis section filter saves reading.
+    #[serde(default)]
+    pub keys_found: usize,
     /// 1 when every query key was looked up; `m` when the winnowed keys were sampled
     /// to those whose value is divisible by `m` (see [`sample_query_keys`]), so winnow
     /// hit counts are about `1/m` of the shared winnowed keys.
@@ -119,19 +123,25 @@ fn is_winnowed(key: &IndexKey) -> bool {
 pub(crate) struct Accumulator {
     hits: HashMap<DocId, FamilyHits>,
     big: Vec<IndexKey>,
+    keys_found: usize,
 }
 
 impl Accumulator {
     /// An accumulator sized for about `keys` query keys.
     pub(crate) fn with_capacity(keys: usize) -> Self {
-        Accumulator { hits: HashMap::with_capacity(keys.min(4_096)), big: Vec::new() }
+        Accumulator { hits: HashMap::with_capacity(keys.min(4_096)), big: Vec::new(), keys_found: 0 }
     }
 
-    pub(crate) fn hit(&mut self, doc: DocId, family: IndexFamily) {
-        self.hits.entry(doc).or_default().bump(family);
+    /// The posting list of one query key of `family`.
+    pub(crate) fn posting(&mut self, family: IndexFamily, docs: impl IntoIterator<Item = DocId>) {
+        self.keys_found += 1;
+        for doc in docs {
+            self.hits.entry(doc).or_default().bump(family);
+        }
     }
 
     pub(crate) fn big(&mut self, key: IndexKey) {
+        self.keys_found += 1;
         self.big.push(key);
     }
 
@@ -149,7 +159,14 @@ impl Accumulator {
         candidates.sort_unstable_by(order);
         self.big.sort_unstable();
         self.big.dedup();
-        LookupResult { candidates, big_buckets: self.big, keys_queried, candidates_total, sample_modulus }
+        LookupResult {
+            candidates,
+            big_buckets: self.big,
+            keys_queried,
+            candidates_total,
+            keys_found: self.keys_found,
+            sample_modulus,
+        }
     }
 }
 

@@ -170,6 +170,11 @@ pub struct PageOutcome {
     pub page_id: i64,
     /// Candidates the index returned (before the minimum-hits filter).
     pub candidates: usize,
+    /// Keys the page was looked up with, and those that had a posting list.
+    #[serde(default)]
+    pub keys_looked_up: usize,
+    #[serde(default)]
+    pub keys_found: usize,
     /// Candidates verified with the full measures.
     pub verified: usize,
     /// Content characters blanked as site boilerplate.
@@ -409,6 +414,7 @@ impl Matcher {
         let keys = view.fingerprints.index_keys();
         let found = self.inner.index.lookup(Namespace::Sections, &keys, self.inner.config.candidate_limit).await?;
         outcome.candidates = found.candidates.len();
+        (outcome.keys_looked_up, outcome.keys_found) = (found.keys_queried, found.keys_found);
         let ids: Vec<i64> = self.good(&found).iter().map(|c| c.doc as i64).collect();
         let sections = self.candidate_sections(&ids).await?;
         if sections.is_empty() {

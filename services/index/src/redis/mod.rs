@@ -818,11 +818,10 @@ impl RedisIndex {
                     Value::Nil => {}
                     Value::BulkString(b) if b == b"BIG" => acc.big(key),
                     Value::BulkString(b) if b.len() % 8 == 0 => {
-                        for chunk in b.chunks_exact(8) {
-                            let mut id = [0u8; 8];
-                            id.copy_from_slice(chunk);
-                            acc.hit(u64::from_be_bytes(id), key.family);
-                        }
+                        acc.posting(
+                            key.family,
+                            b.chunks_exact(8).map(|id| u64::from_be_bytes(id.try_into().unwrap_or([0; 8]))),
+                        );
                     }
                     other => return Err(IndexError::Corrupt(format!("posting of {key:?}: {other:?}"))),
                 }

@@ -57,6 +57,7 @@ pub async fn lookup_counts_hits_per_family_and_ranks(index: &dyn CandidateIndex)
     let query = [k(WinnowChars, 2), k(Dna, 10), k(Dna, 11), k(WinnowChars, 1), k(LshBand, 5)];
     let r = index.lookup(S, &query, 10).await.unwrap();
     assert_eq!(r.keys_queried, 5);
+    assert_eq!(r.keys_found, 4, "LshBand 5 is stored for no document");
     assert_eq!(r.candidates_total, 2);
     let docs: Vec<_> = r.candidates.iter().map(|c| (c.doc, c.total)).collect();
     assert_eq!(docs, vec![(1, 3), (2, 3)], "ties rank by id");
