@@ -56,9 +56,9 @@ pub(crate) struct Geometry {
 }
 
 impl Geometry {
-    /// `mb` megabytes of bits (0 = none).
+    /// `mb` megabytes of bits (0 = none; `RedisConfig` validation keeps it at most [`MAX_MB`]).
     pub fn from_mb(mb: u32) -> Option<Self> {
-        (mb > 0).then(|| Geometry { bits: u64::from(mb.min(MAX_MB)) << 23 })
+        (mb > 0).then(|| Geometry { bits: u64::from(mb) << 23 })
     }
 
     /// Read back from the stored size; `None` for anything not a valid size.
