@@ -33,4 +33,4 @@ pub mod webhook;
 pub use config::{BoilerplateConfig, CatalogueConfig, MatcherConfig, ScheduleConfig, WebhookConfig};
 pub use error::{MatcherError, Result};
 pub use kind::MatchKind;
-pub use matcher::{IndexReport, MatchRecord, Matcher, PageOutcome, PreparedPages, WorkOutcome};
+pub use matcher::{IndexReport, MatchRecord, Matcher, PageOutcome, PreparedPages, VerifiedPages, WorkOutcome};

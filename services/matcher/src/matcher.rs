@@ -23,7 +23,7 @@ use crate::{MatcherError, Result};
 mod batch;
 mod common_text;
 
-pub use batch::PreparedPages;
+pub use batch::{PreparedPages, VerifiedPages};
 
 /// Matches pages against protected works (and works against stored pages).
 ///

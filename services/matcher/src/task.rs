@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use zhiwen_store::{NewTask, Outcome, Progress, Task, TaskState, Timestamp};
 
 use crate::webhook::Webhook;
-use crate::{MatchRecord, Matcher, MatcherError, Result};
+use crate::{MatchRecord, Matcher, MatcherError, PageOutcome, Result, VerifiedPages};
 
 /// Kind of the matching tasks in the task store.
 pub const TASK_KIND: &str = "match";
@@ -446,14 +446,13 @@ async fn execute_inner(
     progress.total = total_works + pages_in_scope.total(s).await?;
     let mut report =
         TaskProgress { task_id: task.id, done: progress.done, total: progress.total, ..Default::default() };
-    let mut pages_this_run = 0u64;
 
     // Works changed in scope: index them; match them against stored pages (reverse
     // direction) unless every page is matched below anyway.
     if !cp.works_done {
         for chunk in works_after(matcher, cp.last_work_id).await?.chunks(WORKS_PER_CHECKPOINT) {
             for &(work_id, updated_at) in chunk {
-                check_stop(control, task.id, pages_this_run)?;
+                check_stop(control, task.id, 0)?;
                 if let Some(matches) = handle_work(matcher, &webhook, params.since, work_id, updated_at).await? {
                     summary.count(&matches);
                     summary.works += 1;
@@ -468,9 +467,12 @@ async fn execute_inner(
         cp.works_done = true;
     }
 
-    // Pages in scope, ascending id, one checkpoint per batch. The next batch is listed
-    // and fingerprinted (which writes nothing) while the current one is written,
-    // matched and checkpointed, so the cores stay busy through the single-writer steps.
+    // Pages in scope, ascending id, one checkpoint per batch, three batches at a time:
+    // the next-but-one batch is listed and fingerprinted (which writes nothing), the next
+    // one has its fingerprints written and is verified, and the current one is recorded
+    // and checkpointed, so the cores and the store work at the same time. Only a batch
+    // whose matches are recorded is checkpointed; the writes of a batch verified but not
+    // recorded (a crash) are idempotent and repeated by the resumed task.
     let batch = matcher.config().batch_size.max(1) as u32;
     let pages_in_scope = &pages_in_scope;
     let next_batch = |after: i64| async move { pages_in_scope.batch_after(s, after, batch).await };
@@ -480,72 +482,141 @@ async fn execute_inner(
         AbortOnDrop(tokio::spawn(async move { m.prepare_pages(ids).await }))
     };
     // A task with a stop or abort limit matches exactly as many pages as it may: no
-    // batch is prepared ahead for it.
+    // batch is prepared ahead for it, and each is recorded before the next starts.
     let listed = |found: Option<(i64, Vec<i64>)>| {
         found.map(|(last, ids)| {
             let handle = (!limited).then(|| prepare(ids.clone()));
             (last, ids, handle)
         })
     };
-    let mut ahead = listed(next_batch(cp.last_page_id).await?);
-    while let Some((last, ids, prepared)) = ahead.take() {
-        ahead = listed(next_batch(last).await?);
-        let mut results = Vec::with_capacity(ids.len());
-        match prepared {
-            Some(mut handle) => {
-                let prepared =
-                    (&mut handle.0).await.map_err(|e| MatcherError::Internal(format!("preparing pages: {e}")))?;
-                results = matcher.finish_pages(prepared).await?;
-            }
-            None => {
-                // The whole batch at once (fingerprints written in one batch write), or only
-                // as many pages as a stop or abort limit still allows.
-                let limit = [control.stop_after_pages, control.abort_after_pages]
-                    .into_iter()
-                    .flatten()
-                    .map(|n| n.saturating_sub(pages_this_run).max(1) as usize)
-                    .min()
-                    .unwrap_or(ids.len());
-                for chunk in ids.chunks(limit.max(1)) {
-                    results.extend(matcher.match_pages(chunk.to_vec()).await?);
-                    if results.len() >= limit {
-                        break;
+    let mut books = Books {
+        matcher,
+        task_id: task.id,
+        control,
+        sink,
+        webhook: &webhook,
+        summary,
+        progress,
+        report,
+        cp,
+        pages_this_run: 0,
+    };
+    let mut ahead = listed(next_batch(books.cp.last_page_id).await?);
+    // The batch verified in the previous round, recorded in this one.
+    let mut verified: Option<(i64, VerifiedPages)> = None;
+    while ahead.is_some() || verified.is_some() {
+        let current = ahead.take();
+        if let Some((last, _, _)) = &current {
+            ahead = listed(next_batch(*last).await?);
+        }
+        let pages_so_far = books.pages_this_run;
+        let verify_current = async {
+            let Some((last, ids, prepared)) = current else { return Ok(None) };
+            match prepared {
+                Some(mut handle) => {
+                    let prepared =
+                        (&mut handle.0).await.map_err(|e| MatcherError::Internal(format!("preparing pages: {e}")))?;
+                    Ok(Some((last, Batch::Verified(matcher.verify_pages(prepared).await?))))
+                }
+                None => {
+                    // The whole batch at once (fingerprints written in one batch write), or
+                    // only as many pages as a stop or abort limit still allows.
+                    let limit = [control.stop_after_pages, control.abort_after_pages]
+                        .into_iter()
+                        .flatten()
+                        .map(|n| n.saturating_sub(pages_so_far).max(1) as usize)
+                        .min()
+                        .unwrap_or(ids.len());
+                    let mut results = Vec::with_capacity(ids.len());
+                    for chunk in ids.chunks(limit.max(1)) {
+                        results.extend(matcher.match_pages(chunk.to_vec()).await?);
+                        if results.len() >= limit {
+                            break;
+                        }
                     }
+                    Ok::<_, MatcherError>(Some((last, Batch::Recorded(results))))
                 }
             }
+        };
+        let record_previous = async {
+            let Some((last, pages)) = verified.take() else { return Ok(None) };
+            Ok::<_, MatcherError>(Some((last, matcher.record_pages(pages).await?)))
+        };
+        let (current, previous) = tokio::join!(verify_current, record_previous);
+        // The batch before is checkpointed first, even when this one failed.
+        if let Some((last, results)) = previous? {
+            books.batch_done(last, results).await?;
         }
+        match current? {
+            Some((last, Batch::Verified(pages))) => verified = Some((last, pages)),
+            Some((last, Batch::Recorded(results))) => books.batch_done(last, results).await?,
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// A batch after its round of a task: verified (recorded in the next round), or matched
+/// and recorded at once (a task with a page limit).
+enum Batch {
+    Verified(VerifiedPages),
+    Recorded(Vec<(i64, Result<PageOutcome>)>),
+}
+
+/// A run's counts and checkpoint while it goes through the pages.
+struct Books<'a> {
+    matcher: &'a Matcher,
+    task_id: i64,
+    control: &'a TaskControl,
+    sink: &'a dyn ProgressSink,
+    webhook: &'a Option<Webhook>,
+    summary: &'a mut TaskSummary,
+    progress: Progress,
+    report: TaskProgress,
+    cp: Checkpoint,
+    /// Pages matched by this run (not by earlier runs of the task).
+    pages_this_run: u64,
+}
+
+impl Books<'_> {
+    /// Count a recorded batch (ending at page `last`), notify its new matches and
+    /// checkpoint it.
+    async fn batch_done(&mut self, last: i64, results: Vec<(i64, Result<PageOutcome>)>) -> Result<()> {
         let mut new_records = Vec::new();
         for (page_id, r) in results {
             match r {
                 Ok(out) => {
-                    summary.count(&out.matches);
-                    report.matches += out.matches.len() as u64;
+                    self.summary.count(&out.matches);
+                    self.report.matches += out.matches.len() as u64;
                     new_records.extend(out.matches);
                 }
                 Err(e @ (MatcherError::Text { .. } | MatcherError::NotFound { .. })) => {
                     tracing::debug!(page_id, error = %e, "page not matched");
-                    progress.failed += 1;
-                    summary.pages_failed += 1;
+                    self.progress.failed += 1;
+                    self.summary.pages_failed += 1;
                 }
                 Err(e) => return Err(e),
             }
-            summary.pages += 1;
-            pages_this_run += 1;
-            progress.done += 1;
-            report.done = progress.done;
-            report.failed = progress.failed;
-            sink.update(&report);
-            if control.abort_after_pages.is_some_and(|n| pages_this_run >= n) {
-                tracing::error!(task_id = task.id, pages = pages_this_run, "{ABORT_ENV} reached: aborting the process");
+            self.summary.pages += 1;
+            self.pages_this_run += 1;
+            self.progress.done += 1;
+            self.report.done = self.progress.done;
+            self.report.failed = self.progress.failed;
+            self.sink.update(&self.report);
+            if self.control.abort_after_pages.is_some_and(|n| self.pages_this_run >= n) {
+                tracing::error!(
+                    task_id = self.task_id,
+                    pages = self.pages_this_run,
+                    "{ABORT_ENV} reached: aborting the process"
+                );
                 std::process::abort();
             }
-            check_stop(control, task.id, pages_this_run)?;
+            check_stop(self.control, self.task_id, self.pages_this_run)?;
         }
-        notify(&webhook, matcher, &new_records).await;
-        cp.last_page_id = last;
-        save(matcher, task.id, progress, &cp).await?;
+        notify(self.webhook, self.matcher, &new_records).await;
+        self.cp.last_page_id = last;
+        save(self.matcher, self.task_id, self.progress, &self.cp).await
     }
-    Ok(())
 }
 
 /// The pages a task matches, taken in ascending id batches.

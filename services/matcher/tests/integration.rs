@@ -303,11 +303,12 @@ mod boilerplate {
 }
 
 mod tasks {
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
-    use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
+    use zhiwen_matcher::task::{run_match_task, NoProgress, ProgressSink, Scope, TaskControl, TaskProgress, TaskSpec};
     use zhiwen_matcher::{MatcherConfig, MatcherError};
-    use zhiwen_store::TaskState;
+    use zhiwen_store::{SubjectKind, TaskState};
 
     use crate::support::*;
 
@@ -378,6 +379,67 @@ mod tasks {
         assert_eq!(s.pages, 0);
         assert_eq!(all_matches(&broken.stores).await, expected);
         let _ = Arc::new(());
+    }
+
+    /// Cancels its run once `after` of the 20 pages are done (counting earlier runs).
+    struct CancelAfter {
+        cancel: Arc<AtomicBool>,
+        after: u64,
+    }
+
+    impl ProgressSink for CancelAfter {
+        fn update(&self, p: &TaskProgress) {
+            // `total` counts the works too, which come first.
+            if p.done >= p.total.saturating_sub(20) + self.after {
+                self.cancel.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Without a page limit a task records one batch while it verifies the next (whose
+    /// fingerprints and page keys are then already written): a run cancelled there, and
+    /// resumed, still ends with the matches of an uninterrupted run.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancelled_between_verifying_and_recording_and_resumed_gives_the_same_matches() {
+        let Some(c) = classics() else {
+            eprintln!("skipping: shared corpus not found");
+            return;
+        };
+        let whole = env(config()).await;
+        populate(&whole, &c).await;
+        run_match_task(&whole.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
+            .await
+            .expect("uninterrupted");
+        let expected = all_matches(&whole.stores).await;
+        assert!(expected.len() >= 5, "copies found: {expected:?}");
+
+        let broken = env(config()).await;
+        populate(&broken, &c).await;
+        // Mid-batch, at a batch's end, and in the last batch (batches of 4 pages).
+        for after in [6u64, 12, 17] {
+            let control = TaskControl::default();
+            let sink = CancelAfter { cancel: control.cancel.clone(), after };
+            match run_match_task(&broken.matcher, TaskSpec::new(Scope::All), &control, &sink).await {
+                Err(MatcherError::Interrupted { .. }) => {}
+                other => panic!("expected an interruption after {after} pages, got {other:?}"),
+            }
+            let task = broken.stores.tasks.list_tasks(Some(TaskState::Running), 0, 10).await.unwrap();
+            let progress = task.first().map(|t| t.progress).expect("the interrupted task");
+            let pages_checkpointed = progress.done - (progress.total - 20);
+            assert!(pages_checkpointed < 20, "interrupted after {after}: {task:?}");
+            if after == 6 {
+                // The batch after the interrupted one was verified: its pages' fingerprints
+                // are stored, beyond the checkpoint.
+                let fingerprinted =
+                    broken.stores.fingerprints.count_fingerprints(SubjectKind::Page, None).await.unwrap();
+                assert!(fingerprinted > pages_checkpointed + 4, "{fingerprinted} pages fingerprinted, {progress:?}");
+            }
+        }
+        let s = run_match_task(&broken.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
+            .await
+            .expect("resumed");
+        assert_eq!(s.state, TaskState::Succeeded);
+        assert_eq!(all_matches(&broken.stores).await, expected);
     }
 }
 

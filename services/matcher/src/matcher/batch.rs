@@ -4,6 +4,11 @@
 //! pages are looked up and verified concurrently, and the copies found on all of them
 //! are recorded in one store call once both writes succeeded.
 //!
+//! The three steps are separate calls ([`Matcher::prepare_pages`],
+//! [`Matcher::verify_pages`], [`Matcher::record_pages`]) so that a task can run them on
+//! three consecutive batches at once: the cores fingerprint and verify while the store
+//! records the batch before.
+//!
 //! Every write is idempotent (fingerprints are put by subject, index entries by
 //! document, matches upserted by (section, page)), so a batch repeated after a crash
 //! ends exactly as an uninterrupted one.
@@ -29,6 +34,23 @@ pub struct PreparedPages {
 
 /// A page looked up and verified: its outcome and the copies on it, not yet recorded.
 type Verified = (PageOutcome, Vec<FoundCopy>);
+
+/// The pages of a batch verified, their fingerprints and page-index keys written
+/// ([`Matcher::verify_pages`]); the copies found are not recorded yet
+/// ([`Matcher::record_pages`]).
+pub struct VerifiedPages {
+    outcomes: Vec<(i64, Result<PageOutcome>)>,
+    copies: Vec<FoundCopy>,
+}
+
+impl std::fmt::Debug for VerifiedPages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifiedPages")
+            .field("pages", &self.outcomes.len())
+            .field("copies", &self.copies.len())
+            .finish()
+    }
+}
 
 impl std::fmt::Debug for PreparedPages {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -78,6 +100,14 @@ impl Matcher {
     /// Write the fingerprints of a prepared batch, then look up, verify and record its
     /// pages (the second half of [`Matcher::match_pages`]).
     pub async fn finish_pages(&self, prepared: PreparedPages) -> Result<Vec<(i64, Result<PageOutcome>)>> {
+        let verified = self.verify_pages(prepared).await?;
+        self.record_pages(verified).await
+    }
+
+    /// Write the fingerprints and page-index keys of a prepared batch while its pages are
+    /// looked up and verified; record nothing. Every write is idempotent, so a batch
+    /// verified and never recorded (a crash) is repeated as if it had never run.
+    pub async fn verify_pages(&self, prepared: PreparedPages) -> Result<VerifiedPages> {
         let concurrency = self.inner.config.concurrency.max(1);
         if let Some(e) = prepared.failed {
             return Err(e);
@@ -133,6 +163,13 @@ impl Matcher {
                 }),
             ));
         }
+        Ok(VerifiedPages { outcomes, copies })
+    }
+
+    /// Record the copies found on a verified batch (one store call): the outcome of every
+    /// page, with its matches, in the order the batch was prepared.
+    pub async fn record_pages(&self, verified: VerifiedPages) -> Result<Vec<(i64, Result<PageOutcome>)>> {
+        let VerifiedPages { mut outcomes, copies } = verified;
         let mut records: HashMap<i64, Vec<MatchRecord>> = HashMap::new();
         for r in self.record_all(copies).await? {
             records.entry(r.page_id).or_default().push(r);
