@@ -379,6 +379,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.concurrency = arg("--concurrency", config.concurrency);
     config.batch_size = arg("--batch-size", config.batch_size);
     config.page_index_sampling = arg("--page-index-sampling", config.page_index_sampling as usize) as u64;
+    config.section_cache = arg("--section-cache", config.section_cache);
     let repeat = arg("--repeat", 3).max(1);
     println!(
         "catalogue {catalogue}, store {}, index {} (query key budget {}, section filter {section_filter_mb} MB), min_winnow_hits {}, page index {} (1 in {} winnowed keys), concurrency {}, batch {}, {repeat} timed runs",
