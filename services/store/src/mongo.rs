@@ -263,8 +263,21 @@ impl MongoStore {
     /// Fields `{field}_z` / `{field}_chunks` for `data`; large data goes to chunks
     /// (written before the owning document, so a reader never sees missing chunks).
     async fn put_blob(&self, owner: &str, field: &str, data: Vec<u8>, fresh: bool) -> StoreResult<Document> {
+        self.put_blob_with(owner, field, data, fresh, INLINE_MAX).await
+    }
+
+    /// [`Self::put_blob`] keeping at most `inline_max` bytes inside the document (empty
+    /// data always inside).
+    async fn put_blob_with(
+        &self,
+        owner: &str,
+        field: &str,
+        data: Vec<u8>,
+        fresh: bool,
+        inline_max: usize,
+    ) -> StoreResult<Document> {
         let chunks = self.coll("blob_chunks");
-        if data.len() <= INLINE_MAX {
+        if data.len() <= inline_max || data.is_empty() {
             if !fresh {
                 chunks.delete_many(doc! {"owner": owner}).await?;
             }
@@ -468,7 +481,11 @@ impl MongoStore {
         };
         set.insert("source_file", w.source_file.clone().map_or(Bson::Null, Bson::String));
         set.insert("charset", w.charset.clone().map_or(Bson::Null, Bson::String));
-        set.extend(self.put_blob(&format!("works/{id}/text"), "text", compress(w.text.as_bytes()), false).await?);
+        // The work's text (all its sections) lives in chunks, never in the work document:
+        // each task reads every work document for its version, and a server reads a
+        // document whole even for a projection.
+        let text = compress(w.text.as_bytes());
+        set.extend(self.put_blob_with(&format!("works/{id}/text"), "text", text, false, 0).await?);
         works.update_one(doc! {"_id": id}, doc! {"$set": set}).await?;
         Ok(WorkUpserted { id, outcome, sections: ids.into_iter().collect() })
     }
