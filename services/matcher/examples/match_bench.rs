@@ -382,7 +382,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.section_cache = arg("--section-cache", config.section_cache);
     let repeat = arg("--repeat", 3).max(1);
     println!(
-        "catalogue {catalogue}, store {}, index {} (query key budget {}, section filter {section_filter_mb} MB), min_winnow_hits {}, page index {} (1 in {} winnowed keys), concurrency {}, batch {}, {repeat} timed runs",
+        "catalogue {catalogue}, store {}, index {} (query key budget {}, section filter {section_filter_mb} MB), min_winnow_hits {}, page index {} (1 in {} winnowed keys), concurrency {}, batch {}, section cache {}, {repeat} timed runs",
         stores.backend,
         index.backend(),
         index_config.query_key_budget,
@@ -390,7 +390,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         config.index_pages,
         config.page_sampling_modulus(),
         config.concurrency,
-        config.batch_size
+        config.batch_size,
+        config.section_cache
     );
     let matcher = Matcher::new(stores.clone(), index.clone(), Fingerprinter::new(Params::default())?, config);
 

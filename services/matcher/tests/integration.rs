@@ -333,14 +333,13 @@ mod tasks {
         MatcherConfig { batch_size: 4, concurrency: 2, ..Default::default() }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn resumed_after_interruptions_ends_with_the_matches_of_an_uninterrupted_run() {
-        let Some(c) = classics() else {
-            eprintln!("skipping: shared corpus not found");
-            return;
-        };
+    /// The matches of one uninterrupted task over the populated pages (the reference the
+    /// interrupted runs must end with).
+    async fn uninterrupted_matches(
+        c: &std::collections::HashMap<String, (String, String)>,
+    ) -> Vec<(i64, i64, String, u64, usize)> {
         let whole = env(config()).await;
-        populate(&whole, &c).await;
+        populate(&whole, c).await;
         let s = run_match_task(&whole.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
             .await
             .expect("uninterrupted");
@@ -348,6 +347,16 @@ mod tasks {
         assert_eq!(s.pages, 20);
         let expected = all_matches(&whole.stores).await;
         assert!(expected.len() >= 5, "copies found: {expected:?}");
+        expected
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn resumed_after_interruptions_ends_with_the_matches_of_an_uninterrupted_run() {
+        let Some(c) = classics() else {
+            eprintln!("skipping: shared corpus not found");
+            return;
+        };
+        let expected = uninterrupted_matches(&c).await;
 
         let broken = env(config()).await;
         populate(&broken, &c).await;
@@ -405,13 +414,7 @@ mod tasks {
             eprintln!("skipping: shared corpus not found");
             return;
         };
-        let whole = env(config()).await;
-        populate(&whole, &c).await;
-        run_match_task(&whole.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
-            .await
-            .expect("uninterrupted");
-        let expected = all_matches(&whole.stores).await;
-        assert!(expected.len() >= 5, "copies found: {expected:?}");
+        let expected = uninterrupted_matches(&c).await;
 
         let broken = env(config()).await;
         populate(&broken, &c).await;
