@@ -28,7 +28,7 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 use zhiwen_store::{Task, TaskState, Timestamp};
 
-use crate::task::{is_abandoned, Checkpoint, PageScope, TaskParams, TASK_KIND};
+use crate::task::{is_abandoned, ActiveGuard, Checkpoint, PageScope, TaskParams, TASK_KIND};
 use crate::webhook::Webhook;
 use crate::{Matcher, MatcherError, Result};
 
@@ -197,7 +197,7 @@ impl Worker {
         let now = Timestamp::now();
         let mut after = 0;
         let mut orphan = None;
-        loop {
+        'scan: loop {
             let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
             let Some(last) = running.last() else { break };
             after = last.id;
@@ -205,20 +205,25 @@ impl Worker {
                 let cp = checkpoint(&t)?;
                 if !cp.published && is_abandoned(&t, self.matcher.config().lease_seconds, now) {
                     orphan = Some(t);
-                    break;
+                    break 'scan;
                 }
             }
         }
         let task = match orphan {
-            Some(t) => {
-                tracing::info!(task_id = t.id, worker = ?t.worker, "taking over the coordination of an abandoned task");
-                t
-            }
+            // Two workers may both see it abandoned: only one takes it over.
+            Some(t) => match tasks.take_over_task(t.id, t.worker.as_deref(), &self.name).await? {
+                Some(mine) => {
+                    tracing::info!(task_id = t.id, from = ?t.worker, "taking over the coordination of an abandoned task");
+                    mine
+                }
+                None => return Ok(true),
+            },
             None => match tasks.claim_task(Some(TASK_KIND), &self.name).await? {
                 Some(t) => t,
                 None => return Ok(false),
             },
         };
+        let _active = ActiveGuard::new(&self.name);
         self.publish(&task).await?;
         summary.coordinated += 1;
         Ok(true)

@@ -11,7 +11,7 @@
 //! exactly the matches of an uninterrupted one.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -225,22 +225,31 @@ impl TaskSummary {
     }
 }
 
-/// Tasks being executed by this process (a `running` task of this process that is not
-/// in here was left by an interrupted run and may be resumed).
-static ACTIVE: Mutex<Option<HashSet<i64>>> = Mutex::new(None);
+/// Workers of this process executing a task, by worker name (a `running` task whose
+/// worker is of this process but not in here was left by an interrupted run and may be
+/// taken over). Keyed by worker, not task id: one process may serve several stores.
+static ACTIVE: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
-fn set_active(id: i64, on: bool) {
-    let mut active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
-    let set = active.get_or_insert_with(HashSet::new);
-    if on {
-        set.insert(id);
-    } else {
-        set.remove(&id);
+fn is_active_here(worker: &str) -> bool {
+    ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|s| s.contains(worker))
+}
+
+/// Marks a worker of this process as executing a task while it lives.
+pub(crate) struct ActiveGuard(String);
+
+impl ActiveGuard {
+    pub(crate) fn new(worker: &str) -> Self {
+        ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(HashSet::new).insert(worker.to_owned());
+        ActiveGuard(worker.to_owned())
     }
 }
 
-fn is_active_here(id: i64) -> bool {
-    ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|s| s.contains(&id))
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        if let Some(set) = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            set.remove(&self.0);
+        }
+    }
 }
 
 fn host_name() -> String {
@@ -252,10 +261,12 @@ fn host_name() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// This process's worker name: `host/pid/nonce`.
+/// A new worker name: `host/pid/nonce`, unique within this process.
 pub fn worker_name() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let nonce = Timestamp::now().0 % 1_000_000;
-    format!("{}/{}/{nonce}", host_name(), std::process::id())
+    format!("{}/{}/{nonce}-{n}", host_name(), std::process::id())
 }
 
 /// Has the worker of a `running` task gone away (so the task may be resumed)?
@@ -267,7 +278,7 @@ pub fn is_abandoned(task: &Task, lease_seconds: u64, now: Timestamp) -> bool {
     match pid {
         Some(pid) if host == host_name() => {
             if pid == std::process::id() {
-                !is_active_here(task.id)
+                !is_active_here(worker)
             } else if std::path::Path::new("/proc/self").exists() {
                 // Same host: a dead process is seen at once; a reused pid falls back to the lease.
                 !std::path::Path::new(&format!("/proc/{pid}")).exists() || stale
@@ -361,24 +372,34 @@ pub async fn run_next_task(
         let Some(last) = running.last() else { break };
         after = last.id;
         if let Some(t) = running.into_iter().find(|t| t.kind == TASK_KIND) {
-            if is_abandoned(&t, matcher.config().lease_seconds, now) {
-                tracing::info!(task_id = t.id, key = %t.key, worker = ?t.worker, "resuming an interrupted matching task");
-                return execute(matcher, t, true, control, progress).await.map(Some);
+            if !is_abandoned(&t, matcher.config().lease_seconds, now) {
+                return Err(MatcherError::AlreadyRunning { task_id: t.id, worker: t.worker.unwrap_or_default() });
             }
-            return Err(MatcherError::AlreadyRunning { task_id: t.id, worker: t.worker.unwrap_or_default() });
+            // Two workers may both see it abandoned: only one takes it over.
+            match tasks.take_over_task(t.id, t.worker.as_deref(), worker).await? {
+                Some(mine) => {
+                    tracing::info!(task_id = t.id, key = %t.key, from = ?t.worker, "resuming an interrupted matching task");
+                    return execute(matcher, mine, true, control, progress).await.map(Some);
+                }
+                None => match tasks.get_task(t.id).await? {
+                    Some(now) if now.state == TaskState::Running => {
+                        return Err(MatcherError::AlreadyRunning {
+                            task_id: t.id,
+                            worker: now.worker.unwrap_or_default(),
+                        });
+                    }
+                    // It ended meanwhile: look at the running tasks after it.
+                    _ => {
+                        after = t.id;
+                        continue;
+                    }
+                },
+            }
         }
     }
     match tasks.claim_task(Some(TASK_KIND), worker).await? {
         Some(t) => execute(matcher, t, false, control, progress).await.map(Some),
         None => Ok(None),
-    }
-}
-
-struct ActiveGuard(i64);
-
-impl Drop for ActiveGuard {
-    fn drop(&mut self) {
-        set_active(self.0, false);
     }
 }
 
@@ -389,8 +410,7 @@ async fn execute(
     control: &TaskControl,
     sink: &dyn ProgressSink,
 ) -> Result<TaskSummary> {
-    set_active(task.id, true);
-    let _guard = ActiveGuard(task.id);
+    let _active = ActiveGuard::new(task.worker.as_deref().unwrap_or_default());
     let started = Instant::now();
     let mut summary = TaskSummary::of(&task, resumed);
     let result = execute_inner(matcher, &task, control, sink, &mut summary).await;

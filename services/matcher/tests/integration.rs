@@ -387,7 +387,6 @@ mod tasks {
         .expect("incremental");
         assert_eq!(s.pages, 0);
         assert_eq!(all_matches(&broken.stores).await, expected);
-        let _ = Arc::new(());
     }
 
     /// Cancels its run once `after` of the 20 pages are done (counting earlier runs).
@@ -443,6 +442,70 @@ mod tasks {
             .expect("resumed");
         assert_eq!(s.state, TaskState::Succeeded);
         assert_eq!(all_matches(&broken.stores).await, expected);
+    }
+
+    /// Holds its run in its first progress report until released.
+    struct HoldAtFirstReport {
+        started: std::sync::mpsc::Sender<()>,
+        release: Arc<AtomicBool>,
+    }
+
+    impl ProgressSink for HoldAtFirstReport {
+        fn update(&self, _: &TaskProgress) {
+            if self.started.send(()).is_ok() {
+                while !self.release.load(Ordering::SeqCst) {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            }
+        }
+    }
+
+    /// One process may run the tasks of several stores, whose task ids overlap: a task
+    /// running for one store neither stops an interrupted task of another store (with the
+    /// same id) from being resumed, nor is taken over itself.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_running_for_another_store_with_the_same_id_does_not_block_resuming() {
+        let Some(c) = classics() else {
+            eprintln!("skipping: shared corpus not found");
+            return;
+        };
+        let here = env(config()).await;
+        populate(&here, &c).await;
+        let control = TaskControl { stop_after_pages: Some(3), ..Default::default() };
+        let interrupted = run_match_task(&here.matcher, TaskSpec::new(Scope::All), &control, &NoProgress).await;
+        let Err(MatcherError::Interrupted { task_id }) = interrupted else { panic!("{interrupted:?}") };
+
+        // The other store's task runs on a runtime of its own, as another worker loop of
+        // the process would, and is held mid-task (a blocked thread of this runtime could
+        // hold up tasks queued behind it).
+        let (started, started_rx) = std::sync::mpsc::channel();
+        let release = Arc::new(AtomicBool::new(false));
+        let sink = HoldAtFirstReport { started, release: release.clone() };
+        let other_corpus = c.clone();
+        let held = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(async move {
+                let elsewhere = env(config()).await;
+                populate(&elsewhere, &other_corpus).await;
+                let s =
+                    run_match_task(&elsewhere.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &sink).await;
+                (s, all_matches(&elsewhere.stores).await)
+            })
+        });
+        tokio::task::spawn_blocking(move || started_rx.recv()).await.unwrap().expect("the other task started");
+
+        let resumed = run_match_task(&here.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
+            .await
+            .expect("resumed while the other store's task runs");
+        assert_eq!(resumed.state, TaskState::Succeeded);
+        let interrupted = here.stores.tasks.get_task(task_id).await.unwrap().expect("the interrupted task");
+        assert_eq!(interrupted.state, TaskState::Succeeded, "resumed first: {interrupted:?}");
+
+        release.store(true, Ordering::SeqCst);
+        let (other, other_matches) = tokio::task::spawn_blocking(move || held.join()).await.unwrap().unwrap();
+        let other = other.expect("the other store's task");
+        assert_eq!((other.task_id, other.state, other.resumed), (task_id, TaskState::Succeeded, false), "same id");
+        assert_eq!(all_matches(&here.stores).await, other_matches);
     }
 }
 

@@ -1381,6 +1381,20 @@ impl TaskStore for MongoStore {
         d.as_ref().map(task_from).transpose()
     }
 
+    async fn take_over_task(&self, id: i64, from: Option<&str>, worker: &str) -> StoreResult<Option<Task>> {
+        // `worker: null` also matches a task whose worker field is missing.
+        let from = from.map_or(Bson::Null, |w| Bson::String(w.to_owned()));
+        let d = self
+            .coll("tasks")
+            .find_one_and_update(
+                doc! {"_id": id, "state": TaskState::Running.as_str(), "worker": from},
+                doc! {"$set": {"worker": worker, "updated_at": date(Timestamp::now())}},
+            )
+            .return_document(ReturnDocument::After)
+            .await?;
+        d.as_ref().map(task_from).transpose()
+    }
+
     async fn update_progress(
         &self,
         id: i64,

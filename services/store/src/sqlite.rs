@@ -1134,6 +1134,21 @@ impl TaskStore for SqliteStore {
         .await
     }
 
+    async fn take_over_task(&self, id: i64, from: Option<&str>, worker: &str) -> StoreResult<Option<Task>> {
+        let (from, worker) = (from.map(str::to_owned), worker.to_owned());
+        self.run(move |c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let n = tx.execute(
+                "UPDATE tasks SET worker = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'running' AND worker IS ?2",
+                params![id, from, worker, Timestamp::now().0],
+            )?;
+            let t = if n == 0 { None } else { load_task(&tx, id)? };
+            tx.commit()?;
+            Ok(t)
+        })
+        .await
+    }
+
     async fn update_progress(
         &self,
         id: i64,

@@ -158,6 +158,10 @@ pub trait TaskStore: Send + Sync {
     async fn create_task(&self, task: &NewTask) -> StoreResult<(Task, Outcome)>;
     /// Atomically move the oldest queued task (of `kind`, if given) to running.
     async fn claim_task(&self, kind: Option<&str>, worker: &str) -> StoreResult<Option<Task>>;
+    /// Atomically hand a running task whose worker is `from` (its worker went away) to
+    /// `worker`. `None` when the task is no longer running under `from`: another worker
+    /// took it over first, or it ended.
+    async fn take_over_task(&self, id: i64, from: Option<&str>, worker: &str) -> StoreResult<Option<Task>>;
     /// Record progress (and optionally a checkpoint) of a running task.
     async fn update_progress(
         &self,

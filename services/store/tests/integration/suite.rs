@@ -621,6 +621,13 @@ pub async fn tasks_life_cycle(s: &Stores) {
     assert_eq!(second.id, third.id);
     assert!(s.tasks.claim_task(Some("match"), "worker-2").await.unwrap().is_none());
 
+    // A task whose worker went away is taken over by one worker only.
+    let taken = s.tasks.take_over_task(second.id, Some("worker-2"), "worker-3").await.unwrap().unwrap();
+    assert_eq!((taken.id, taken.state, taken.worker.as_deref()), (third.id, TaskState::Running, Some("worker-3")));
+    assert!(s.tasks.take_over_task(second.id, Some("worker-2"), "worker-4").await.unwrap().is_none());
+    assert!(s.tasks.take_over_task(second.id, None, "worker-4").await.unwrap().is_none());
+    assert!(s.tasks.take_over_task(other.id, None, "worker-4").await.unwrap().is_none(), "not running");
+
     let checkpoint = json!({"after_page": 1234});
     let progressed = s
         .tasks
