@@ -346,8 +346,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let dir = tempfile::tempdir()?;
     // Backends: embedded by default; `--mongo URI` (a fresh database named after the run)
-    // and `--redis URL` (a fresh key prefix) for the server backends.
-    let run = std::process::id();
+    // and `--redis URL` (a fresh key prefix) for the server backends. `--name NAME` names
+    // them instead, so a catalogue indexed once (`--catalogue-only`) can be matched against
+    // by later runs on copies of the servers' data (`--catalogue-stored`).
+    let run = arg_str("--name").unwrap_or_else(|| std::process::id().to_string());
+    let catalogue_only = std::env::args().any(|a| a == "--catalogue-only");
+    let catalogue_stored = std::env::args().any(|a| a == "--catalogue-stored");
     let store_config = match arg_str("--mongo") {
         Some(uri) => StoreConfig::mongo(uri, format!("zhiwen_bench_{run}")),
         None => StoreConfig::embedded(dir.path().join("store")),
@@ -396,7 +400,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let matcher = Matcher::new(stores.clone(), index.clone(), Fingerprinter::new(Params::default())?, config);
 
     let t = Instant::now();
-    for (w, chunk) in sections.chunks(100).enumerate() {
+    let works_expected = sections.len().div_ceil(100) as u64;
+    if catalogue_stored {
+        let works = stores.works.count_works().await?;
+        if works != works_expected {
+            return Err(format!("--catalogue-stored: {works} works stored, {works_expected} expected").into());
+        }
+    }
+    for (w, chunk) in sections.chunks(100).enumerate().filter(|_| !catalogue_stored) {
         let mut text = String::new();
         let mut secs = Vec::new();
         for (i, s) in chunk.iter().enumerate() {
@@ -424,18 +435,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         matcher.index_work(up.id).await?;
     }
     let index_secs = t.elapsed().as_secs_f64();
-    println!(
-        "indexed {} sections in {:.1} s ({:.0} sections/s)",
-        sections.len(),
-        index_secs,
-        sections.len() as f64 / index_secs
-    );
+    if catalogue_stored {
+        println!("{} sections stored and indexed by an earlier run", sections.len());
+    } else {
+        println!(
+            "indexed {} sections in {:.1} s ({:.0} sections/s)",
+            sections.len(),
+            index_secs,
+            sections.len() as f64 / index_secs
+        );
+    }
     let stats = index.stats().await?;
     println!(
         "index: {} section keys, {:.0} MB used (embedded: heap estimate plus file; Redis: the server's used_memory)",
         stats.namespaces.first().map_or(0, |n| n.postings),
         stats.bytes_used as f64 / 1e6
     );
+
+    if catalogue_only {
+        return Ok(());
+    }
 
     // Pages `first..first + n`: 5-10 KB, a third embedding a section.
     let shuffled = catalogue == "shuffled";
