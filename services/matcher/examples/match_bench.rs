@@ -25,6 +25,10 @@
 //! cargo run --release -p zhiwen-matcher --example match_bench -- --sections 10000 --pages 3000
 //! cargo run --release -p zhiwen-matcher --example match_bench -- --catalogue shuffled --sections 10000
 //! ```
+//!
+//! `--name NAME --catalogue-only` indexes a catalogue on the servers and stops;
+//! `--name NAME --catalogue-stored` matches against it (on copies of the servers' data).
+//! `docs/bench-matcher.md` lists the other flags.
 
 /// The allocator of the `zhiwen` binary, so the bench measures what it runs.
 #[global_allocator]
