@@ -408,6 +408,15 @@ impl Matcher {
     /// found, to be recorded by [`Matcher::record_all`] (a batch records its pages' copies
     /// in one store call).
     async fn verify_page(&self, prepared: PreparedPage) -> Result<(PageOutcome, Vec<FoundCopy>)> {
+        let (outcome, ids) = self.look_up(&prepared).await?;
+        let ready = self.ready_sections(self.candidate_sections(&ids).await?).await?;
+        let sections = ids.iter().filter_map(|id| ready.get(id).map(|e| (*id, e.clone()))).collect();
+        self.verify_against(prepared, outcome, sections).await
+    }
+
+    /// Look up a prepared page in the section index: its outcome so far and the sections
+    /// worth verifying, best first.
+    async fn look_up(&self, prepared: &PreparedPage) -> Result<(PageOutcome, Vec<i64>)> {
         let page_id = prepared.page_id;
         let mut outcome = PageOutcome { page_id, boilerplate_chars: prepared.boilerplate_chars, ..Default::default() };
         let Some(view) = prepared.view() else { return Ok((outcome, Vec::new())) };
@@ -415,29 +424,67 @@ impl Matcher {
         let found = self.inner.index.lookup(Namespace::Sections, &keys, self.inner.config.candidate_limit).await?;
         outcome.candidates = found.candidates.len();
         (outcome.keys_looked_up, outcome.keys_found) = (found.keys_queried, found.keys_found);
-        let ids: Vec<i64> = self.good(&found).iter().map(|c| c.doc as i64).collect();
-        let sections = self.candidate_sections(&ids).await?;
+        let ids = self.good(&found).iter().map(|c| c.doc as i64).collect();
+        Ok((outcome, ids))
+    }
+
+    /// The analyses of candidate sections, by id: cached ones as they are, the others made
+    /// now (and cached), `concurrency` at a time on the blocking pool. A section that
+    /// cannot be fingerprinted is left out (with a warning).
+    async fn ready_sections(&self, sources: Vec<(i64, SectionSource)>) -> Result<HashMap<i64, Arc<SectionEntry>>> {
+        let mut out = HashMap::with_capacity(sources.len());
+        let mut texts = Vec::new();
+        for (id, source) in sources {
+            match source {
+                SectionSource::Ready(entry) => {
+                    out.insert(id, entry);
+                }
+                text => texts.push((id, text)),
+            }
+        }
+        if texts.is_empty() {
+            return Ok(out);
+        }
+        let per_job = texts.len().div_ceil(self.inner.config.concurrency.max(1));
+        let mut jobs = Vec::new();
+        let mut texts = texts.into_iter().peekable();
+        while texts.peek().is_some() {
+            let chunk: Vec<(i64, SectionSource)> = texts.by_ref().take(per_job).collect();
+            let inner = self.inner.clone();
+            jobs.push(tokio::task::spawn_blocking(move || {
+                chunk.into_iter().filter_map(|(id, s)| inner.ready(id, s).map(|e| (id, e))).collect::<Vec<_>>()
+            }));
+        }
+        for job in jobs {
+            out.extend(job.await?);
+        }
+        Ok(out)
+    }
+
+    /// Verify a looked-up page against its candidate sections (best first), on the
+    /// blocking pool: its outcome and the copies found.
+    async fn verify_against(
+        &self,
+        prepared: PreparedPage,
+        mut outcome: PageOutcome,
+        sections: Vec<(i64, Arc<SectionEntry>)>,
+    ) -> Result<(PageOutcome, Vec<FoundCopy>)> {
         if sections.is_empty() {
             return Ok((outcome, Vec::new()));
         }
         let catalogue = self.catalogue().await?;
         let inner = self.inner.clone();
-        // Sections not cached are analysed here, with the verification: one trip to the
-        // blocking pool per page.
-        let (verified, copies) = tokio::task::spawn_blocking(move || {
-            let mut verified = 0;
+        outcome.verified = sections.len();
+        let copies = tokio::task::spawn_blocking(move || {
             let mut copies = Vec::new();
-            for (section_id, source) in sections {
-                let Some(entry) = inner.ready(section_id, source) else { continue };
-                verified += 1;
-                if let Some((comparison, kind)) = inner.verify(&entry, &prepared, &catalogue) {
-                    copies.push(FoundCopy::new(section_id, entry.work_id, &prepared, comparison, kind));
+            for (section_id, entry) in &sections {
+                if let Some((comparison, kind)) = inner.verify(entry, &prepared, &catalogue) {
+                    copies.push(FoundCopy::new(*section_id, entry.work_id, &prepared, comparison, kind));
                 }
             }
-            (verified, copies)
+            copies
         })
         .await?;
-        outcome.verified = verified;
         Ok((outcome, copies))
     }
 

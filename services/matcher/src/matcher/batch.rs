@@ -1,8 +1,10 @@
 //! Matching pages in batches: the pages of a batch are fingerprinted concurrently (one
 //! blocking thread per page, `concurrency` at a time, so every core works); their
 //! fingerprints are written to the store and the page index in one write each while the
-//! pages are looked up and verified concurrently, and the copies found on all of them
-//! are recorded in one store call once both writes succeeded.
+//! pages are looked up concurrently, the candidate sections of the whole batch that are
+//! not cached are read in one store call (and analysed once, however many pages share
+//! them), and the pages are verified concurrently; the copies found on all of them are
+//! recorded in one store call once both writes succeeded.
 //!
 //! The three steps are separate calls ([`Matcher::prepare_pages`],
 //! [`Matcher::verify_pages`], [`Matcher::record_pages`]) so that a task can run them on
@@ -13,7 +15,8 @@
 //! document, matches upserted by (section, page)), so a batch repeated after a crash
 //! ends exactly as an uninterrupted one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use zhiwen_core::Fingerprints;
@@ -34,6 +37,9 @@ pub struct PreparedPages {
 
 /// A page looked up and verified: its outcome and the copies on it, not yet recorded.
 type Verified = (PageOutcome, Vec<FoundCopy>);
+
+/// A page looked up, not yet verified: its outcome so far and its candidate sections.
+type LookedUp = (PreparedPage, PageOutcome, Vec<i64>);
 
 /// The pages of a batch verified, their fingerprints and page-index keys written
 /// ([`Matcher::verify_pages`]); the copies found are not recorded yet
@@ -108,7 +114,6 @@ impl Matcher {
     /// looked up and verified; record nothing. Every write is idempotent, so a batch
     /// verified and never recorded (a crash) is repeated as if it had never run.
     pub async fn verify_pages(&self, prepared: PreparedPages) -> Result<VerifiedPages> {
-        let concurrency = self.inner.config.concurrency.max(1);
         if let Some(e) = prepared.failed {
             return Err(e);
         }
@@ -137,21 +142,11 @@ impl Matcher {
             }
             Ok::<_, MatcherError>(())
         };
-        let me = self.clone();
-        let verify = futures::stream::iter(prepared.into_iter().map(move |(id, r)| {
-            let m = me.clone();
-            async move {
-                match r {
-                    Ok(p) => (id, m.verify_page(p).await),
-                    Err(e) => (id, Err(e)),
-                }
-            }
-        }))
-        .buffered(concurrency)
-        .collect::<Vec<(i64, Result<Verified>)>>();
+        let verify = self.verify_batch(prepared);
         let (written, indexed, verified) = tokio::join!(write_fingerprints, index_pages, verify);
         written?;
         indexed?;
+        let verified = verified?;
         let mut copies = Vec::new();
         let mut outcomes = Vec::with_capacity(verified.len());
         for (id, r) in verified {
@@ -164,6 +159,53 @@ impl Matcher {
             ));
         }
         Ok(VerifiedPages { outcomes, copies })
+    }
+
+    /// Look up and verify the pages of a batch: each page is looked up (`concurrency` at a
+    /// time), then the candidate sections of the whole batch that are not cached are read
+    /// in one store call and analysed once, then each page is verified. `Err` when the
+    /// read of the sections failed; a page's own lookup error is its own.
+    async fn verify_batch(&self, prepared: Vec<(i64, Result<PreparedPage>)>) -> Result<Vec<(i64, Result<Verified>)>> {
+        let concurrency = self.inner.config.concurrency.max(1);
+        let me = self.clone();
+        let looked: Vec<(i64, Result<LookedUp>)> = futures::stream::iter(prepared.into_iter().map(move |(id, r)| {
+            let m = me.clone();
+            async move {
+                let r = match r {
+                    Ok(p) => m.look_up(&p).await.map(|(outcome, ids)| (p, outcome, ids)),
+                    Err(e) => Err(e),
+                };
+                (id, r)
+            }
+        }))
+        .buffered(concurrency)
+        .collect()
+        .await;
+        let mut seen = HashSet::new();
+        let wanted: Vec<i64> = looked
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok())
+            .flat_map(|(_, _, ids)| ids.iter().copied())
+            .filter(|id| seen.insert(*id))
+            .collect();
+        let ready = Arc::new(self.ready_sections(self.candidate_sections(&wanted).await?).await?);
+        let me = self.clone();
+        Ok(futures::stream::iter(looked.into_iter().map(move |(id, r)| {
+            let (m, ready) = (me.clone(), ready.clone());
+            async move {
+                let r = match r {
+                    Ok((page, outcome, ids)) => {
+                        let sections = ids.iter().filter_map(|id| ready.get(id).map(|e| (*id, e.clone()))).collect();
+                        m.verify_against(page, outcome, sections).await
+                    }
+                    Err(e) => Err(e),
+                };
+                (id, r)
+            }
+        }))
+        .buffered(concurrency)
+        .collect()
+        .await)
     }
 
     /// Record the copies found on a verified batch (one store call): the outcome of every
