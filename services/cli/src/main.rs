@@ -10,12 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc instead of the system allocator: matching allocates and frees many small
-/// buffers from several threads at once (glibc's malloc was 9% of a daily task's CPU at
-/// 100k sections; see docs/bench-matcher.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
+mod alloc;
 mod cli;
 mod commands;
 mod input;
@@ -23,6 +18,7 @@ mod progress;
 mod settings;
 
 fn main() -> ExitCode {
+    alloc::keep_freed_memory();
     let args = cli::Cli::parse();
     init_tracing(args.verbose);
     match commands::run(args) {

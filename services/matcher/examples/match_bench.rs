@@ -30,9 +30,19 @@
 //! `--name NAME --catalogue-stored` matches against it (on copies of the servers' data).
 //! `docs/bench-matcher.md` lists the other flags.
 
-/// The allocator of the `zhiwen` binary, so the bench measures what it runs.
+/// The allocator of the `zhiwen` binary, set up as `zhiwen` sets it up
+/// (`services/cli/src/alloc.rs`), so the bench measures what it runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// As `zhiwen`'s `alloc::keep_freed_memory`: mimalloc keeps freed memory (option 15,
+/// `mi_option_purge_delay`, set to -1) unless `MIMALLOC_PURGE_DELAY` is set.
+fn keep_freed_memory() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: stores an option value; no precondition.
+        unsafe { libmimalloc_sys::mi_option_set(15, -1) }
+    }
+}
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -332,6 +342,7 @@ async fn timed_task(
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    keep_freed_memory();
     let n_sections = arg("--sections", 10_000);
     let n_pages = arg("--pages", 3_000);
     if texts("novels_classics.jsonl").is_empty() {
