@@ -42,8 +42,10 @@ pub(crate) const INLINE_MAX: usize = 4 * 1024 * 1024;
 pub(crate) const CHUNK_SIZE: usize = 8 * 1024 * 1024;
 
 const MIGRATIONS: &str = "_migrations";
-/// Ids per `$in` read of several documents by id.
-const BATCH_READ: usize = 256;
+/// Ids per `$in` read of several documents by id. Small, because a server may check
+/// each document it finds against the whole list (SecantusDB does: a read of n ids costs
+/// it n * n comparisons), while a round trip more costs MongoDB little.
+const BATCH_READ: usize = 32;
 
 /// The MongoDB store.
 pub(crate) struct MongoStore {
@@ -886,12 +888,15 @@ impl FingerprintStore for MongoStore {
             .collect::<StoreResult<Vec<_>>>()?;
         let coll = self.coll("fingerprints");
         let ids: Vec<String> = items.iter().map(|(s, _)| fp_id(*s)).collect();
-        let existing =
-            collect(coll.find(doc! {"_id": {"$in": &ids}}).projection(doc! {"_id": 1, "data_hash": 1}).await?).await?;
-        let existing: HashMap<String, i64> = existing
-            .iter()
-            .filter_map(|d| Some((d.get_str("_id").ok()?.to_owned(), num(d, "data_hash").ok()?)))
-            .collect();
+        let mut existing: HashMap<String, i64> = HashMap::new();
+        for chunk in ids.chunks(BATCH_READ) {
+            let found =
+                collect(coll.find(doc! {"_id": {"$in": chunk}}).projection(doc! {"_id": 1, "data_hash": 1}).await?)
+                    .await?;
+            existing.extend(
+                found.iter().filter_map(|d| Some((d.get_str("_id").ok()?.to_owned(), num(d, "data_hash").ok()?))),
+            );
+        }
         let now = date(Timestamp::now());
         let mut counts = BatchCounts::default();
         let mut inserts = Vec::new();
