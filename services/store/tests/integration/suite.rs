@@ -242,6 +242,10 @@ pub async fn pages_batch_and_bad_input(s: &Stores) {
     expected.extend_from_slice(&ids[40..]);
     assert_eq!(s.pages.page_ids_fetched_since(since, 0).await.unwrap(), expected);
 
+    // More ids than one request to the server asks for: every page, ascending.
+    let all = s.pages.get_pages(&ids.iter().rev().copied().collect::<Vec<_>>()).await.unwrap();
+    assert_eq!(all.iter().map(|p| p.id).collect::<Vec<_>>(), ids);
+
     // Several pages in one read: ascending, each id once, unknown ids left out.
     let read = s.pages.get_pages(&[ids[5], i64::MAX, ids[2], ids[5]]).await.unwrap();
     assert_eq!(read.iter().map(|p| p.id).collect::<Vec<_>>(), vec![ids[2], ids[5]]);
@@ -296,10 +300,11 @@ pub async fn large_page_and_work_round_trip(s: &Stores) {
 }
 
 pub async fn fingerprints_params_and_scans(s: &Stores) {
-    // Subjects are stored sections and pages.
+    // Subjects are stored sections and pages; 40 pages, more than one request to the
+    // server reads at a time.
     let pages = s
         .pages
-        .upsert_pages(&(0..25).map(|i| page(&format!("https://fp.example/{i}"), TEXT_B, i)).collect::<Vec<_>>())
+        .upsert_pages(&(0..40).map(|i| page(&format!("https://fp.example/{i}"), TEXT_B, i)).collect::<Vec<_>>())
         .await
         .unwrap();
     let section_id = s.works.upsert_work(&work("o", "fp")).await.unwrap().sections[0].1;
@@ -317,9 +322,9 @@ pub async fn fingerprints_params_and_scans(s: &Stores) {
     let fb = fingerprints(TEXT_B);
     let items: Vec<_> = pages.iter().map(|u| (Subject::page(u.id), fb.clone())).collect();
     let counts = s.fingerprints.put_fingerprints_many(&items).await.unwrap();
-    assert_eq!(counts, BatchCounts { inserted: 25, updated: 0, unchanged: 0 });
-    assert_eq!(s.fingerprints.put_fingerprints_many(&items).await.unwrap().unchanged, 25);
-    assert_eq!(s.fingerprints.count_fingerprints(SubjectKind::Page, None).await.unwrap(), 25);
+    assert_eq!(counts, BatchCounts { inserted: 40, updated: 0, unchanged: 0 });
+    assert_eq!(s.fingerprints.put_fingerprints_many(&items).await.unwrap().unchanged, 40);
+    assert_eq!(s.fingerprints.count_fingerprints(SubjectKind::Page, None).await.unwrap(), 40);
     assert_eq!(s.fingerprints.count_fingerprints(SubjectKind::Section, Some(&fa.params_tag)).await.unwrap(), 1);
 
     // A parameter change is detected, not mixed in silently.
