@@ -488,10 +488,10 @@ async fn execute_inner(
     }
 
     // Pages in scope, ascending id, one checkpoint per batch, three batches at a time:
-    // the next-but-one batch is listed and fingerprinted (which writes nothing), the next
-    // one has its fingerprints written and is verified, and the current one is recorded
-    // and checkpointed, so the cores and the store work at the same time. Only a batch
-    // whose matches are recorded is checkpointed; the writes of a batch verified but not
+    // the next-but-one batch is listed, fingerprinted and looked up (which writes
+    // nothing), the next one has its fingerprints written and is verified, and the
+    // current one is recorded and checkpointed, so the cores and the store work at the
+    // same time. Only a batch whose matches are recorded is checkpointed; the writes of a batch verified but not
     // recorded (a crash) are idempotent and repeated by the resumed task.
     let batch = matcher.config().batch_size.max(1) as u32;
     let pages_in_scope = &pages_in_scope;

@@ -1,10 +1,10 @@
 //! Matching pages in batches: the pages of a batch are fingerprinted concurrently (one
-//! blocking thread per page, `concurrency` at a time, so every core works); their
-//! fingerprints are written to the store and the page index in one write each while the
-//! pages are looked up concurrently, the candidate sections of the whole batch that are
-//! not cached are read in one store call (and analysed once, however many pages share
-//! them), and the pages are verified concurrently; the copies found on all of them are
-//! recorded in one store call once both writes succeeded.
+//! blocking thread per page, `concurrency` at a time, so every core works), each looked up
+//! in the section index as soon as it is fingerprinted; their fingerprints are written to
+//! the store and the page index in one write each while the candidate sections of the
+//! whole batch that are not cached are read in one store call (and analysed once, however
+//! many pages share them) and the pages are verified concurrently; the copies found on all
+//! of them are recorded in one store call once both writes succeeded.
 //!
 //! The three steps are separate calls ([`Matcher::prepare_pages`],
 //! [`Matcher::verify_pages`], [`Matcher::record_pages`]) so that a task can run them on
@@ -26,11 +26,11 @@ use crate::{MatchRecord, MatcherError, Result};
 use zhiwen_index::Namespace;
 use zhiwen_store::{Page, Subject};
 
-/// The pages of a batch loaded and fingerprinted ([`Matcher::prepare_pages`]), not yet
-/// written or matched ([`Matcher::finish_pages`]). Preparing writes nothing, so a
-/// prepared batch may be dropped at any time.
+/// The pages of a batch loaded, fingerprinted and looked up in the section index
+/// ([`Matcher::prepare_pages`]), not yet written or verified ([`Matcher::finish_pages`]).
+/// Preparing writes nothing, so a prepared batch may be dropped at any time.
 pub struct PreparedPages {
-    pages: Vec<(i64, Result<PreparedPage>)>,
+    pages: Vec<(i64, Result<LookedUp>)>,
     /// The batch read of the pages failed: nothing of the batch can be matched.
     failed: Option<MatcherError>,
 }
@@ -75,8 +75,10 @@ impl Matcher {
         self.finish_pages(prepared).await
     }
 
-    /// Load a batch of pages (one read) and fingerprint them, `concurrency` at a time,
-    /// writing nothing (a task prepares the next batch while it finishes the current one).
+    /// Load a batch of pages (one read), fingerprint them `concurrency` at a time and look
+    /// each up in the section index as soon as it is fingerprinted, writing nothing (a task
+    /// prepares the next batch while it finishes the current one, so the lookups' round
+    /// trips are off the path of the batch being verified).
     pub async fn prepare_pages(&self, page_ids: Vec<i64>) -> PreparedPages {
         let concurrency = self.inner.config.concurrency.max(1);
         let mut loaded: HashMap<i64, Page> = match self.inner.stores.pages.get_pages(&page_ids).await {
@@ -90,11 +92,14 @@ impl Matcher {
             let m = me.clone();
             let page = loaded.remove(&id);
             async move {
-                let prepared = match page {
-                    Some(page) => m.prepare_loaded(page).await,
+                let looked = match page {
+                    Some(page) => match m.prepare_loaded(page).await {
+                        Ok(p) => m.look_up(&p).await.map(|(outcome, ids)| (p, outcome, ids)),
+                        Err(e) => Err(e),
+                    },
                     None => Err(MatcherError::NotFound { what: "page", id }),
                 };
-                (id, prepared)
+                (id, looked)
             }
         }))
         .buffered(concurrency)
@@ -103,29 +108,29 @@ impl Matcher {
         PreparedPages { pages, failed: None }
     }
 
-    /// Write the fingerprints of a prepared batch, then look up, verify and record its
-    /// pages (the second half of [`Matcher::match_pages`]).
+    /// Write the fingerprints of a prepared batch, then verify and record its pages (the
+    /// second half of [`Matcher::match_pages`]).
     pub async fn finish_pages(&self, prepared: PreparedPages) -> Result<Vec<(i64, Result<PageOutcome>)>> {
         let verified = self.verify_pages(prepared).await?;
         self.record_pages(verified).await
     }
 
     /// Write the fingerprints and page-index keys of a prepared batch while its pages are
-    /// looked up and verified; record nothing. Every write is idempotent, so a batch
-    /// verified and never recorded (a crash) is repeated as if it had never run.
+    /// verified; record nothing. Every write is idempotent, so a batch verified and never
+    /// recorded (a crash) is repeated as if it had never run.
     pub async fn verify_pages(&self, prepared: PreparedPages) -> Result<VerifiedPages> {
         if let Some(e) = prepared.failed {
             return Err(e);
         }
         let prepared = prepared.pages;
         // The page's own fingerprints and page-namespace keys serve the reverse direction
-        // only, so they are written while the batch is looked up and verified: the store,
+        // only, so they are written while the batch is verified: the store,
         // the index and the cores work at the same time. Nothing is recorded before both
         // writes succeeded, and a batch repeated after a crash writes the same again.
         let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::new();
         let mut keys = Vec::new();
         if self.inner.config.index_pages {
-            for p in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
+            for (p, _, _) in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
                 keys.push((p.page_id as u64, self.inner.config.page_index_keys(&p.full.fingerprints)));
                 fingerprints.push((Subject::page(p.page_id), p.full.fingerprints.clone()));
             }
@@ -161,26 +166,12 @@ impl Matcher {
         Ok(VerifiedPages { outcomes, copies })
     }
 
-    /// Look up and verify the pages of a batch: each page is looked up (`concurrency` at a
-    /// time), then the candidate sections of the whole batch that are not cached are read
-    /// in one store call and analysed once, then each page is verified. `Err` when the
-    /// read of the sections failed; a page's own lookup error is its own.
-    async fn verify_batch(&self, prepared: Vec<(i64, Result<PreparedPage>)>) -> Result<Vec<(i64, Result<Verified>)>> {
+    /// Verify the looked-up pages of a batch: the candidate sections of the whole batch
+    /// that are not cached are read in one store call and analysed once, then each page is
+    /// verified. `Err` when the read of the sections failed; a page's own error (from its
+    /// preparation or lookup) is its own.
+    async fn verify_batch(&self, looked: Vec<(i64, Result<LookedUp>)>) -> Result<Vec<(i64, Result<Verified>)>> {
         let concurrency = self.inner.config.concurrency.max(1);
-        let me = self.clone();
-        let looked: Vec<(i64, Result<LookedUp>)> = futures::stream::iter(prepared.into_iter().map(move |(id, r)| {
-            let m = me.clone();
-            async move {
-                let r = match r {
-                    Ok(p) => m.look_up(&p).await.map(|(outcome, ids)| (p, outcome, ids)),
-                    Err(e) => Err(e),
-                };
-                (id, r)
-            }
-        }))
-        .buffered(concurrency)
-        .collect()
-        .await;
         let mut seen = HashSet::new();
         let wanted: Vec<i64> = looked
             .iter()
