@@ -491,8 +491,9 @@ async fn execute_inner(
     // the next-but-one batch is listed, fingerprinted and looked up (which writes
     // nothing), the next one has its fingerprints written and is verified, and the
     // current one is recorded and checkpointed, so the cores and the store work at the
-    // same time. Only a batch whose matches are recorded is checkpointed; the writes of a batch verified but not
-    // recorded (a crash) are idempotent and repeated by the resumed task.
+    // same time. Only a batch whose matches are recorded is checkpointed; the writes of a
+    // batch verified but not recorded (a crash) are idempotent and repeated by the
+    // resumed task.
     let batch = matcher.config().batch_size.max(1) as u32;
     let pages_in_scope = &pages_in_scope;
     let next_batch = |after: i64| async move { pages_in_scope.batch_after(s, after, batch).await };
