@@ -408,10 +408,13 @@ impl Matcher {
     /// found, to be recorded by [`Matcher::record_all`] (a batch records its pages' copies
     /// in one store call).
     async fn verify_page(&self, prepared: PreparedPage) -> Result<(PageOutcome, Vec<FoundCopy>)> {
+        let page_id = prepared.page_id;
         let (outcome, ids) = self.look_up(&prepared).await?;
-        let ready = self.ready_sections(self.candidate_sections(&ids).await?).await?;
-        let sections = ids.iter().filter_map(|id| ready.get(id).map(|e| (*id, e.clone()))).collect();
-        self.verify_against(prepared, outcome, sections).await
+        // A batch of one: the same reads and verification as a task's batches.
+        match self.verify_batch(vec![(page_id, Ok((prepared, outcome, ids)))]).await?.pop() {
+            Some((_, verified)) => verified,
+            None => Err(MatcherError::Internal(format!("page {page_id}: its verification returned nothing"))),
+        }
     }
 
     /// Look up a prepared page in the section index: its outcome so far and the sections

@@ -312,7 +312,9 @@ mod tasks {
 
     use crate::support::*;
 
-    async fn populate(e: &Env, c: &std::collections::HashMap<String, (String, String)>) {
+    /// A fresh store holding the four chapters and the 20 pages (a third with a copy).
+    async fn populated(c: &std::collections::HashMap<String, (String, String)>) -> Env {
+        let e = env(config()).await;
         let sections: Vec<(String, String)> =
             (1..=4).map(|i| (format!("第{i}回"), c[&format!("novel-shuihu-{i:03}")].1.clone())).collect();
         let refs: Vec<(&str, &str)> = sections.iter().map(|(t, s)| (t.as_str(), s.as_str())).collect();
@@ -327,6 +329,7 @@ mod tasks {
             };
             e.stores.pages.upsert_page(&text_page(&format!("http://s{}.example/{i}", i % 3), &text)).await.unwrap();
         }
+        e
     }
 
     fn config() -> MatcherConfig {
@@ -338,8 +341,7 @@ mod tasks {
     async fn uninterrupted_matches(
         c: &std::collections::HashMap<String, (String, String)>,
     ) -> Vec<(i64, i64, String, u64, usize)> {
-        let whole = env(config()).await;
-        populate(&whole, c).await;
+        let whole = populated(c).await;
         let s = run_match_task(&whole.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
             .await
             .expect("uninterrupted");
@@ -358,8 +360,7 @@ mod tasks {
         };
         let expected = uninterrupted_matches(&c).await;
 
-        let broken = env(config()).await;
-        populate(&broken, &c).await;
+        let broken = populated(&c).await;
         for stop in [3u64, 6, 1] {
             let control = TaskControl { stop_after_pages: Some(stop), ..Default::default() };
             match run_match_task(&broken.matcher, TaskSpec::new(Scope::All), &control, &NoProgress).await {
@@ -415,8 +416,7 @@ mod tasks {
         };
         let expected = uninterrupted_matches(&c).await;
 
-        let broken = env(config()).await;
-        populate(&broken, &c).await;
+        let broken = populated(&c).await;
         // Mid-batch, at a batch's end, and in the last batch (batches of 4 pages).
         for after in [6u64, 12, 17] {
             let control = TaskControl::default();
@@ -469,8 +469,7 @@ mod tasks {
             eprintln!("skipping: shared corpus not found");
             return;
         };
-        let here = env(config()).await;
-        populate(&here, &c).await;
+        let here = populated(&c).await;
         let control = TaskControl { stop_after_pages: Some(3), ..Default::default() };
         let interrupted = run_match_task(&here.matcher, TaskSpec::new(Scope::All), &control, &NoProgress).await;
         let Err(MatcherError::Interrupted { task_id }) = interrupted else { panic!("{interrupted:?}") };
@@ -485,8 +484,7 @@ mod tasks {
         let held = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
             rt.block_on(async move {
-                let elsewhere = env(config()).await;
-                populate(&elsewhere, &other_corpus).await;
+                let elsewhere = populated(&other_corpus).await;
                 let s =
                     run_match_task(&elsewhere.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &sink).await;
                 (s, all_matches(&elsewhere.stores).await)

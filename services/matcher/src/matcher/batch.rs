@@ -36,10 +36,10 @@ pub struct PreparedPages {
 }
 
 /// A page looked up and verified: its outcome and the copies on it, not yet recorded.
-type Verified = (PageOutcome, Vec<FoundCopy>);
+pub(super) type Verified = (PageOutcome, Vec<FoundCopy>);
 
 /// A page looked up, not yet verified: its outcome so far and its candidate sections.
-type LookedUp = (PreparedPage, PageOutcome, Vec<i64>);
+pub(super) type LookedUp = (PreparedPage, PageOutcome, Vec<i64>);
 
 /// The pages of a batch verified, their fingerprints and page-index keys written
 /// ([`Matcher::verify_pages`]); the copies found are not recorded yet
@@ -170,7 +170,10 @@ impl Matcher {
     /// that are not cached are read in one store call and analysed once, then each page is
     /// verified. `Err` when the read of the sections failed; a page's own error (from its
     /// preparation or lookup) is its own.
-    async fn verify_batch(&self, looked: Vec<(i64, Result<LookedUp>)>) -> Result<Vec<(i64, Result<Verified>)>> {
+    pub(super) async fn verify_batch(
+        &self,
+        looked: Vec<(i64, Result<LookedUp>)>,
+    ) -> Result<Vec<(i64, Result<Verified>)>> {
         let concurrency = self.inner.config.concurrency.max(1);
         let mut seen = HashSet::new();
         let wanted: Vec<i64> = looked
