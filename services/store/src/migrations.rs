@@ -41,6 +41,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "match_listing",
         sql: include_str!("../../../migrations/embedded/0007_match_listing.sql"),
     },
+    SqlMigration {
+        version: 8,
+        name: "fingerprint_indexes",
+        sql: include_str!("../../../migrations/embedded/0008_fingerprint_indexes.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -52,10 +57,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (5, include_str!("../../../migrations/mongodb/0005_match_kind.json")),
     (6, include_str!("../../../migrations/mongodb/0006_match_list_columns.json")),
     (7, include_str!("../../../migrations/mongodb/0007_match_listing.json")),
+    (8, include_str!("../../../migrations/mongodb/0008_fingerprint_indexes.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 7;
+pub const LATEST: u32 = 8;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

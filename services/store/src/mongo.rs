@@ -191,9 +191,16 @@ impl MongoStore {
                     ));
                 };
                 if let Err(e) = self.db.run_command(cmd.clone()).await {
-                    let exists = matches!(&*e.kind, mongodb::error::ErrorKind::Command(c) if c.code == 48)
-                        || e.to_string().to_lowercase().contains("already exists");
-                    if !(cmd.contains_key("create") && exists) {
+                    let code = match &*e.kind {
+                        mongodb::error::ErrorKind::Command(c) => Some(c.code),
+                        _ => None,
+                    };
+                    let message = e.to_string().to_lowercase();
+                    // A migration interrupted after a command ran repeats it: creating what
+                    // exists (48) or dropping an index that is gone (27) is already done.
+                    let exists = code == Some(48) || message.contains("already exists");
+                    let gone = code == Some(27) || message.contains("index not found");
+                    if !(cmd.contains_key("create") && exists || cmd.contains_key("dropIndexes") && gone) {
                         return Err(e.into());
                     }
                 }

@@ -100,7 +100,12 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
     drop(conn);
     assert_eq!(
         migrate(&config).await.unwrap().applied,
-        vec!["0005_match_kind".to_string(), "0006_match_list_columns".to_string(), "0007_match_listing".to_string()]
+        vec![
+            "0005_match_kind".to_string(),
+            "0006_match_list_columns".to_string(),
+            "0007_match_listing".to_string(),
+            "0008_fingerprint_indexes".to_string()
+        ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
     let rows = stores.queries.query_matches(&MatchQuery::default(), sort, None, 10).await.unwrap();
@@ -132,7 +137,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0004_api_stats".to_string(),
             "0005_match_kind".to_string(),
             "0006_match_list_columns".to_string(),
-            "0007_match_listing".to_string()
+            "0007_match_listing".to_string(),
+            "0008_fingerprint_indexes".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -165,6 +171,13 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
         .unwrap();
     assert!(plan.iter().any(|p| p.contains("COVERING INDEX matches_listing")), "{plan:?}");
     assert!(!plan.iter().any(|p| p.contains("TEMP B-TREE")), "no sort step: {plan:?}");
+    // Every fingerprint written pays for each index on the table: only the key is left.
+    let indexes: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'fingerprints'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(indexes, 0, "fingerprints keep only their primary key");
     drop(conn);
 
     // A database touched by a newer binary is refused with a clear message.
@@ -274,7 +287,12 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 5_i64}}).await.unwrap();
     assert_eq!(
         migrate(&config).await.unwrap().applied,
-        vec!["0005_match_kind".to_string(), "0006_match_list_columns".to_string(), "0007_match_listing".to_string()]
+        vec![
+            "0005_match_kind".to_string(),
+            "0006_match_list_columns".to_string(),
+            "0007_match_listing".to_string(),
+            "0008_fingerprint_indexes".to_string()
+        ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
     let rows = stores.queries.query_matches(&MatchQuery::default(), sort, None, 10).await.unwrap();
@@ -290,9 +308,16 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             (id, m.comparison.copied_chars as u64, m.comparison.evidence_coverage_a)
         );
     }
-    // Run again: nothing left to fill.
-    db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": 7_i64}).await.unwrap();
-    assert_eq!(migrate(&config).await.unwrap().applied, vec!["0007_match_listing".to_string()]);
+    // Run again: nothing left to fill, and the index migration 8 dropped is gone already.
+    db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 7_i64}}).await.unwrap();
+    assert_eq!(
+        migrate(&config).await.unwrap().applied,
+        vec!["0007_match_listing".to_string(), "0008_fingerprint_indexes".to_string()]
+    );
+    let fingerprint_indexes =
+        db.collection::<mongodb::bson::Document>("fingerprints").list_index_names().await.unwrap();
+    assert!(fingerprint_indexes.contains(&"kind_subject".to_string()), "{fingerprint_indexes:?}");
+    assert!(!fingerprint_indexes.contains(&"kind_tag_subject".to_string()), "{fingerprint_indexes:?}");
 
     // A newer database is refused.
     db.collection::<mongodb::bson::Document>("_migrations")
