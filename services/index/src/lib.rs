@@ -30,7 +30,9 @@ use serde::{Deserialize, Serialize};
 
 pub use embedded::EmbeddedIndex;
 pub use error::{IndexError, Result};
-pub use lookup::{sample_query_keys, sample_winnowed_keys, Candidate, FamilyHits, LookupResult};
+pub use lookup::{
+    sample_query_keys, sample_winnowed_keys, sample_winnowed_keys_only, Candidate, FamilyHits, LookupResult,
+};
 pub use rebuild::{rebuild, rebuild_stream, RebuildReport};
 pub use redis::{RedisConfig, RedisIndex};
 pub use retry::{RetryPolicy, RetryingIndex};

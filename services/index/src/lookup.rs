@@ -114,6 +114,17 @@ pub fn sample_winnowed_keys(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> 
     keys.into_iter().filter(|k| !is_winnowed(k) || k.value & (modulus - 1) == 0).collect()
 }
 
+/// Only the winnowed keys of `keys` whose value is divisible by `modulus` (a power of two;
+/// 1 keeps every winnowed key): the keys of a namespace read only to find shared
+/// passages. A candidate must share winnowed keys to be worth verifying, so coarse keys
+/// (simhash blocks, DNA, super-shingles, LSH bands) would add only chance hits, and the
+/// most writes: DNA and simhash values recur across unrelated documents, and every
+/// recurrence appends to a posting list.
+pub fn sample_winnowed_keys_only(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> {
+    let mask = modulus.max(1).next_power_of_two() - 1;
+    keys.into_iter().filter(|k| is_winnowed(k) && k.value & mask == 0).collect()
+}
+
 fn is_winnowed(key: &IndexKey) -> bool {
     matches!(key.family, IndexFamily::WinnowInitials | IndexFamily::WinnowChars)
 }
@@ -211,8 +222,12 @@ mod tests {
         let winnowed = kept.len() - 10;
         assert!((250..=400).contains(&winnowed), "{winnowed} of 1,300 winnowed keys kept with 1 in 4");
         // A query sampled with a smaller modulus keeps a superset of them.
-        let (query, m) = sample_query_keys(keys, 768);
+        let (query, m) = sample_query_keys(keys.clone(), 768);
         assert_eq!(m, 2);
         assert!(kept.iter().all(|k| query.contains(k)));
+        // Winnowed keys only: the same winnowed keys, no coarse ones.
+        let only = sample_winnowed_keys_only(keys, 4);
+        assert_eq!(only.len(), winnowed);
+        assert!(only.iter().all(|k| kept.contains(k) && k.family == IndexFamily::WinnowInitials));
     }
 }

@@ -37,14 +37,14 @@ pub struct MatcherConfig {
     /// the index (needed by the reverse direction, work -> stored pages).
     pub index_pages: bool,
     /// The page namespace keeps 1 in this many winnowed keys of a page (a power of two;
-    /// 1 keeps all), chosen by value as [`zhiwen_index::sample_winnowed_keys`] does, and
-    /// a work looked up against it is sampled the same way. Winnowed keys are ~95% of a
-    /// page's keys and only the reverse direction reads them: with 8, a 10 KB page adds
-    /// ~220 keys instead of ~1,300 and the candidate minimums are divided by 8. 8 (was 4):
-    /// the same recall on every evaluation set in the reverse direction, one accused
-    /// negative page fewer, no slower reverse lookups, and Redis spends a quarter less per
-    /// new page (`docs/evaluation.md`). An index built with a smaller value still
-    /// answers: its pages keep every key a larger value looks up.
+    /// 1 keeps all) and no coarse keys, chosen by value as
+    /// [`zhiwen_index::sample_winnowed_keys_only`] does, and a work looked up against it
+    /// is sampled the same way. Only the reverse direction reads them: with 8, a 10 KB
+    /// page adds ~140 keys instead of ~1,300 and the candidate minimums are divided by
+    /// 8. 8 (was 4): the same recall on every evaluation set in the reverse direction,
+    /// one accused negative page fewer, no slower reverse lookups, and Redis spends a
+    /// quarter less per new page (`docs/evaluation.md`). An index built with a smaller
+    /// value still answers: its pages keep every key a larger value looks up.
     pub page_index_sampling: u64,
     /// Pages matched concurrently by a task (each on a blocking thread). Two per core by
     /// default: a page waiting on the store leaves its core to another (on two cores, 4
@@ -74,9 +74,14 @@ impl MatcherConfig {
         self.page_index_sampling.clamp(1, 64).next_power_of_two()
     }
 
-    /// The keys a page (or a work looked up against the pages) has in the page namespace.
+    /// The keys a page (or a work looked up against the pages) has in the page namespace:
+    /// 1 in `page_sampling_modulus` of its winnowed keys and no coarse keys (a reverse
+    /// candidate must share a winnowed key anyway; see
+    /// [`zhiwen_index::sample_winnowed_keys_only`]). A page namespace written with coarse
+    /// keys still answers: the coarse entries are never looked up, and go when the page is
+    /// indexed again.
     pub fn page_index_keys(&self, fingerprints: &zhiwen_core::Fingerprints) -> Vec<zhiwen_core::IndexKey> {
-        zhiwen_index::sample_winnowed_keys(fingerprints.index_keys(), self.page_sampling_modulus())
+        zhiwen_index::sample_winnowed_keys_only(fingerprints.index_keys(), self.page_sampling_modulus())
     }
 }
 
@@ -211,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn pages_keep_an_eighth_of_their_winnowed_keys_by_default() {
+    fn pages_keep_an_eighth_of_their_winnowed_keys_and_nothing_else_by_default() {
         let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("default parameters");
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
         let text = std::fs::read_to_string(path).expect("bundled sample");
@@ -224,7 +229,7 @@ mod tests {
         };
         let share = winnowed(&kept) / winnowed(&all);
         assert!((0.09..0.16).contains(&share), "{share}");
-        assert_eq!(all.len() - winnowed(&all) as usize, kept.len() - winnowed(&kept) as usize);
+        assert_eq!(winnowed(&kept) as usize, kept.len(), "no coarse key in the page namespace");
         assert!(kept.iter().all(|k| all.contains(k)));
     }
 }
