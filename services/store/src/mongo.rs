@@ -937,6 +937,18 @@ impl FingerprintStore for MongoStore {
         }
     }
 
+    async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {
+        let ids: Vec<String> = subjects.iter().map(|s| fp_id(*s)).collect();
+        let coll = self.coll("fingerprints");
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BATCH_READ) {
+            for d in collect(coll.find(doc! {"_id": {"$in": chunk}}).await?).await? {
+                out.push(self.fp_from(d).await?);
+            }
+        }
+        Ok(out)
+    }
+
     async fn stale_subjects(
         &self,
         kind: SubjectKind,

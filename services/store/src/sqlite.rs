@@ -680,6 +680,23 @@ impl FingerprintStore for SqliteStore {
         .await
     }
 
+    async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {
+        let subjects = subjects.to_vec();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT kind, subject_id, params_tag, data, updated_at FROM fingerprints WHERE kind = ?1 AND subject_id = ?2",
+            )?;
+            let mut out = Vec::with_capacity(subjects.len());
+            for subject in subjects {
+                if let Some(row) = stmt.query_row(params![subject.kind.as_str(), subject.id], fp_row).optional()? {
+                    out.push(finish_fp(row)?);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     async fn stale_subjects(
         &self,
         kind: SubjectKind,

@@ -95,6 +95,10 @@ pub trait FingerprintStore: Send + Sync {
     async fn put_fingerprints_many(&self, items: &[(Subject, Fingerprints)]) -> StoreResult<BatchCounts>;
     /// The fingerprints of one subject.
     async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>>;
+    /// The fingerprints of those of `subjects` that have some, in no particular order (a
+    /// few requests for many subjects, where reading them one by one costs a round trip
+    /// each).
+    async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>>;
     /// Ids of `kind` subjects whose fingerprints were made with another tag than
     /// `current_tag`, with id greater than `after_id`, ascending, at most `limit`.
     async fn stale_subjects(

@@ -326,6 +326,17 @@ pub async fn fingerprints_params_and_scans(s: &Stores) {
     assert_eq!(s.fingerprints.put_fingerprints_many(&items).await.unwrap().unchanged, 40);
     assert_eq!(s.fingerprints.count_fingerprints(SubjectKind::Page, None).await.unwrap(), 40);
     assert_eq!(s.fingerprints.count_fingerprints(SubjectKind::Section, Some(&fa.params_tag)).await.unwrap(), 1);
+    // Many at once: those stored (more than one request's worth), none for the others.
+    let mut wanted: Vec<Subject> = pages.iter().map(|u| Subject::page(u.id)).collect();
+    wanted.extend([section, Subject::page(-7), Subject::section(-5)]);
+    let mut many = s.fingerprints.get_fingerprints_many(&wanted).await.unwrap();
+    many.sort_by_key(|r| (r.subject.kind.as_str(), r.subject.id));
+    let mut expected: Vec<Subject> = pages.iter().map(|u| Subject::page(u.id)).collect();
+    expected.push(section);
+    expected.sort_by_key(|s| (s.kind.as_str(), s.id));
+    assert_eq!(many.iter().map(|r| r.subject).collect::<Vec<_>>(), expected);
+    assert!(many.iter().all(|r| r.fingerprints == if r.subject == section { fa.clone() } else { fb.clone() }));
+    assert!(s.fingerprints.get_fingerprints_many(&[]).await.unwrap().is_empty());
 
     // A parameter change is detected, not mixed in silently.
     let mut old = fb.clone();
