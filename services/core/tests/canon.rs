@@ -493,6 +493,18 @@ mod normalisation {
     }
 
     #[test]
+    fn letters_outside_the_basic_plane_are_lower_cased_after_nfkc() {
+        // Mathematical bold capitals and the outlined capital of Unicode 16 (U+1CCD6)
+        // decompose to plain capitals; they end lower-cased like any other letter, so
+        // the canonical text is canonical again (a property test found U+1CCD6).
+        let c = canonicalize("𝐀𝐁𝐜 \u{1CCD6}".as_bytes(), InputFormat::Text, &params()).unwrap();
+        assert_eq!(c.text(), "abc a");
+        check_spans(&c);
+        let again = canonicalize(c.text().as_bytes(), InputFormat::Text, &params()).unwrap();
+        assert_eq!(again.text(), c.text());
+    }
+
+    #[test]
     fn paragraphs_and_line_breaks() {
         let c = canonicalize(
             "\n\n  第一段  \r\n\r\n\u{3000}\u{3000}第二段\n\n\n第三段\n".as_bytes(),

@@ -342,6 +342,12 @@ impl<'a> Normalizer<'a> {
                     self.push(Unit { c: l, start, end });
                 }
             }
+            // A capital letter with a one-letter lower case (class MAP in the table), as
+            // NFKC makes of 𝐀 (U+1D400): lower-cased like any other.
+            MAP => {
+                let l = self.map.get(u as usize).copied().unwrap_or(d);
+                self.push(Unit { c: l, start, end });
+            }
             _ => self.push(Unit { c: d, start, end }),
         }
     }
