@@ -931,10 +931,7 @@ impl FingerprintStore for MongoStore {
     }
 
     async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>> {
-        match self.coll("fingerprints").find_one(doc! {"_id": fp_id(subject)}).await? {
-            Some(d) => Ok(Some(self.fp_from(d).await?)),
-            None => Ok(None),
-        }
+        Ok(self.get_fingerprints_many(&[subject]).await?.pop())
     }
 
     async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {

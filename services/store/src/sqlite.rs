@@ -670,14 +670,7 @@ impl FingerprintStore for SqliteStore {
     }
 
     async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>> {
-        self.read(move |c| {
-            let row = c
-                .prepare_cached("SELECT kind, subject_id, params_tag, data, updated_at FROM fingerprints WHERE kind = ?1 AND subject_id = ?2")?
-                .query_row(params![subject.kind.as_str(), subject.id], fp_row)
-                .optional()?;
-            row.map(finish_fp).transpose()
-        })
-        .await
+        Ok(self.get_fingerprints_many(&[subject]).await?.pop())
     }
 
     async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {
