@@ -302,7 +302,7 @@ impl Matcher {
         }
         // The stored fingerprints are read for many sections at a time, not one by one: a
         // process's first task checks every section of the catalogue (at 100k sections on
-        // MongoDB + Redis its start took 54 s instead of 95).
+        // MongoDB + Redis its start took 54 s instead of 92-100).
         let subjects: Vec<Subject> = to_check.iter().map(|section| Subject::section(section.id)).collect();
         let mut stored_of: HashMap<i64, zhiwen_store::FingerprintRecord> = HashMap::new();
         for (i, section) in to_check.into_iter().enumerate() {

@@ -368,16 +368,29 @@ impl MongoStore {
     /// The documents of `coll` with these ids (each once, ascending by id; ids not stored
     /// left out), read with bounded `$in` lists: one round trip per chunk, not per id.
     async fn find_by_ids(&self, coll: &str, ids: &[i64], projection: Option<Document>) -> StoreResult<Vec<Document>> {
+        let mut out = self.find_in(coll, &sorted_ids(ids), projection).await?;
+        out.sort_by_cached_key(|d| num(d, "_id").unwrap_or(i64::MAX));
+        Ok(out)
+    }
+
+    /// The documents of `coll` whose `_id` is one of `ids` (in no particular order; ids
+    /// not stored left out), at most [`BATCH_READ`] ids per request.
+    async fn find_in<T: Clone + Into<Bson>>(
+        &self,
+        coll: &str,
+        ids: &[T],
+        projection: Option<Document>,
+    ) -> StoreResult<Vec<Document>> {
         let mut out = Vec::with_capacity(ids.len());
         let collection = self.coll(coll);
-        for chunk in sorted_ids(ids).chunks(BATCH_READ) {
+        for chunk in ids.chunks(BATCH_READ) {
+            let chunk: Vec<Bson> = chunk.iter().cloned().map(Into::into).collect();
             let mut find = collection.find(doc! {"_id": {"$in": chunk}});
             if let Some(p) = &projection {
                 find = find.projection(p.clone());
             }
             out.extend(collect(find.await?).await?);
         }
-        out.sort_by_cached_key(|d| num(d, "_id").unwrap_or(i64::MAX));
         Ok(out)
     }
 }
@@ -895,15 +908,12 @@ impl FingerprintStore for MongoStore {
             .collect::<StoreResult<Vec<_>>>()?;
         let coll = self.coll("fingerprints");
         let ids: Vec<String> = items.iter().map(|(s, _)| fp_id(*s)).collect();
-        let mut existing: HashMap<String, i64> = HashMap::new();
-        for chunk in ids.chunks(BATCH_READ) {
-            let found =
-                collect(coll.find(doc! {"_id": {"$in": chunk}}).projection(doc! {"_id": 1, "data_hash": 1}).await?)
-                    .await?;
-            existing.extend(
-                found.iter().filter_map(|d| Some((d.get_str("_id").ok()?.to_owned(), num(d, "data_hash").ok()?))),
-            );
-        }
+        let existing: HashMap<String, i64> = self
+            .find_in("fingerprints", &ids, Some(doc! {"_id": 1, "data_hash": 1}))
+            .await?
+            .iter()
+            .filter_map(|d| Some((d.get_str("_id").ok()?.to_owned(), num(d, "data_hash").ok()?)))
+            .collect();
         let now = date(Timestamp::now());
         let mut counts = BatchCounts::default();
         let mut inserts = Vec::new();
@@ -936,12 +946,9 @@ impl FingerprintStore for MongoStore {
 
     async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {
         let ids: Vec<String> = subjects.iter().map(|s| fp_id(*s)).collect();
-        let coll = self.coll("fingerprints");
         let mut out = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(BATCH_READ) {
-            for d in collect(coll.find(doc! {"_id": {"$in": chunk}}).await?).await? {
-                out.push(self.fp_from(d).await?);
-            }
+        for d in self.find_in("fingerprints", &ids, None).await? {
+            out.push(self.fp_from(d).await?);
         }
         Ok(out)
     }

@@ -173,7 +173,7 @@ impl MongoStore {
         projection: Document,
     ) -> StoreResult<HashMap<i64, Document>> {
         let ids: Vec<i64> = ids.iter().copied().collect();
-        let docs = collect(self.coll(coll).find(doc! {"_id": {"$in": ids}}).projection(projection).await?).await?;
+        let docs = self.find_in(coll, &ids, Some(projection)).await?;
         docs.into_iter().map(|d| Ok((num(&d, "_id")?, d))).collect()
     }
 }
