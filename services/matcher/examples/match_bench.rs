@@ -580,9 +580,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("median of {repeat}: {:.0} pages/s end to end (new pages)", fresh_rates[fresh_rates.len() / 2]);
     // Candidate statistics on a sample of pages (matched again: idempotent, nothing new).
     let (mut candidates, mut verified, mut sampled) = (0usize, 0usize, 0usize);
-    let (mut keys, mut keys_found) = (0usize, 0usize);
+    let (mut keys, mut keys_found, mut with_boilerplate) = (0usize, 0usize, 0usize);
     for r in stores.pages.list_pages(None, 0, 200).await? {
         let out = matcher.match_page(r.id).await?;
+        with_boilerplate += usize::from(out.boilerplate_chars > 0);
         candidates += out.candidates;
         verified += out.verified;
         keys += out.keys_looked_up;
@@ -591,7 +592,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let per_page = |n: usize| n as f64 / sampled.max(1) as f64;
     println!(
-        "per page ({sampled} sampled): {:.1} candidates from the index, {:.1} verified; {:.0} keys looked up, {:.0} of them ({:.0}%) with a posting list",
+        "per page ({sampled} sampled): {:.1} candidates from the index, {:.1} verified; {:.0} keys looked up, {:.0} of them ({:.0}%) with a posting list; {with_boilerplate} with site boilerplate blanked",
         per_page(candidates),
         per_page(verified),
         per_page(keys),

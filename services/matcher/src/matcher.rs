@@ -381,8 +381,18 @@ impl Matcher {
         Ok(IndexReport { documents: 1, indexed: 1, unchanged: 0 })
     }
 
+    /// The keys a task looks a page up with in the section namespace (the site's
+    /// boilerplate blanked); `None` when nothing but boilerplate is left. For diagnostics
+    /// (`zhiwen eval` reports which fingerprint families nominated each section): the
+    /// page's stored record keeps only its page-namespace keys ([`MatcherConfig::page_record`]).
+    pub async fn page_lookup_keys(&self, page_id: i64) -> Result<Option<Vec<zhiwen_core::IndexKey>>> {
+        let prepared = self.load_and_prepare(page_id).await?;
+        Ok(prepared.view().map(|view| view.fingerprints.index_keys()))
+    }
+
     async fn store_page_fingerprints(&self, page_id: i64, analysis: &Analysis) -> Result<()> {
-        self.inner.stores.fingerprints.put_fingerprints(Subject::page(page_id), &analysis.fingerprints).await?;
+        let record = self.inner.config.page_record(&analysis.fingerprints);
+        self.inner.stores.fingerprints.put_fingerprints(Subject::page(page_id), &record).await?;
         self.inner
             .index
             .add(Namespace::Pages, page_id as u64, &self.inner.config.page_index_keys(&analysis.fingerprints))

@@ -15,7 +15,7 @@ use zhiwen_index::{CandidateIndex, EmbeddedIndex, Namespace};
 use zhiwen_matcher::catalogue::CatalogueProfile;
 use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
 use zhiwen_matcher::{Matcher, MatcherConfig};
-use zhiwen_store::{MatchFilter, NewPage, NewSection, NewWork, PageSource, StoreConfig, Subject, Timestamp};
+use zhiwen_store::{MatchFilter, NewPage, NewSection, NewWork, PageSource, StoreConfig, Timestamp};
 
 use crate::cli::{EvalArgs, EvalDirection, EvalSize};
 use crate::settings::{DataArgs, Settings};
@@ -105,14 +105,17 @@ impl PipelineDetector {
         // verification's own flags on recorded matches.
         let mut families: HashMap<(String, String, String), (BTreeSet<Family>, usize)> = HashMap::new();
         for (&page_id, dpage) in &page_of {
-            let Some(rec) = stores.fingerprints.get_fingerprints(Subject::page(page_id)).await? else {
-                if let Some(p) = pages.iter().find(|p| &p.id == dpage) {
-                    out.failures.push((p.id.clone(), "not fingerprinted".into()));
+            let keys = match matcher.page_lookup_keys(page_id).await {
+                Ok(Some(keys)) => keys,
+                Ok(None) => continue,
+                Err(e) => {
+                    if let Some(p) = pages.iter().find(|p| &p.id == dpage) {
+                        out.failures.push((p.id.clone(), format!("not fingerprinted: {e}")));
+                    }
+                    continue;
                 }
-                continue;
             };
-            let found =
-                index.lookup(Namespace::Sections, &rec.fingerprints.index_keys(), self.config.candidate_limit).await?;
+            let found = index.lookup(Namespace::Sections, &keys, self.config.candidate_limit).await?;
             for c in found.candidates {
                 let Some((work, section)) = section_of.get(&(c.doc as i64)) else { continue };
                 let e = families.entry((dpage.clone(), work.clone(), section.clone())).or_default();

@@ -132,7 +132,7 @@ impl Matcher {
         if self.inner.config.index_pages {
             for (p, _, _) in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
                 keys.push((p.page_id as u64, self.inner.config.page_index_keys(&p.full.fingerprints)));
-                fingerprints.push((Subject::page(p.page_id), p.full.fingerprints.clone()));
+                fingerprints.push((Subject::page(p.page_id), self.inner.config.page_record(&p.full.fingerprints)));
             }
         }
         let write_fingerprints = async {
