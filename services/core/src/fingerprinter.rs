@@ -282,6 +282,18 @@ impl Fingerprinter {
         Ok(self.streams_of(self.canonicalize_text(text, format)?))
     }
 
+    /// [`Fingerprinter::analyze_streams`] of raw bytes, decoded as
+    /// [`Fingerprinter::analyze_bytes`] decodes them.
+    pub fn analyze_bytes_streams(
+        &self,
+        bytes: &[u8],
+        format: InputFormat,
+        hint: Option<&str>,
+    ) -> Result<Analysis, CoreError> {
+        let canonical = canon::canonicalize_with_hint(bytes, format, hint, &self.params.canon)?;
+        Ok(self.streams_of(canonical))
+    }
+
     /// Complete an analysis made by [`Fingerprinter::analyze_streams`]: the result equals
     /// what [`Fingerprinter::analyze_text`] gives for the same text. A complete analysis
     /// is returned as it is.
@@ -366,6 +378,11 @@ mod tests {
             assert_eq!(fp.complete(whole.clone()).fingerprints, whole.fingerprints);
         }
         assert!(fp.analyze_streams("", InputFormat::Text).is_err());
+        // Raw bytes, decoded and stripped of markup as a whole analysis does.
+        let gbk = encoding_rs::GBK.encode("<html><body><p>中华人民共和国</p><p>第二段文字</p></body></html>").0;
+        let whole = fp.analyze_bytes(&gbk, InputFormat::Auto, None).unwrap();
+        let streams = fp.analyze_bytes_streams(&gbk, InputFormat::Auto, None).unwrap();
+        assert_eq!(format!("{:?}", fp.complete(streams)), format!("{:?}", whole));
     }
 
     #[test]

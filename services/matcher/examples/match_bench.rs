@@ -92,6 +92,27 @@ fn numbered_texts(file: &str) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// With `--site-template`, each of the bench's 20 sites puts the same header (three
+/// lines) and footer (two lines) around every page body, made of real pirate-site ad
+/// lines (the third column of `pirate_site_ad_lines.tsv`): the boilerplate a real site
+/// has, which the matcher measures per site and blanks before lookup.
+fn site_templates() -> Vec<(String, String)> {
+    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    let data = std::fs::read_to_string(dir.join("pirate_site_ad_lines.tsv")).unwrap_or_default();
+    let lines: Vec<&str> = data.lines().skip(1).filter_map(|l| l.splitn(3, '\t').nth(2)).collect();
+    if lines.len() < 5 {
+        return Vec::new();
+    }
+    (0..20)
+        .map(|site| {
+            let line = |j: usize| lines[(site * 5 + j) % lines.len()];
+            (format!("{}\n{}\n{}\n", line(0), line(1), line(2)), format!("\n{}\n{}", line(3), line(4)))
+        })
+        .collect()
+}
+
 fn texts(file: &str) -> Vec<String> {
     numbered_texts(file).into_iter().map(|(_, t)| t).collect()
 }
@@ -473,11 +494,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Pages `first..first + n`: 5-10 KB, a third embedding a section.
     let shuffled = catalogue == "shuffled";
+    let templates = if std::env::args().any(|a| a == "--site-template") { site_templates() } else { Vec::new() };
+    if std::env::args().any(|a| a == "--site-template") && templates.is_empty() {
+        return Err("--site-template: pirate_site_ad_lines.tsv not found in the corpus".into());
+    }
     let make_pages = |first: usize, n: usize, rng: &mut Rng| -> (Vec<NewPage>, usize) {
         let mut pages = Vec::with_capacity(n);
         let mut bytes = 0usize;
         for i in first..first + n {
-            let size = 5_000 + rng.below(5_000);
+            let template = templates.get(i % 20);
+            let size = 5_000 + rng.below(5_000) - template.map_or(0, |(h, f)| h.len() + f.len());
             let text = if i % 3 == 0 {
                 let s = &sections[rng.below(sections.len())];
                 let pad = size.saturating_sub(s.len()) / 2;
@@ -499,7 +525,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 fill(size, &other_pool, rng)
             };
             // Cut to the byte budget on a character boundary.
-            let text = prefix(&text, 10_000).to_owned();
+            let text = match template {
+                Some((header, footer)) => {
+                    let body = prefix(&text, 10_000 - header.len() - footer.len());
+                    format!("{header}{body}{footer}")
+                }
+                None => prefix(&text, 10_000).to_owned(),
+            };
             bytes += text.len();
             pages.push(NewPage {
                 url: format!("http://site{}.example/p/{i}", i % 20),

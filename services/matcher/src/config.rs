@@ -87,8 +87,9 @@ impl MatcherConfig {
         zhiwen_index::sample_winnowed_keys_only(fingerprints.index_keys(), self.page_sampling_modulus())
     }
 
-    /// What a page's stored fingerprint record keeps: its identity (parameters, counts,
-    /// content hash, simhash) and the winnowed fingerprints of its page-namespace keys,
+    /// What a page's stored fingerprint record keeps (of the page as a task looks it up,
+    /// its site's boilerplate blanked): its identity (parameters, counts, content hash,
+    /// simhash) and the winnowed fingerprints of its page-namespace keys,
     /// so that `zhiwen reindex` rebuilds the page namespace from the store
     /// (`page_index_keys` of the record equals that of the whole `fingerprints`) and a
     /// page whose text did not change is not indexed again. The rest (shingle set, MinHash

@@ -114,11 +114,13 @@ struct PreparedPage {
     site: String,
     /// The decoded original (evidence is quoted from it).
     original: String,
-    /// Analysis of the original as stored (fingerprints for the page index).
-    full: Analysis,
-    /// Analysis with boilerplate blanked, when there was any (`Some(None)`: the page is
-    /// nothing but boilerplate).
-    masked: Option<Option<Analysis>>,
+    /// The complete analysis of the page with its site's boilerplate blanked (of the page
+    /// as it is when it has none): what is looked up, compared, stored and indexed.
+    /// `None` when nothing but boilerplate is left.
+    analysis: Option<Analysis>,
+    /// Boilerplate was blanked: `analysis` is of a copy of the original with spaces
+    /// where the boilerplate was (same character offsets).
+    blanked: bool,
     boilerplate_chars: usize,
     /// Passage index of `view()`, made on first use and shared by all the candidates.
     passages: OnceLock<PassageIndex>,
@@ -127,10 +129,7 @@ struct PreparedPage {
 impl PreparedPage {
     /// What is looked up and compared; `None` when nothing but boilerplate is left.
     fn view(&self) -> Option<&Analysis> {
-        match &self.masked {
-            None => Some(&self.full),
-            Some(m) => m.as_ref(),
-        }
+        self.analysis.as_ref()
     }
 
     /// What is compared, with its passage index.
@@ -365,11 +364,10 @@ impl Matcher {
     /// Fingerprint a page, store its fingerprints and add it to the page namespace of the
     /// index (for the reverse direction). Skipped when the stored fingerprints are current.
     pub async fn index_page(&self, page_id: i64) -> Result<IndexReport> {
-        let s = &self.inner.stores;
-        let page = s.pages.get_page(page_id).await?.ok_or(MatcherError::NotFound { what: "page", id: page_id })?;
-        let stored = s.fingerprints.get_fingerprints(Subject::page(page_id)).await?;
-        let inner = self.inner.clone();
-        let analysis = tokio::task::spawn_blocking(move || inner.analyze_page(&page)).await??;
+        let stored = self.inner.stores.fingerprints.get_fingerprints(Subject::page(page_id)).await?;
+        let prepared = self.load_and_prepare(page_id).await?;
+        // Nothing but boilerplate: nothing to index.
+        let Some(analysis) = prepared.view() else { return Ok(IndexReport { documents: 1, indexed: 0, unchanged: 1 }) };
         let current = stored.is_some_and(|r| {
             r.params_tag == self.inner.fp.params_tag()
                 && r.fingerprints.content_hash == analysis.fingerprints.content_hash
@@ -377,7 +375,7 @@ impl Matcher {
         if current {
             return Ok(IndexReport { documents: 1, indexed: 0, unchanged: 1 });
         }
-        self.store_page_fingerprints(page_id, &analysis).await?;
+        self.store_page_fingerprints(page_id, analysis).await?;
         Ok(IndexReport { documents: 1, indexed: 1, unchanged: 0 })
     }
 
@@ -406,7 +404,9 @@ impl Matcher {
     pub async fn match_page(&self, page_id: i64) -> Result<PageOutcome> {
         let prepared = self.load_and_prepare(page_id).await?;
         if self.inner.config.index_pages {
-            self.store_page_fingerprints(page_id, &prepared.full).await?;
+            if let Some(analysis) = prepared.view() {
+                self.store_page_fingerprints(page_id, analysis).await?;
+            }
         }
         self.match_prepared(prepared).await
     }
@@ -876,12 +876,14 @@ impl Inner {
 
     /// Analyse a page from its original: the raw body decoded with its charset when
     /// there is one, else the stored text.
-    fn analyze_page(&self, page: &Page) -> Result<Analysis> {
+    /// The page's streams-only analysis ([`Fingerprinter::analyze_streams`]): enough to
+    /// find its boilerplate, without the word segmentation.
+    fn page_streams(&self, page: &Page) -> Result<Analysis> {
         let what = || format!("page {}", page.id);
         if page.body.is_empty() {
-            self.fp.analyze_text(&page.text, InputFormat::Text)
+            self.fp.analyze_streams(&page.text, InputFormat::Text)
         } else {
-            self.fp.analyze_bytes(&page.body, InputFormat::Auto, page.charset.as_deref())
+            self.fp.analyze_bytes_streams(&page.body, InputFormat::Auto, page.charset.as_deref())
         }
         .map_err(|source| MatcherError::Text { what: what(), source })
     }
@@ -904,20 +906,24 @@ impl Inner {
     }
 
     fn prepare_page(&self, page: Page, profile: &SiteProfile) -> Result<PreparedPage> {
-        let full = self.analyze_page(&page)?;
-        let original = full.canonical.original().to_owned();
-        let (masked, boilerplate_chars) = match blank_boilerplate(&full, profile, self.fp.params().winnow.chars_k) {
-            None => (None, 0),
-            // Nothing left but boilerplate (`NoText`): the page matches nothing.
-            Some((blanked, n)) => (Some(self.fp.analyze_text(&blanked, full.canonical.format()).ok()), n),
-        };
+        // The streams (no word segmentation, a third of an analysis) find the boilerplate;
+        // the page is then completed once: as it is, or blanked. Analysing it whole first
+        // cost a second analysis on every page of a site with a template.
+        let streams = self.page_streams(&page)?;
+        let original = streams.canonical.original().to_owned();
+        let (analysis, blanked, boilerplate_chars) =
+            match blank_boilerplate(&streams, profile, self.fp.params().winnow.chars_k) {
+                None => (Some(self.fp.complete(streams)), false, 0),
+                // Nothing left but boilerplate (`NoText`): the page matches nothing.
+                Some((text, n)) => (self.fp.analyze_text(&text, streams.canonical.format()).ok(), true, n),
+            };
         Ok(PreparedPage {
             page_id: page.id,
             url: page.url,
             site: page.site,
             original,
-            full,
-            masked,
+            analysis,
+            blanked,
             boilerplate_chars,
             passages: OnceLock::new(),
         })
@@ -940,7 +946,7 @@ impl Inner {
         let mut c = compare_with(full, view, passages, self.fp.params(), t);
         catalogue.discount(&mut c, full, view, self.fp.params().winnow.chars_k, t);
         let kind = MatchKind::of(&c, t)?;
-        if page.masked.is_some() {
+        if page.blanked {
             for e in &mut c.evidence {
                 e.b_text = slice_chars(&page.original, e.b_start, e.b_end).to_owned();
             }

@@ -131,8 +131,10 @@ impl Matcher {
         let mut keys = Vec::new();
         if self.inner.config.index_pages {
             for (p, _, _) in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
-                keys.push((p.page_id as u64, self.inner.config.page_index_keys(&p.full.fingerprints)));
-                fingerprints.push((Subject::page(p.page_id), self.inner.config.page_record(&p.full.fingerprints)));
+                // A page that is nothing but its site's boilerplate has nothing to index.
+                let Some(view) = p.view() else { continue };
+                keys.push((p.page_id as u64, self.inner.config.page_index_keys(&view.fingerprints)));
+                fingerprints.push((Subject::page(p.page_id), self.inner.config.page_record(&view.fingerprints)));
             }
         }
         let write_fingerprints = async {
