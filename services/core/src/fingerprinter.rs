@@ -70,7 +70,7 @@ fn unit_streams(text: &str) -> (InitialStream, CharStream) {
 /// Every fingerprint of one document, tagged with the parameters that produced them.
 ///
 /// This is what the stores persist and the index keys are derived from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fingerprints {
     /// [`Params::tag`] of the parameters used.
     pub params_tag: String,

@@ -109,14 +109,9 @@ impl MatcherConfig {
             token_count: fingerprints.token_count,
             content_hash: fingerprints.content_hash,
             simhash: fingerprints.simhash,
-            dna: Vec::new(),
-            shingles: Vec::new(),
-            minhash: Vec::new(),
-            super_shingles: Vec::new(),
-            mega_shingles: Vec::new(),
-            lsh_bands: Vec::new(),
             winnow_initials: sampled(&fingerprints.winnow_initials),
             winnow_chars: sampled(&fingerprints.winnow_chars),
+            ..Default::default()
         }
     }
 }
