@@ -91,7 +91,7 @@ impl MatcherConfig {
     /// its site's boilerplate blanked): its identity (parameters, counts, content hash,
     /// simhash) and the winnowed fingerprints of its page-namespace keys,
     /// so that `zhiwen reindex` rebuilds the page namespace from the store
-    /// (`page_index_keys` of the record equals that of the whole `fingerprints`) and a
+    /// (`page_index_keys` of the record equals that of the `fingerprints` it is made from) and a
     /// page whose text did not change is not indexed again. The rest (shingle set, MinHash
     /// signature, DNA, the other winnowed fingerprints) is never read back: verification,
     /// in either direction, analyses the page's text. Whole, a 5-10 KB page's record is

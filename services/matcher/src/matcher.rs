@@ -874,10 +874,9 @@ impl Inner {
         Ok(entry)
     }
 
-    /// Analyse a page from its original: the raw body decoded with its charset when
-    /// there is one, else the stored text.
-    /// The page's streams-only analysis ([`Fingerprinter::analyze_streams`]): enough to
-    /// find its boilerplate, without the word segmentation.
+    /// The streams-only analysis ([`Fingerprinter::analyze_streams`]) of a page's
+    /// original (the raw body decoded with its charset when there is one, else the stored
+    /// text): enough to find its boilerplate, without the word segmentation.
     fn page_streams(&self, page: &Page) -> Result<Analysis> {
         let what = || format!("page {}", page.id);
         if page.body.is_empty() {
