@@ -79,12 +79,16 @@ fn arg_str(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
+/// The shared corpus (`ZHIWEN_CORPUS_DIR`, else beside the repository); a missing one
+/// shows up as empty texts, which the bench reports.
+fn corpus_dir() -> PathBuf {
+    zhiwen_eval::corpus::locate()
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"))
+}
+
 /// The `text` of every line of a corpus file, with its line number.
 fn numbered_texts(file: &str) -> Vec<(usize, String)> {
-    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    let Ok(data) = std::fs::read_to_string(dir.join(file)) else { return Vec::new() };
+    let Ok(data) = std::fs::read_to_string(corpus_dir().join(file)) else { return Vec::new() };
     data.lines()
         .enumerate()
         .filter_map(|(i, l)| serde_json::from_str::<serde_json::Value>(l).ok().map(|v| (i, v)))
@@ -94,23 +98,16 @@ fn numbered_texts(file: &str) -> Vec<(usize, String)> {
 
 /// With `--site-template`, each of the bench's 20 sites puts the same header (three
 /// lines) and footer (two lines) around every page body, made of real pirate-site ad
-/// lines (the third column of `pirate_site_ad_lines.tsv`): the boilerplate a real site
-/// has, which the matcher measures per site and blanks before lookup.
-fn site_templates() -> Vec<(String, String)> {
-    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    let data = std::fs::read_to_string(dir.join("pirate_site_ad_lines.tsv")).unwrap_or_default();
-    let lines: Vec<&str> = data.lines().skip(1).filter_map(|l| l.splitn(3, '\t').nth(2)).collect();
-    if lines.len() < 5 {
-        return Vec::new();
-    }
-    (0..20)
+/// lines (`zhiwen_eval::corpus::read_ad_lines`): the boilerplate a real site has, which
+/// the matcher measures per site and blanks before lookup.
+fn site_templates() -> Result<Vec<(String, String)>, Box<dyn std::error::Error>> {
+    let lines = zhiwen_eval::corpus::read_ad_lines(&corpus_dir())?;
+    Ok((0..20)
         .map(|site| {
-            let line = |j: usize| lines[(site * 5 + j) % lines.len()];
+            let line = |j: usize| &lines[(site * 5 + j) % lines.len()];
             (format!("{}\n{}\n{}\n", line(0), line(1), line(2)), format!("\n{}\n{}", line(3), line(4)))
         })
-        .collect()
+        .collect())
 }
 
 fn texts(file: &str) -> Vec<String> {
@@ -494,10 +491,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Pages `first..first + n`: 5-10 KB, a third embedding a section.
     let shuffled = catalogue == "shuffled";
-    let templates = if std::env::args().any(|a| a == "--site-template") { site_templates() } else { Vec::new() };
-    if std::env::args().any(|a| a == "--site-template") && templates.is_empty() {
-        return Err("--site-template: pirate_site_ad_lines.tsv not found in the corpus".into());
-    }
+    let templates = if std::env::args().any(|a| a == "--site-template") { site_templates()? } else { Vec::new() };
     let make_pages = |first: usize, n: usize, rng: &mut Rng| -> (Vec<NewPage>, usize) {
         let mut pages = Vec::with_capacity(n);
         let mut bytes = 0usize;
