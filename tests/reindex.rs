@@ -1,5 +1,5 @@
 //! `zhiwen reindex` on the real binary: a Redis index that lost its data is rebuilt from
-//! the fingerprint records in the store, and a work registered afterwards finds the pages
+//! the store (pages analysed again from their stored texts), and a work registered afterwards finds the pages
 //! matched before the loss (the reverse direction reads the page namespace only) exactly
 //! as if nothing had been lost.
 

@@ -22,8 +22,9 @@ pub struct ImportOptions {
     /// Skip pages whose extracted text equals that of a page already seen in this run or
     /// already stored under another URL (counted as duplicates).
     pub dedup_content: bool,
-    /// Delete the stored fingerprints of updated works and pages, so that stale
-    /// fingerprints are never matched until the caller rebuilds them.
+    /// Delete the stored fingerprints of the sections of updated works, so that stale
+    /// fingerprints are never matched until the caller rebuilds them (pages have no stored
+    /// fingerprints: a page is analysed from its text whenever it is matched).
     pub invalidate_fingerprints: bool,
 }
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use zhiwen_core::canon::{self, InputFormat};
 use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::params::CanonParams;
-use zhiwen_store::{NewPage, Outcome, PageSource, Stores, Subject, Timestamp};
+use zhiwen_store::{NewPage, Outcome, PageSource, Stores, Timestamp};
 
 use crate::error::{IngestError, Result};
 use crate::files::{self, InputFile, Item};
@@ -66,14 +66,14 @@ pub async fn import_pages(
         }
         // The store refuses a batch that names one URL twice: flush first.
         if batch.iter().any(|(_, p)| p.url == page.url) {
-            store_batch(stores, std::mem::take(&mut batch), opts, &mut summary).await?;
+            store_batch(stores, std::mem::take(&mut batch), &mut summary).await?;
         }
         batch.push((name, page));
         if batch.len() >= opts.batch_size.max(1) {
-            store_batch(stores, std::mem::take(&mut batch), opts, &mut summary).await?;
+            store_batch(stores, std::mem::take(&mut batch), &mut summary).await?;
         }
     }
-    store_batch(stores, batch, opts, &mut summary).await?;
+    store_batch(stores, batch, &mut summary).await?;
     if let Err(e) = reader.await {
         summary.reject("reader", format!("the file reader stopped: {e}"));
     }
@@ -96,7 +96,6 @@ pub(crate) async fn stored_duplicate(stores: &Stores, hash: u64, url: &str) -> R
 pub(crate) async fn store_batch(
     stores: &Stores,
     batch: Vec<(String, NewPage)>,
-    opts: &ImportOptions,
     summary: &mut ImportSummary,
 ) -> Result<()> {
     if batch.is_empty() {
@@ -124,12 +123,6 @@ pub(crate) async fn store_batch(
                 summary.count(u.outcome);
                 if u.outcome != Outcome::Unchanged {
                     summary.changed.pages.push(u.id);
-                }
-                if u.outcome == Outcome::Updated && opts.invalidate_fingerprints {
-                    files::retry_store("delete fingerprints", || {
-                        stores.fingerprints.delete_fingerprints(Subject::page(u.id))
-                    })
-                    .await?;
                 }
             }
             Err(e) => summary.reject(name.clone(), e),

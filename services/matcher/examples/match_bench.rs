@@ -1,5 +1,5 @@
 //! End-to-end matching throughput: pages matched per second (fingerprint, lookup in the
-//! section index, verify every candidate, store fingerprints and matches), on the
+//! section index, verify every candidate, add the page to the page index, store matches), on the
 //! embedded store and index or on MongoDB + Redis (`--mongo URI --redis URL`).
 //!
 //! Two catalogues (`--catalogue`):
@@ -583,7 +583,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     rates.sort_by(f64::total_cmp);
     println!("median of {repeat}: {:.0} pages/s end to end (matching again)", rates[rates.len() / 2]);
 
-    // A daily task: pages never seen before (new fingerprints, index entries and matches),
+    // A daily task: pages never seen before (new page-index entries and matches),
     // the task scoped to them as `zhiwen match` scopes a day's pages.
     let mut fresh_rates = Vec::new();
     for run in 0..repeat {

@@ -33,8 +33,11 @@ pub struct MatcherConfig {
     pub min_winnow_hits: u32,
     /// Section analyses kept in memory (sections are verified again and again).
     pub section_cache: usize,
-    /// Store the fingerprints of every matched page and add it to the page namespace of
-    /// the index (needed by the reverse direction, work -> stored pages).
+    /// Add every matched page to the page namespace of the index (needed by the reverse
+    /// direction, work -> stored pages). Nothing else of a page's analysis is stored: a
+    /// page is analysed again from its text whenever it is needed (verification in either
+    /// direction, `zhiwen reindex`), which costs less than writing and keeping a record for
+    /// every page crawled.
     pub index_pages: bool,
     /// The page namespace keeps 1 in this many winnowed keys of a page (a power of two;
     /// 1 keeps all) and no coarse keys, chosen by value as
@@ -44,10 +47,8 @@ pub struct MatcherConfig {
     /// 8. 8 (was 4): the same recall on every evaluation set in the reverse direction,
     /// one accused negative page fewer, no slower reverse lookups, and Redis spends a
     /// quarter less per new page (`docs/evaluation.md`). An index built with a smaller
-    /// value still answers: its pages keep every key a larger value looks up. A page's
-    /// stored record keeps the keys of the value it was made with only
-    /// ([`MatcherConfig::page_record`]): after lowering it, pages get their other keys when
-    /// they are matched again (`zhiwen match --all`), not from `zhiwen reindex`.
+    /// value still answers: its pages keep every key a larger value looks up. After
+    /// lowering it, `zhiwen reindex --only pages` gives the stored pages their other keys.
     pub page_index_sampling: u64,
     /// Pages matched concurrently by a task (each on a blocking thread). Two per core by
     /// default: a page waiting on the store leaves its core to another (on two cores, 4
@@ -85,34 +86,6 @@ impl MatcherConfig {
     /// indexed again.
     pub fn page_index_keys(&self, fingerprints: &zhiwen_core::Fingerprints) -> Vec<zhiwen_core::IndexKey> {
         zhiwen_index::sample_winnowed_keys_only(fingerprints.index_keys(), self.page_sampling_modulus())
-    }
-
-    /// What a page's stored fingerprint record keeps (of the page as a task looks it up,
-    /// its site's boilerplate blanked): its identity (parameters, counts, content hash,
-    /// simhash) and the winnowed fingerprints of its page-namespace keys,
-    /// so that `zhiwen reindex` rebuilds the page namespace from the store
-    /// (`page_index_keys` of the record equals that of the `fingerprints` it is made from) and a
-    /// page whose text did not change is not indexed again. The rest (shingle set, MinHash
-    /// signature, DNA, the other winnowed fingerprints) is never read back: verification,
-    /// in either direction, analyses the page's text. Whole, a 5-10 KB page's record is
-    /// about 25 KB (a third of it the shingles, most of the rest the winnowed
-    /// fingerprints); this one is about 2 KB.
-    pub fn page_record(&self, fingerprints: &zhiwen_core::Fingerprints) -> zhiwen_core::Fingerprints {
-        let mask = self.page_sampling_modulus() - 1;
-        let sampled = |fps: &[zhiwen_core::winnow::WinnowFp]| -> Vec<zhiwen_core::winnow::WinnowFp> {
-            fps.iter().filter(|f| f.hash & mask == 0).copied().collect()
-        };
-        zhiwen_core::Fingerprints {
-            params_tag: fingerprints.params_tag.clone(),
-            char_count: fingerprints.char_count,
-            han_count: fingerprints.han_count,
-            token_count: fingerprints.token_count,
-            content_hash: fingerprints.content_hash,
-            simhash: fingerprints.simhash,
-            winnow_initials: sampled(&fingerprints.winnow_initials),
-            winnow_chars: sampled(&fingerprints.winnow_chars),
-            ..Default::default()
-        }
     }
 }
 
@@ -262,32 +235,5 @@ mod tests {
         assert!((0.09..0.16).contains(&share), "{share}");
         assert_eq!(winnowed(&kept) as usize, kept.len(), "no coarse key in the page namespace");
         assert!(kept.iter().all(|k| all.contains(k)));
-    }
-
-    #[test]
-    fn a_page_record_gives_back_the_page_namespace_keys_in_a_fraction_of_the_space() {
-        let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("default parameters");
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
-        let text = std::fs::read_to_string(path).expect("bundled sample");
-        let whole = fp.analyze_text(&text, zhiwen_core::canon::InputFormat::Text).expect("analysis").fingerprints;
-        // Bytes stored per family: 8-byte hashes, DNA segments and winnowed ones with positions.
-        let size = |f: &zhiwen_core::Fingerprints| {
-            8 * (f.shingles.len() + f.minhash.len() + f.super_shingles.len() + f.mega_shingles.len())
-                + 8 * f.lsh_bands.len()
-                + 16 * f.dna.len()
-                + 12 * (f.winnow_initials.len() + f.winnow_chars.len())
-        };
-        for sampling in [1, 8, 64] {
-            let config = MatcherConfig { page_index_sampling: sampling, ..MatcherConfig::default() };
-            let record = config.page_record(&whole);
-            assert_eq!(config.page_index_keys(&record), config.page_index_keys(&whole), "sampling {sampling}");
-            assert_eq!(
-                (&record.params_tag, record.content_hash, record.simhash, record.char_count),
-                (&whole.params_tag, whole.content_hash, whole.simhash, whole.char_count)
-            );
-            if sampling == 8 {
-                assert!(size(&record) * 8 < size(&whole), "{} of {}", size(&record), size(&whole));
-            }
-        }
     }
 }

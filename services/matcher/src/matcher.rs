@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use zhiwen_core::canon::{self, slice_chars, InputFormat};
 use zhiwen_core::compare::{compare_with, Comparison, PassageIndex};
@@ -361,40 +362,57 @@ impl Matcher {
         Ok(report)
     }
 
-    /// Fingerprint a page, store its fingerprints and add it to the page namespace of the
-    /// index (for the reverse direction). Skipped when the stored fingerprints are current.
+    /// Fingerprint a page (its site's boilerplate blanked) and add it to the page namespace
+    /// of the index (for the reverse direction). Keys the page already has are not written
+    /// again; a page that is nothing but boilerplate has nothing to index.
     pub async fn index_page(&self, page_id: i64) -> Result<IndexReport> {
-        let stored = self.inner.stores.fingerprints.get_fingerprints(Subject::page(page_id)).await?;
         let prepared = self.load_and_prepare(page_id).await?;
-        // Nothing but boilerplate: nothing to index.
         let Some(analysis) = prepared.view() else { return Ok(IndexReport { documents: 1, indexed: 0, unchanged: 1 }) };
-        let current = stored.is_some_and(|r| {
-            r.params_tag == self.inner.fp.params_tag()
-                && r.fingerprints.content_hash == analysis.fingerprints.content_hash
-        });
-        if current {
-            return Ok(IndexReport { documents: 1, indexed: 0, unchanged: 1 });
-        }
-        self.store_page_fingerprints(page_id, analysis).await?;
+        self.add_page_keys(page_id, analysis).await?;
         Ok(IndexReport { documents: 1, indexed: 1, unchanged: 0 })
+    }
+
+    /// The page-namespace keys of a batch of stored pages, analysed from their texts (the
+    /// site's boilerplate blanked) `concurrency` at a time, in the order of `page_ids`:
+    /// what `zhiwen reindex` rebuilds the page namespace from. A page that is nothing but
+    /// boilerplate has no keys; one missing or without usable text has its own error.
+    /// `Err` only when the batch read of the pages failed.
+    pub async fn page_namespace_keys(
+        &self,
+        page_ids: &[i64],
+    ) -> Result<Vec<(i64, Result<Vec<zhiwen_core::IndexKey>>)>> {
+        let mut loaded: HashMap<i64, Page> =
+            self.inner.stores.pages.get_pages(page_ids).await?.into_iter().map(|p| (p.id, p)).collect();
+        let concurrency = self.inner.config.concurrency.max(1);
+        let me = self.clone();
+        Ok(futures::stream::iter(page_ids.iter().map(|&id| (id, loaded.remove(&id))).map(move |(id, page)| {
+            let m = me.clone();
+            async move {
+                let keys = match page {
+                    Some(page) => m.prepare_loaded(page).await.map(|p| {
+                        p.view().map(|view| m.inner.config.page_index_keys(&view.fingerprints)).unwrap_or_default()
+                    }),
+                    None => Err(MatcherError::NotFound { what: "page", id }),
+                };
+                (id, keys)
+            }
+        }))
+        .buffered(concurrency)
+        .collect()
+        .await)
     }
 
     /// The keys a task looks a page up with in the section namespace (the site's
     /// boilerplate blanked); `None` when nothing but boilerplate is left. For diagnostics
-    /// (`zhiwen eval` reports which fingerprint families nominated each section): the
-    /// page's stored record keeps only its page-namespace keys ([`MatcherConfig::page_record`]).
+    /// (`zhiwen eval` reports which fingerprint families nominated each section).
     pub async fn page_lookup_keys(&self, page_id: i64) -> Result<Option<Vec<zhiwen_core::IndexKey>>> {
         let prepared = self.load_and_prepare(page_id).await?;
         Ok(prepared.view().map(|view| view.fingerprints.index_keys()))
     }
 
-    async fn store_page_fingerprints(&self, page_id: i64, analysis: &Analysis) -> Result<()> {
-        let record = self.inner.config.page_record(&analysis.fingerprints);
-        self.inner.stores.fingerprints.put_fingerprints(Subject::page(page_id), &record).await?;
-        self.inner
-            .index
-            .add(Namespace::Pages, page_id as u64, &self.inner.config.page_index_keys(&analysis.fingerprints))
-            .await?;
+    async fn add_page_keys(&self, page_id: i64, analysis: &Analysis) -> Result<()> {
+        let keys = self.inner.config.page_index_keys(&analysis.fingerprints);
+        self.inner.index.add(Namespace::Pages, page_id as u64, &keys).await?;
         Ok(())
     }
 
@@ -405,7 +423,7 @@ impl Matcher {
         let prepared = self.load_and_prepare(page_id).await?;
         if self.inner.config.index_pages {
             if let Some(analysis) = prepared.view() {
-                self.store_page_fingerprints(page_id, analysis).await?;
+                self.add_page_keys(page_id, analysis).await?;
             }
         }
         self.match_prepared(prepared).await
@@ -425,7 +443,7 @@ impl Matcher {
         tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await?
     }
 
-    /// Look up, verify and record a prepared page (its fingerprints are already stored).
+    /// Look up, verify and record a prepared page (already in the page namespace).
     async fn match_prepared(&self, prepared: PreparedPage) -> Result<PageOutcome> {
         let (mut outcome, copies) = self.verify_page(prepared).await?;
         outcome.matches = self.record_all(copies).await?;

@@ -46,6 +46,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "fingerprint_indexes",
         sql: include_str!("../../../migrations/embedded/0008_fingerprint_indexes.sql"),
     },
+    SqlMigration {
+        version: 9,
+        name: "no_page_fingerprints",
+        sql: include_str!("../../../migrations/embedded/0009_no_page_fingerprints.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -58,10 +63,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (6, include_str!("../../../migrations/mongodb/0006_match_list_columns.json")),
     (7, include_str!("../../../migrations/mongodb/0007_match_listing.json")),
     (8, include_str!("../../../migrations/mongodb/0008_fingerprint_indexes.json")),
+    (9, include_str!("../../../migrations/mongodb/0009_no_page_fingerprints.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 8;
+pub const LATEST: u32 = 9;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

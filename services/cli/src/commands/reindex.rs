@@ -1,10 +1,15 @@
-//! `zhiwen reindex`: the index is derived data; rebuild it from the fingerprint store.
-//! Records made with other parameters than the current ones are skipped and counted:
-//! they must be re-fingerprinted first, never mixed into the index.
+//! `zhiwen reindex`: the index is derived data; rebuild it from the store. Sections come
+//! from their fingerprint records (records made with other parameters than the current
+//! ones are skipped and counted: they must be re-fingerprinted first, never mixed into the
+//! index). Pages have no stored fingerprints: each is analysed again from its stored
+//! text, as a matching task analyses it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 use futures::StreamExt;
 use zhiwen_index::{DocId, IndexKey, Namespace};
+use zhiwen_matcher::{Matcher, MatcherError};
 use zhiwen_store::{FingerprintStore, SubjectKind};
 
 use crate::cli::{NamespaceArg, ReindexArgs};
@@ -12,52 +17,57 @@ use crate::settings::{DataArgs, Settings};
 
 /// Records read per store request.
 const PAGE: u32 = 500;
+/// Pages read and analysed per batch.
+const PAGE_BATCH: u32 = 256;
 
 pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
     let settings = Settings::resolve(data)?;
-    let stores = settings.open_stores().await?;
-    let index = settings.open_index().await?;
-    let tag = zhiwen_core::Fingerprinter::new(settings.params.clone())?.params_tag().to_owned();
-    let targets: &[(Namespace, SubjectKind)] = match args.only {
-        Some(NamespaceArg::Sections) => &[(Namespace::Sections, SubjectKind::Section)],
-        Some(NamespaceArg::Pages) => &[(Namespace::Pages, SubjectKind::Page)],
-        None => &[(Namespace::Sections, SubjectKind::Section), (Namespace::Pages, SubjectKind::Page)],
+    let matcher = settings.open_matcher().await?;
+    let index = matcher.index().clone();
+    let tag = matcher.fingerprinter().params_tag().to_owned();
+    let (sections, pages) = match args.only {
+        Some(NamespaceArg::Sections) => (true, false),
+        Some(NamespaceArg::Pages) => (false, true),
+        None => (true, true),
     };
-    for &(ns, kind) in targets {
-        let stale = std::sync::atomic::AtomicU64::new(0);
-        // Pages keep the sampled share of their keys the matcher gives them.
-        let matcher = &settings.matcher;
-        let keys_of = move |fp: &zhiwen_core::Fingerprints| match ns {
-            Namespace::Sections => fp.index_keys(),
-            Namespace::Pages => matcher.page_index_keys(fp),
-        };
-        let docs = records(stores.fingerprints.as_ref(), kind, &tag, &stale, keys_of);
-        let report = zhiwen_index::rebuild_stream(index.as_ref(), ns, docs)
+    if sections {
+        let stale = AtomicU64::new(0);
+        let docs = section_records(matcher.stores().fingerprints.as_ref(), &tag, &stale);
+        let report = zhiwen_index::rebuild_stream(index.as_ref(), Namespace::Sections, docs)
             .await
-            .with_context(|| format!("rebuilding the {} index", kind.as_str()))?;
-        println!("{}: {} documents, {} keys indexed", kind.as_str(), report.documents, report.keys);
+            .context("rebuilding the section index")?;
+        println!("section: {} documents, {} keys indexed", report.documents, report.keys);
         let stale = stale.into_inner();
         if stale > 0 {
             println!(
-                "{}: {stale} records skipped: made with other fingerprint parameters; re-fingerprint them first",
-                kind.as_str()
+                "section: {stale} records skipped: made with other fingerprint parameters; re-fingerprint them first"
             );
+        }
+    }
+    if pages {
+        let skipped = AtomicU64::new(0);
+        let docs = analysed_pages(&matcher, &skipped);
+        let report = zhiwen_index::rebuild_stream(index.as_ref(), Namespace::Pages, docs)
+            .await
+            .context("rebuilding the page index")?;
+        println!("page: {} documents, {} keys indexed", report.documents, report.keys);
+        let skipped = skipped.into_inner();
+        if skipped > 0 {
+            println!("page: {skipped} pages skipped: their stored text cannot be analysed (see the warnings)");
         }
     }
     Ok(())
 }
 
-/// Every record of `kind` with the current tag, paged by id range.
-fn records<'a>(
+/// Every section record with the current tag, paged by id range.
+fn section_records<'a>(
     store: &'a dyn FingerprintStore,
-    kind: SubjectKind,
     tag: &'a str,
-    stale: &'a std::sync::atomic::AtomicU64,
-    keys_of: impl Fn(&zhiwen_core::Fingerprints) -> Vec<IndexKey> + Copy + 'a,
+    stale: &'a AtomicU64,
 ) -> impl futures::Stream<Item = Result<(DocId, Vec<IndexKey>), zhiwen_store::StoreError>> + 'a {
     futures::stream::unfold(Some(0i64), move |after| async move {
         let after = after?;
-        match store.scan_fingerprints(kind, after, PAGE).await {
+        match store.scan_fingerprints(SubjectKind::Section, after, PAGE).await {
             Err(e) => Some((vec![Err(e)], None)),
             Ok(batch) if batch.is_empty() => None,
             Ok(batch) => {
@@ -67,15 +77,52 @@ fn records<'a>(
                     .filter(|r| {
                         let current = r.params_tag == tag;
                         if !current {
-                            stale.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            stale.fetch_add(1, Ordering::Relaxed);
                         }
                         current
                     })
-                    .map(|r| Ok((r.subject.id as DocId, keys_of(&r.fingerprints))))
+                    .map(|r| Ok((r.subject.id as DocId, r.fingerprints.index_keys())))
                     .collect::<Vec<_>>();
                 Some((items, next))
             }
         }
+    })
+    .flat_map(futures::stream::iter)
+}
+
+/// Every stored page in id order with its page-namespace keys, analysed from its text. A
+/// page whose text cannot be analysed is skipped with a warning and counted; any other
+/// error ends the stream (and the rebuild).
+fn analysed_pages<'a>(
+    matcher: &'a Matcher,
+    skipped: &'a AtomicU64,
+) -> impl futures::Stream<Item = Result<(DocId, Vec<IndexKey>), MatcherError>> + 'a {
+    futures::stream::unfold(Some(0i64), move |after| async move {
+        let after = after?;
+        let refs = match matcher.stores().pages.list_pages(None, after, PAGE_BATCH).await {
+            Ok(refs) => refs,
+            Err(e) => return Some((vec![Err(MatcherError::from(e))], None)),
+        };
+        let last = refs.last()?.id;
+        let ids: Vec<i64> = refs.iter().map(|r| r.id).collect();
+        let items = match matcher.page_namespace_keys(&ids).await {
+            Err(e) => return Some((vec![Err(e)], None)),
+            Ok(pages) => pages
+                .into_iter()
+                .filter_map(|(id, keys)| match keys {
+                    Ok(keys) => Some(Ok((id as DocId, keys))),
+                    // The page's own text (or the page, deleted meanwhile): skip it. Any
+                    // other error (the store, the index) stops the rebuild.
+                    Err(e @ (MatcherError::Text { .. } | MatcherError::NotFound { .. })) => {
+                        tracing::warn!(page_id = id, error = %e, "page not indexed");
+                        skipped.fetch_add(1, Ordering::Relaxed);
+                        None
+                    }
+                    Err(e) => Some(Err(e)),
+                })
+                .collect(),
+        };
+        Some((items, Some(last)))
     })
     .flat_map(futures::stream::iter)
 }

@@ -24,7 +24,7 @@ use url::Url;
 use zhiwen_core::canon::{self, InputFormat};
 use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::params::CanonParams;
-use zhiwen_store::{Outcome, PageSource, Stores, Subject, Timestamp};
+use zhiwen_store::{Outcome, PageSource, Stores, Timestamp};
 
 use self::fetch::{fetch, FetchRules};
 use self::frontier::{Completion, Entry, Frontier, UrlState};
@@ -684,12 +684,6 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
     }
     match retry_store("store page", || shared.stores.pages.upsert_page(&page)).await {
         Ok(u) => {
-            if u.outcome == Outcome::Updated {
-                let _ = retry_store("delete fingerprints", || {
-                    shared.stores.fingerprints.delete_fingerprints(Subject::page(u.id))
-                })
-                .await;
-            }
             result.done = Done::Stored { outcome: u.outcome, page_id: u.id, final_url };
         }
         Err(e) => result.done = Done::Failed(e.into()),

@@ -1,30 +1,29 @@
 //! Matching pages in batches: the pages of a batch are fingerprinted concurrently (one
 //! blocking thread per page, `concurrency` at a time, so every core works), each looked up
-//! in the section index as soon as it is fingerprinted; their fingerprints are written to
-//! the store and the page index in one write each while the candidate sections of the
-//! whole batch that are not cached are read in one store call (and analysed once, however
-//! many pages share them) and the pages are verified concurrently; the copies found on all
-//! of them are recorded in one store call once both writes succeeded.
+//! in the section index as soon as it is fingerprinted; their keys are written to the page
+//! namespace of the index in one write while the candidate sections of the whole batch
+//! that are not cached are read in one store call (and analysed once, however many pages
+//! share them) and the pages are verified concurrently; the copies found on all of them
+//! are recorded in one store call once the index write succeeded.
 //!
 //! The three steps are separate calls ([`Matcher::prepare_pages`],
 //! [`Matcher::verify_pages`], [`Matcher::record_pages`]) so that a task can run them on
 //! three consecutive batches at once: the cores fingerprint and verify while the store
 //! records the batch before.
 //!
-//! Every write is idempotent (fingerprints are put by subject, index entries by
-//! document, matches upserted by (section, page)), so a batch repeated after a crash
+//! Every write is idempotent (index entries are put by document, matches upserted by
+//! (section, page)), so a batch repeated after a crash
 //! ends exactly as an uninterrupted one.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::StreamExt;
-use zhiwen_core::Fingerprints;
 
 use super::{FoundCopy, Matcher, PageOutcome, PreparedPage};
 use crate::{MatchRecord, MatcherError, Result};
 use zhiwen_index::Namespace;
-use zhiwen_store::{Page, Subject};
+use zhiwen_store::Page;
 
 /// The pages of a batch loaded, fingerprinted and looked up in the section index
 /// ([`Matcher::prepare_pages`]), not yet written or verified ([`Matcher::finish_pages`]).
@@ -41,7 +40,7 @@ pub(super) type Verified = (PageOutcome, Vec<FoundCopy>);
 /// A page looked up, not yet verified: its outcome so far and its candidate sections.
 pub(super) type LookedUp = (PreparedPage, PageOutcome, Vec<i64>);
 
-/// The pages of a batch verified, their fingerprints and page-index keys written
+/// The pages of a batch verified, their page-namespace keys written
 /// ([`Matcher::verify_pages`]); the copies found are not recorded yet
 /// ([`Matcher::record_pages`]).
 pub struct VerifiedPages {
@@ -68,7 +67,7 @@ impl Matcher {
     /// Match a batch of pages, as [`Matcher::match_page`] does for each: the outcome of
     /// every page, in the order of `page_ids` (a page that cannot be matched, for
     /// instance one without text, has its own error). `Err` only when a batch read or write
-    /// failed (the pages, their fingerprints, the matches); a task then fails and its
+    /// failed (the pages, their page-namespace keys, the matches); a task then fails and its
     /// retry repeats the batch, whose writes are idempotent.
     pub async fn match_pages(&self, page_ids: Vec<i64>) -> Result<Vec<(i64, Result<PageOutcome>)>> {
         let prepared = self.prepare_pages(page_ids).await;
@@ -108,14 +107,14 @@ impl Matcher {
         PreparedPages { pages, failed: None }
     }
 
-    /// Write the fingerprints of a prepared batch, then verify and record its pages (the
+    /// Index a prepared batch in the page namespace, then verify and record its pages (the
     /// second half of [`Matcher::match_pages`]).
     pub async fn finish_pages(&self, prepared: PreparedPages) -> Result<Vec<(i64, Result<PageOutcome>)>> {
         let verified = self.verify_pages(prepared).await?;
         self.record_pages(verified).await
     }
 
-    /// Write the fingerprints and page-index keys of a prepared batch while its pages are
+    /// Write the page-namespace keys of a prepared batch while its pages are
     /// verified; record nothing. Every write is idempotent, so a batch verified and never
     /// recorded (a crash) is repeated as if it had never run.
     pub async fn verify_pages(&self, prepared: PreparedPages) -> Result<VerifiedPages> {
@@ -123,26 +122,19 @@ impl Matcher {
             return Err(e);
         }
         let prepared = prepared.pages;
-        // The page's own fingerprints and page-namespace keys serve the reverse direction
-        // only, so they are written while the batch is verified: the store,
-        // the index and the cores work at the same time. Nothing is recorded before both
-        // writes succeeded, and a batch repeated after a crash writes the same again.
-        let mut fingerprints: Vec<(Subject, Fingerprints)> = Vec::new();
+        // The page-namespace keys serve the reverse direction only, so they are written
+        // while the batch is verified: the index and the cores work at the same time.
+        // Nothing else of a page's analysis is stored (a page is analysed again from its
+        // text when it is needed). Nothing is recorded before the write succeeded, and a
+        // batch repeated after a crash writes the same again.
         let mut keys = Vec::new();
         if self.inner.config.index_pages {
             for (p, _, _) in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
                 // A page that is nothing but its site's boilerplate has nothing to index.
                 let Some(view) = p.view() else { continue };
                 keys.push((p.page_id as u64, self.inner.config.page_index_keys(&view.fingerprints)));
-                fingerprints.push((Subject::page(p.page_id), self.inner.config.page_record(&view.fingerprints)));
             }
         }
-        let write_fingerprints = async {
-            if !fingerprints.is_empty() {
-                self.inner.stores.fingerprints.put_fingerprints_many(&fingerprints).await?;
-            }
-            Ok::<_, MatcherError>(())
-        };
         let index_pages = async {
             if !keys.is_empty() {
                 self.inner.index.add_batch(Namespace::Pages, &keys).await?;
@@ -150,8 +142,7 @@ impl Matcher {
             Ok::<_, MatcherError>(())
         };
         let verify = self.verify_batch(prepared);
-        let (written, indexed, verified) = tokio::join!(write_fingerprints, index_pages, verify);
-        written?;
+        let (indexed, verified) = tokio::join!(index_pages, verify);
         indexed?;
         let verified = verified?;
         let mut copies = Vec::new();

@@ -35,6 +35,19 @@ async fn old_verdict_matches(s: &Stores) -> Vec<(i64, &'static str, &'static str
     out
 }
 
+/// A page and a section fingerprint record, as versions before migration 9 stored both;
+/// returns their subjects.
+async fn fingerprint_records(s: &Stores) -> (Subject, Subject) {
+    use crate::fixtures::{fingerprints, page, work, TEXT_A};
+    let w = s.works.upsert_work(&work("o", "records")).await.unwrap();
+    let p = s.pages.upsert_page(&page("https://fp.example/1", TEXT_A, 1)).await.unwrap().id;
+    let (page_fp, section_fp) = (Subject::page(p), Subject::section(w.sections[0].1));
+    for subject in [page_fp, section_fp] {
+        s.fingerprints.put_fingerprints(subject, &fingerprints(TEXT_A)).await.unwrap();
+    }
+    (page_fp, section_fp)
+}
+
 /// Reads go through a pool of read-only connections beside the one writer: with many
 /// readers busy at the same time, each write is seen by the very next read of its caller.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -87,6 +100,7 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
     let config = StoreConfig::embedded(dir.path());
     let stores = open(&config).await.unwrap();
     let seeded = old_verdict_matches(&stores).await;
+    let (page_fp, section_fp) = fingerprint_records(&stores).await;
     let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
     for (id, old, _) in &seeded {
         conn.execute("UPDATE matches SET kind = ?2 WHERE id = ?1", rusqlite::params![id, old]).unwrap();
@@ -104,9 +118,13 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
             "0005_match_kind".to_string(),
             "0006_match_list_columns".to_string(),
             "0007_match_listing".to_string(),
-            "0008_fingerprint_indexes".to_string()
+            "0008_fingerprint_indexes".to_string(),
+            "0009_no_page_fingerprints".to_string()
         ]
     );
+    // Migration 9 deletes page fingerprint records, and only those.
+    assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());
+    assert!(stores.fingerprints.get_fingerprints(section_fp).await.unwrap().is_some());
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
     let rows = stores.queries.query_matches(&MatchQuery::default(), sort, None, 10).await.unwrap();
     assert_eq!(rows.len(), seeded.len());
@@ -138,7 +156,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0005_match_kind".to_string(),
             "0006_match_list_columns".to_string(),
             "0007_match_listing".to_string(),
-            "0008_fingerprint_indexes".to_string()
+            "0008_fingerprint_indexes".to_string(),
+            "0009_no_page_fingerprints".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -291,7 +310,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0005_match_kind".to_string(),
             "0006_match_list_columns".to_string(),
             "0007_match_listing".to_string(),
-            "0008_fingerprint_indexes".to_string()
+            "0008_fingerprint_indexes".to_string(),
+            "0009_no_page_fingerprints".to_string()
         ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
@@ -309,11 +329,20 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
         );
     }
     // Run again: nothing left to fill, and the index migration 8 dropped is gone already.
+    // Migration 9 deletes the page fingerprint records an older version stored (and only
+    // those).
+    let (page_fp, section_fp) = fingerprint_records(&stores).await;
     db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 7_i64}}).await.unwrap();
     assert_eq!(
         migrate(&config).await.unwrap().applied,
-        vec!["0007_match_listing".to_string(), "0008_fingerprint_indexes".to_string()]
+        vec![
+            "0007_match_listing".to_string(),
+            "0008_fingerprint_indexes".to_string(),
+            "0009_no_page_fingerprints".to_string()
+        ]
     );
+    assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());
+    assert!(stores.fingerprints.get_fingerprints(section_fp).await.unwrap().is_some());
     let fingerprint_indexes =
         db.collection::<mongodb::bson::Document>("fingerprints").list_index_names().await.unwrap();
     assert!(fingerprint_indexes.contains(&"kind_subject".to_string()), "{fingerprint_indexes:?}");
