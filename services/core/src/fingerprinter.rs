@@ -317,6 +317,33 @@ impl Fingerprinter {
         Analysis { canonical, tokens, initials, chars, fingerprints }
     }
 
+    /// How many non-winnowed index keys ([`Fingerprints::index_keys`]) the complete
+    /// analysis of `analysis` has, known before its word stage: `(with_words,
+    /// without_words)`. The DNA codes come from the pinyin-initial stream and the MinHash
+    /// families (mega-shingles, LSH bands) have as many values as the parameters say,
+    /// whatever the text; only the four simhash blocks depend on whether the text has
+    /// content words, which the word stage finds. A matcher uses it to sample a page's
+    /// winnowed keys as the whole query will be sampled, before deciding whether the page
+    /// needs its word stage at all. (Equal hashes of different MinHash groups or bands
+    /// would be counted twice: a 2^-64 event.)
+    pub fn coarse_key_counts(&self, analysis: &Analysis) -> (usize, usize) {
+        let p = &self.params.minhash;
+        let dna = if analysis.is_complete() {
+            analysis.fingerprints.dna.iter().map(|s| s.code).collect::<std::collections::HashSet<u64>>().len()
+        } else {
+            dna::dna_fingerprint(&analysis.initials.letters, &self.params.dna, &self.frame)
+                .iter()
+                .map(|s| s.code)
+                .collect::<std::collections::HashSet<u64>>()
+                .len()
+        };
+        let groups = if p.super_shingles > 0 && p.functions > 0 { p.super_shingles } else { 0 };
+        let mega = groups * groups.saturating_sub(1) / 2;
+        let bands = (0..p.bands).filter(|b| (b + 1) * p.rows <= p.functions).count();
+        let without = dna + mega + bands;
+        (without + 4, without)
+    }
+
     fn canonicalize_text(&self, text: &str, format: InputFormat) -> Result<CanonicalText, CoreError> {
         if text.is_empty() {
             return Err(CoreError::EmptyInput);
@@ -383,6 +410,28 @@ mod tests {
         let whole = fp.analyze_bytes(&gbk, InputFormat::Auto, None).unwrap();
         let streams = fp.analyze_bytes_streams(&gbk, InputFormat::Auto, None).unwrap();
         assert_eq!(format!("{:?}", fp.complete(streams)), format!("{:?}", whole));
+    }
+
+    #[test]
+    fn the_coarse_key_count_is_known_before_the_word_stage() {
+        let fp = Fingerprinter::new(Params::default()).unwrap();
+        let sample = include_str!("../../../samples/hongloumeng-01.txt");
+        let cut: String = sample.chars().take(300).collect();
+        for text in [sample, cut.as_str(), "中華人民共和國 ABC 123，「龍」！\n第二段", "的了是", "abc def"]
+        {
+            let streams = fp.analyze_streams(text, InputFormat::Text).unwrap();
+            let complete = fp.complete(streams.clone());
+            let coarse = complete
+                .fingerprints
+                .index_keys()
+                .iter()
+                .filter(|k| !matches!(k.family, IndexFamily::WinnowChars | IndexFamily::WinnowInitials))
+                .count();
+            let (with_words, without_words) = fp.coarse_key_counts(&streams);
+            let expected = if complete.fingerprints.token_count > 0 { with_words } else { without_words };
+            assert_eq!(coarse, expected, "{text:?}");
+            assert_eq!(fp.coarse_key_counts(&complete), (with_words, without_words), "{text:?}");
+        }
     }
 
     #[test]

@@ -191,6 +191,22 @@ pub(crate) fn unpack_key(chunk: &[u8]) -> Option<IndexKey> {
     Some(IndexKey { family, value })
 }
 
+impl EmbeddedIndex {
+    /// Look up normalised keys, sampled at `modulus` already.
+    fn lookup_keys(&self, ns: Namespace, keys: Vec<IndexKey>, limit: usize, modulus: u64) -> Result<LookupResult> {
+        let space = self.read(ns);
+        let mut acc = Accumulator::with_capacity(keys.len());
+        for key in &keys {
+            match space.postings.get(key) {
+                Some(Posting::Docs(docs)) => acc.posting(key.family, docs.iter().copied()),
+                Some(Posting::Big) => acc.big(*key),
+                None => {}
+            }
+        }
+        Ok(acc.finish_sampled(keys.len(), limit, modulus))
+    }
+}
+
 #[async_trait]
 impl CandidateIndex for EmbeddedIndex {
     fn backend(&self) -> &'static str {
@@ -233,16 +249,15 @@ impl CandidateIndex for EmbeddedIndex {
 
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
         let (keys, modulus) = crate::sample_query_keys(normalize_keys(keys), self.config.query_key_budget);
-        let space = self.read(ns);
-        let mut acc = Accumulator::with_capacity(keys.len());
-        for key in &keys {
-            match space.postings.get(key) {
-                Some(Posting::Docs(docs)) => acc.posting(key.family, docs.iter().copied()),
-                Some(Posting::Big) => acc.big(*key),
-                None => {}
-            }
-        }
-        Ok(acc.finish_sampled(keys.len(), limit, modulus))
+        self.lookup_keys(ns, keys, limit, modulus)
+    }
+
+    async fn lookup_sampled(&self, ns: Namespace, keys: &[IndexKey], modulus: u64) -> Result<LookupResult> {
+        self.lookup_keys(ns, normalize_keys(keys), usize::MAX, modulus)
+    }
+
+    fn query_sample_modulus(&self, fixed: usize, winnowed: usize) -> u64 {
+        crate::query_sample_modulus(fixed, winnowed, self.config.query_key_budget)
     }
 
     async fn stats(&self) -> Result<IndexStats> {

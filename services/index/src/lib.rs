@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 pub use embedded::EmbeddedIndex;
 pub use error::{IndexError, Result};
 pub use lookup::{
-    sample_query_keys, sample_winnowed_keys, sample_winnowed_keys_only, Candidate, FamilyHits, LookupResult,
+    query_sample_modulus, sample_query_keys, sample_winnowed_keys, sample_winnowed_keys_only, Candidate, FamilyHits,
+    LookupResult,
 };
 pub use rebuild::{rebuild, rebuild_stream, RebuildReport};
 pub use redis::{RedisConfig, RedisIndex};
@@ -168,6 +169,16 @@ pub trait CandidateIndex: Send + Sync {
     /// (most shared keys, then lowest id), at most `limit`. Keys whose posting list is
     /// a big bucket are reported in [`LookupResult::big_buckets`] instead.
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult>;
+
+    /// [`CandidateIndex::lookup`] of keys the caller already sampled at `modulus` (see
+    /// [`query_sample_modulus`]): no further sampling, every candidate (no limit). Two
+    /// such lookups of disjoint keys give, [`LookupResult::merged`], what one lookup of
+    /// all the keys gives.
+    async fn lookup_sampled(&self, ns: Namespace, keys: &[IndexKey], modulus: u64) -> Result<LookupResult>;
+
+    /// The modulus [`CandidateIndex::lookup`] samples a query of `fixed` non-winnow and
+    /// `winnowed` winnowed keys with (the backend's query key budget).
+    fn query_sample_modulus(&self, fixed: usize, winnowed: usize) -> u64;
 
     /// Documents, postings, big buckets and bytes used.
     async fn stats(&self) -> Result<IndexStats>;

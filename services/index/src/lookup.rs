@@ -91,15 +91,27 @@ pub fn sample_query_keys(keys: Vec<IndexKey>, budget: usize) -> (Vec<IndexKey>, 
         return (keys, 1);
     }
     let winnowed = keys.iter().filter(|k| is_winnowed(k)).count();
-    let fixed = keys.len() - winnowed;
-    let mut m = 1u64;
-    while m < 64 && fixed + winnowed / m as usize > budget {
-        m *= 2;
-    }
+    let m = query_sample_modulus(keys.len() - winnowed, winnowed, budget);
     if m == 1 {
         return (keys, 1);
     }
     (sample_winnowed_keys(keys, m), m)
+}
+
+/// The modulus [`sample_query_keys`] samples a query of `fixed` non-winnow keys and
+/// `winnowed` winnowed keys with: the smallest power of two (at most 64) that brings the
+/// expected count within `budget` (0: no budget, 1). A caller that knows the counts before
+/// it has the keys (a matcher that looks a page's winnowed keys up before its word stage)
+/// samples exactly as the whole query would be sampled.
+pub fn query_sample_modulus(fixed: usize, winnowed: usize, budget: usize) -> u64 {
+    if budget == 0 || fixed + winnowed <= budget {
+        return 1;
+    }
+    let mut m = 1u64;
+    while m < 64 && fixed + winnowed / m as usize > budget {
+        m *= 2;
+    }
+    m
 }
 
 /// The keys a document keeps when its winnowed keys are sampled 1 in `modulus` (a power
@@ -158,16 +170,7 @@ impl Accumulator {
 
     pub(crate) fn finish_sampled(mut self, keys_queried: usize, limit: usize, sample_modulus: u64) -> LookupResult {
         let candidates_total = self.hits.len();
-        let mut candidates: Vec<Candidate> =
-            self.hits.into_iter().map(|(doc, hits)| Candidate { doc, total: hits.total(), hits }).collect();
-        let order = |a: &Candidate, b: &Candidate| b.total.cmp(&a.total).then(a.doc.cmp(&b.doc));
-        if candidates.len() > limit {
-            if limit > 0 {
-                candidates.select_nth_unstable_by(limit - 1, order);
-            }
-            candidates.truncate(limit);
-        }
-        candidates.sort_unstable_by(order);
+        let candidates = best(self.hits, limit);
         self.big.sort_unstable();
         self.big.dedup();
         LookupResult {
@@ -177,6 +180,53 @@ impl Accumulator {
             candidates_total,
             keys_found: self.keys_found,
             sample_modulus,
+        }
+    }
+}
+
+/// The candidates of `hits`, most shared keys first, then lowest id; at most `limit`.
+fn best(hits: HashMap<DocId, FamilyHits>, limit: usize) -> Vec<Candidate> {
+    let mut candidates: Vec<Candidate> =
+        hits.into_iter().map(|(doc, hits)| Candidate { doc, total: hits.total(), hits }).collect();
+    let order = |a: &Candidate, b: &Candidate| b.total.cmp(&a.total).then(a.doc.cmp(&b.doc));
+    if candidates.len() > limit {
+        if limit > 0 {
+            candidates.select_nth_unstable_by(limit - 1, order);
+        }
+        candidates.truncate(limit);
+    }
+    candidates.sort_unstable_by(order);
+    candidates
+}
+
+impl LookupResult {
+    /// One lookup of the keys of `self` and `other` together, as [`CandidateIndex::lookup`]
+    /// of all of them at once gives it (at most `limit` candidates), from two unlimited
+    /// lookups of disjoint key sets sampled alike
+    /// ([`CandidateIndex::lookup_sampled`]).
+    ///
+    /// [`CandidateIndex::lookup`]: crate::CandidateIndex::lookup
+    /// [`CandidateIndex::lookup_sampled`]: crate::CandidateIndex::lookup_sampled
+    pub fn merged(self, other: LookupResult, limit: usize) -> LookupResult {
+        let mut hits: HashMap<DocId, FamilyHits> = HashMap::with_capacity(self.candidates.len());
+        for c in self.candidates.into_iter().chain(other.candidates) {
+            let slot = hits.entry(c.doc).or_default();
+            for (a, b) in slot.0.iter_mut().zip(c.hits.0) {
+                *a += b;
+            }
+        }
+        let candidates_total = hits.len();
+        let mut big_buckets = self.big_buckets;
+        big_buckets.extend(other.big_buckets);
+        big_buckets.sort_unstable();
+        big_buckets.dedup();
+        LookupResult {
+            candidates: best(hits, limit),
+            big_buckets,
+            keys_queried: self.keys_queried + other.keys_queried,
+            candidates_total,
+            keys_found: self.keys_found + other.keys_found,
+            sample_modulus: self.sample_modulus.max(other.sample_modulus),
         }
     }
 }

@@ -96,6 +96,14 @@ impl CandidateIndex for RetryingIndex {
         self.retry("lookup", || self.inner.lookup(ns, keys, limit)).await
     }
 
+    async fn lookup_sampled(&self, ns: Namespace, keys: &[IndexKey], modulus: u64) -> Result<LookupResult> {
+        self.retry("lookup", || self.inner.lookup_sampled(ns, keys, modulus)).await
+    }
+
+    fn query_sample_modulus(&self, fixed: usize, winnowed: usize) -> u64 {
+        self.inner.query_sample_modulus(fixed, winnowed)
+    }
+
     async fn stats(&self) -> Result<IndexStats> {
         self.retry("stats", || self.inner.stats()).await
     }

@@ -11,7 +11,7 @@ use zhiwen_core::canon::{self, slice_chars, InputFormat};
 use zhiwen_core::compare::{compare_with, Comparison, PassageIndex};
 use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::{Analysis, Fingerprinter};
-use zhiwen_index::{Candidate, CandidateIndex, LookupResult, Namespace};
+use zhiwen_index::{Candidate, CandidateIndex, IndexKey, LookupResult, Namespace};
 use zhiwen_store::{NewMatch, Outcome, Page, Stores, Subject, Timestamp};
 
 use crate::boilerplate::{blank_boilerplate, SiteProfile};
@@ -115,10 +115,13 @@ struct PreparedPage {
     site: String,
     /// The decoded original (evidence is quoted from it).
     original: String,
-    /// The complete analysis of the page with its site's boilerplate blanked (of the page
-    /// as it is when it has none): what is looked up, compared, stored and indexed.
-    /// `None` when nothing but boilerplate is left.
+    /// The analysis of the page with its site's boilerplate blanked (of the page as it is
+    /// when it has none): what is looked up, compared and indexed. Streams only until a
+    /// candidate needs the word stage ([`PreparedPage::full`]): most pages share no
+    /// passage with any section and never do. `None` when nothing but boilerplate is left.
     analysis: Option<Analysis>,
+    /// The complete analysis of a streams-only `analysis`, made when first needed.
+    complete: OnceLock<Analysis>,
     /// Boilerplate was blanked: `analysis` is of a copy of the original with spaces
     /// where the boilerplate was (same character offsets).
     blanked: bool,
@@ -133,10 +136,19 @@ impl PreparedPage {
         self.analysis.as_ref()
     }
 
-    /// What is compared, with its passage index.
+    /// What is compared, with its passage index (which needs the streams only).
     fn view_indexed(&self) -> Option<(&Analysis, &PassageIndex)> {
         let view = self.view()?;
         Some((view, self.passages.get_or_init(|| PassageIndex::new(view))))
+    }
+
+    /// The complete analysis of `view()` (made now if it has only the streams).
+    fn full(&self, fp: &Fingerprinter) -> Option<&Analysis> {
+        let view = self.view()?;
+        if view.is_complete() {
+            return Some(view);
+        }
+        Some(self.complete.get_or_init(|| fp.complete(view.clone())))
     }
 }
 
@@ -407,7 +419,7 @@ impl Matcher {
     /// (`zhiwen eval` reports which fingerprint families nominated each section).
     pub async fn page_lookup_keys(&self, page_id: i64) -> Result<Option<Vec<zhiwen_core::IndexKey>>> {
         let prepared = self.load_and_prepare(page_id).await?;
-        Ok(prepared.view().map(|view| view.fingerprints.index_keys()))
+        Ok(prepared.full(&self.inner.fp).map(|full| full.fingerprints.index_keys()))
     }
 
     async fn add_page_keys(&self, page_id: i64, analysis: &Analysis) -> Result<()> {
@@ -455,7 +467,7 @@ impl Matcher {
     /// in one store call).
     async fn verify_page(&self, prepared: PreparedPage) -> Result<(PageOutcome, Vec<FoundCopy>)> {
         let page_id = prepared.page_id;
-        let (outcome, ids) = self.look_up(&prepared).await?;
+        let (prepared, outcome, ids) = self.look_up(prepared).await?;
         // A batch of one: the same reads and verification as a task's batches.
         match self.verify_batch(vec![(page_id, Ok((prepared, outcome, ids)))]).await?.pop() {
             Some((_, verified)) => verified,
@@ -463,18 +475,63 @@ impl Matcher {
         }
     }
 
-    /// Look up a prepared page in the section index: its outcome so far and the sections
-    /// worth verifying, best first.
-    async fn look_up(&self, prepared: &PreparedPage) -> Result<(PageOutcome, Vec<i64>)> {
+    /// Look up a prepared page in the section index: the page (completed when it has
+    /// candidates worth verifying), its outcome so far and the sections worth verifying,
+    /// best first.
+    ///
+    /// A candidate is worth verifying only when it shares winnowed keys
+    /// ([`crate::candidates`]), which the page's streams give without the word stage. So
+    /// the winnowed keys are looked up first, sampled as the whole query will be
+    /// ([`Fingerprinter::coarse_key_counts`]). When no candidate is worth verifying the
+    /// page is done and never segmented into words: its other keys could add hits of other
+    /// families only. Otherwise the page is completed, its other keys are looked up too and
+    /// the two lookups merged: the candidates, hits and order one lookup of all the keys
+    /// gives (the index's conformance suite checks the merge).
+    async fn look_up(&self, prepared: PreparedPage) -> Result<(PreparedPage, PageOutcome, Vec<i64>)> {
         let page_id = prepared.page_id;
         let mut outcome = PageOutcome { page_id, boilerplate_chars: prepared.boilerplate_chars, ..Default::default() };
-        let Some(view) = prepared.view() else { return Ok((outcome, Vec::new())) };
-        let keys = view.fingerprints.index_keys();
-        let found = self.inner.index.lookup(Namespace::Sections, &keys, self.inner.config.candidate_limit).await?;
+        let Some(view) = prepared.view() else { return Ok((prepared, outcome, Vec::new())) };
+        let (index, limit) = (&self.inner.index, self.inner.config.candidate_limit);
+        let (winnowed, _): (Vec<IndexKey>, Vec<IndexKey>) =
+            view.fingerprints.index_keys().into_iter().partition(is_winnowed);
+        let (with_words, without_words) = self.inner.fp.coarse_key_counts(view);
+        let modulus = index.query_sample_modulus(with_words, winnowed.len());
+        let (prepared, found) = if modulus != index.query_sample_modulus(without_words, winnowed.len()) {
+            // Whether the page has content words decides its sampling (a rare page at the
+            // edge of the key budget): the word stage first, then one lookup as before.
+            let prepared = self.completed(prepared).await?;
+            let keys = prepared.full(&self.inner.fp).map(|full| full.fingerprints.index_keys()).unwrap_or_default();
+            let found = index.lookup(Namespace::Sections, &keys, limit).await?;
+            (prepared, found)
+        } else {
+            let sampled = zhiwen_index::sample_winnowed_keys(winnowed, modulus);
+            let first = index.lookup_sampled(Namespace::Sections, &sampled, modulus).await?;
+            if self.good(&first).is_empty() {
+                (prepared, first.merged(LookupResult::default(), limit))
+            } else {
+                let prepared = self.completed(prepared).await?;
+                let coarse: Vec<IndexKey> = prepared
+                    .full(&self.inner.fp)
+                    .map(|full| full.fingerprints.index_keys().into_iter().filter(|k| !is_winnowed(k)).collect())
+                    .unwrap_or_default();
+                let second = index.lookup_sampled(Namespace::Sections, &coarse, modulus).await?;
+                (prepared, first.merged(second, limit))
+            }
+        };
         outcome.candidates = found.candidates.len();
         (outcome.keys_looked_up, outcome.keys_found) = (found.keys_queried, found.keys_found);
         let ids = self.good(&found).iter().map(|c| c.doc as i64).collect();
-        Ok((outcome, ids))
+        Ok((prepared, outcome, ids))
+    }
+
+    /// The page with its complete analysis made (on the blocking pool).
+    async fn completed(&self, prepared: PreparedPage) -> Result<PreparedPage> {
+        let inner = self.inner.clone();
+        Ok(tokio::task::spawn_blocking(move || {
+            prepared.full(&inner.fp);
+            prepared
+        })
+        .await?)
     }
 
     /// The analyses of candidate sections, by id: cached ones as they are, the others made
@@ -930,9 +987,9 @@ impl Inner {
         let original = streams.canonical.original().to_owned();
         let (analysis, blanked, boilerplate_chars) =
             match blank_boilerplate(&streams, profile, self.fp.params().winnow.chars_k) {
-                None => (Some(self.fp.complete(streams)), false, 0),
+                None => (Some(streams), false, 0),
                 // Nothing left but boilerplate (`NoText`): the page matches nothing.
-                Some((text, n)) => (self.fp.analyze_text(&text, streams.canonical.format()).ok(), true, n),
+                Some((text, n)) => (self.fp.analyze_streams(&text, streams.canonical.format()).ok(), true, n),
             };
         Ok(PreparedPage {
             page_id: page.id,
@@ -940,6 +997,7 @@ impl Inner {
             site: page.site,
             original,
             analysis,
+            complete: OnceLock::new(),
             blanked,
             boilerplate_chars,
             passages: OnceLock::new(),
@@ -960,8 +1018,9 @@ impl Inner {
             return None;
         }
         let full = section.full(&self.fp);
-        let mut c = compare_with(full, view, passages, self.fp.params(), t);
-        catalogue.discount(&mut c, full, view, self.fp.params().winnow.chars_k, t);
+        let page_full = page.full(&self.fp)?;
+        let mut c = compare_with(full, page_full, passages, self.fp.params(), t);
+        catalogue.discount(&mut c, full, page_full, self.fp.params().winnow.chars_k, t);
         let kind = MatchKind::of(&c, t)?;
         if page.blanked {
             for e in &mut c.evidence {
@@ -970,4 +1029,9 @@ impl Inner {
         }
         Some((c, kind))
     }
+}
+
+/// A key of a winnowed family (the keys a candidate worth verifying must share).
+fn is_winnowed(key: &IndexKey) -> bool {
+    matches!(key.family, zhiwen_core::IndexFamily::WinnowChars | zhiwen_core::IndexFamily::WinnowInitials)
 }

@@ -885,6 +885,46 @@ fn int(v: &Value) -> Result<i64> {
     }
 }
 
+impl RedisIndex {
+    /// Look up normalised keys, sampled at `modulus` already.
+    async fn lookup_keys(
+        &self,
+        ns: Namespace,
+        keys: Vec<IndexKey>,
+        limit: usize,
+        modulus: u64,
+    ) -> Result<LookupResult> {
+        // One HMGET per bucket (one slot each); measured faster than reading the same
+        // fields from a Lua script, whose per-call conversions cost more than command
+        // dispatch. Keys sorted by bucket so that keys sharing a bucket share a command.
+        let mut placed: Vec<(Place, IndexKey)> = keys.iter().map(|k| (self.place(k), *k)).collect();
+        placed.sort_unstable();
+        let snapshot = if ns == Namespace::Sections { self.filter_snapshot().await? } else { None };
+        let (read, skipped): (Vec<_>, Vec<_>) = match &snapshot {
+            Some(filter) => placed.into_iter().partition(|(_, k)| filter.may_contain(key_hash(k))),
+            None => (placed, Vec::new()),
+        };
+        let mut head = vec![self.marker_cmd()];
+        if snapshot.is_some() {
+            let mut version = redis::cmd("GET");
+            version.arg(self.filter_version_key());
+            head.push(version);
+        }
+        let mut acc = Accumulator::with_capacity(read.len() + skipped.len());
+        let head = self.read_postings(ns, head, &read, &mut acc).await?;
+        self.check_marker(head.first().unwrap_or(&Value::Nil))?;
+        if let Some(filter) = &snapshot {
+            // Another version: a write finished since the snapshot, and the keys it
+            // skipped may now have postings.
+            if head.get(1).map(int).transpose()?.unwrap_or(0) != filter.version {
+                filter.mark_stale();
+                self.read_postings(ns, Vec::new(), &skipped, &mut acc).await?;
+            }
+        }
+        Ok(acc.finish_sampled(keys.len(), limit, modulus))
+    }
+}
+
 #[async_trait]
 impl CandidateIndex for RedisIndex {
     fn backend(&self) -> &'static str {
@@ -986,34 +1026,15 @@ impl CandidateIndex for RedisIndex {
 
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
         let (keys, modulus) = crate::sample_query_keys(normalize_keys(keys), self.config.index.query_key_budget);
-        // One HMGET per bucket (one slot each); measured faster than reading the same
-        // fields from a Lua script, whose per-call conversions cost more than command
-        // dispatch. Keys sorted by bucket so that keys sharing a bucket share a command.
-        let mut placed: Vec<(Place, IndexKey)> = keys.iter().map(|k| (self.place(k), *k)).collect();
-        placed.sort_unstable();
-        let snapshot = if ns == Namespace::Sections { self.filter_snapshot().await? } else { None };
-        let (read, skipped): (Vec<_>, Vec<_>) = match &snapshot {
-            Some(filter) => placed.into_iter().partition(|(_, k)| filter.may_contain(key_hash(k))),
-            None => (placed, Vec::new()),
-        };
-        let mut head = vec![self.marker_cmd()];
-        if snapshot.is_some() {
-            let mut version = redis::cmd("GET");
-            version.arg(self.filter_version_key());
-            head.push(version);
-        }
-        let mut acc = Accumulator::with_capacity(read.len() + skipped.len());
-        let head = self.read_postings(ns, head, &read, &mut acc).await?;
-        self.check_marker(head.first().unwrap_or(&Value::Nil))?;
-        if let Some(filter) = &snapshot {
-            // Another version: a write finished since the snapshot, and the keys it
-            // skipped may now have postings.
-            if head.get(1).map(int).transpose()?.unwrap_or(0) != filter.version {
-                filter.mark_stale();
-                self.read_postings(ns, Vec::new(), &skipped, &mut acc).await?;
-            }
-        }
-        Ok(acc.finish_sampled(keys.len(), limit, modulus))
+        self.lookup_keys(ns, keys, limit, modulus).await
+    }
+
+    async fn lookup_sampled(&self, ns: Namespace, keys: &[IndexKey], modulus: u64) -> Result<LookupResult> {
+        self.lookup_keys(ns, normalize_keys(keys), usize::MAX, modulus).await
+    }
+
+    fn query_sample_modulus(&self, fixed: usize, winnowed: usize) -> u64 {
+        crate::query_sample_modulus(fixed, winnowed, self.config.index.query_key_budget)
     }
 
     async fn stats(&self) -> Result<IndexStats> {

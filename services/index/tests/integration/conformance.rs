@@ -2,7 +2,7 @@
 //! pattern of Quickwit's `metastore_test_suite!`).
 
 use zhiwen_core::IndexFamily::{Dna, LshBand, MegaShingle, SimhashBlock, WinnowChars, WinnowInitials};
-use zhiwen_index::{CandidateIndex, IndexConfig, LookupResult, Namespace};
+use zhiwen_index::{query_sample_modulus, sample_query_keys, CandidateIndex, IndexConfig, LookupResult, Namespace};
 
 use crate::common::{k, synthetic_keys};
 
@@ -27,7 +27,8 @@ macro_rules! conformance_suite {
                 big_buckets_are_capped_and_reported,
                 clear_empties_one_namespace,
                 empty_inputs_and_ping,
-                a_document_finds_itself_among_many);
+                a_document_finds_itself_among_many,
+                a_lookup_split_in_two_sampled_halves_merges_into_the_whole);
         }
     };
     (@cases $factory:path; $($case:ident),*) => {
@@ -227,4 +228,38 @@ pub async fn a_document_finds_itself_among_many(index: &dyn CandidateIndex) {
     }
     let s = index.stats().await.unwrap().namespace(S);
     assert_eq!((s.documents, s.postings), (1_500, 90_000));
+}
+
+/// A query looked up as its winnowed keys (sampled as the whole query would be) and its
+/// other keys, each unlimited, merges into exactly the lookup of the whole query: what a
+/// matcher that looks a page's winnowed keys up before its word stage relies on.
+pub async fn a_lookup_split_in_two_sampled_halves_merges_into_the_whole(index: &dyn CandidateIndex) {
+    let winnowed = |k: &zhiwen_index::IndexKey| matches!(k.family, WinnowChars | WinnowInitials);
+    // A small query (not sampled) and one over the default budget of 768 keys (sampled).
+    for (seed, query) in [(30u64, synthetic_keys(3, 300)), (60, synthetic_keys(4, 2_400))] {
+        // Twelve documents on overlapping windows of the query (no key in more than two,
+        // below the big-bucket cap), with keys of their own.
+        let stride = query.len() / 14;
+        let docs: Vec<(u64, Vec<zhiwen_index::IndexKey>)> = (0..12u64)
+            .map(|d| {
+                let start = d as usize * stride;
+                let mut keys = query[start..(start + stride + stride / 2 + d as usize).min(query.len())].to_vec();
+                keys.extend(synthetic_keys(1_000 + seed + d, 40));
+                (seed + d, keys)
+            })
+            .collect();
+        index.add_batch(S, &docs).await.unwrap();
+        let (w, other): (Vec<_>, Vec<_>) = query.iter().copied().partition(|k| winnowed(k));
+        let m = index.query_sample_modulus(other.len(), w.len());
+        assert_eq!(m, sample_query_keys(query.clone(), IndexConfig::default().query_key_budget).1);
+        assert_eq!(m, query_sample_modulus(other.len(), w.len(), IndexConfig::default().query_key_budget));
+        let sampled: Vec<_> = w.into_iter().filter(|k| k.value & (m - 1) == 0).collect();
+        let first = index.lookup_sampled(S, &sampled, m).await.unwrap();
+        let second = index.lookup_sampled(S, &other, m).await.unwrap();
+        for limit in [5, 50, 1_000] {
+            let whole = index.lookup(S, &query, limit).await.unwrap();
+            assert!(whole.candidates.len() >= limit.min(12), "{whole:?}");
+            assert_eq!(first.clone().merged(second.clone(), limit), whole, "limit {limit}, modulus {m}");
+        }
+    }
 }

@@ -93,7 +93,7 @@ impl Matcher {
             async move {
                 let looked = match page {
                     Some(page) => match m.prepare_loaded(page).await {
-                        Ok(p) => m.look_up(&p).await.map(|(outcome, ids)| (p, outcome, ids)),
+                        Ok(p) => m.look_up(p).await,
                         Err(e) => Err(e),
                     },
                     None => Err(MatcherError::NotFound { what: "page", id }),
