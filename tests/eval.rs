@@ -4,14 +4,14 @@
 
 mod common;
 
-use common::{corpus_dir, run_ok, zhiwen};
+use common::{run_ok, zhiwen};
 
 fn eval(direction: &str, dir: &std::path::Path) -> serde_json::Value {
     let out = dir.join(format!("{direction}.json"));
     // The defaults: an empty settings file.
     std::fs::write(dir.join("data.toml"), "").expect("settings file");
     let mut c = zhiwen(&dir.join("data"));
-    c.env("ZHIWEN_CORPUS_DIR", corpus_dir()).args([
+    c.args([
         "eval",
         "--size",
         "tiny",
@@ -30,10 +30,6 @@ fn eval(direction: &str, dir: &std::path::Path) -> serde_json::Value {
 
 #[test]
 fn the_reverse_direction_finds_what_the_daily_task_finds() {
-    if !corpus_dir().join("novels_classics.jsonl").exists() {
-        eprintln!("skipping: shared corpus not found");
-        return;
-    }
     let dir = tempfile::tempdir().expect("temp dir");
     let forward = eval("forward", dir.path());
     let reverse = eval("reverse", dir.path());

@@ -7,10 +7,12 @@
 //   2. keys made with `zhiwen keys create` (an admin and two rights holders);
 //   3. `zhiwen serve` on a free loopback port, serving admin-ui/dist;
 //   4. Debian's Chromium driven by playwright-core walks through the dashboard as users
-//      would, and saves screenshots of the main pages into docs/screenshots/.
+//      would, and saves screenshots of the main pages (into target/screenshots/, or into
+//      docs/screenshots/ for the README when E2E_SCREENSHOTS=docs).
 //
 // Environment: ZHIWEN_BIN (default target/debug/zhiwen), CHROMIUM (default
-// /usr/bin/chromium), E2E_SCREENSHOTS=0 to skip writing the screenshots, E2E_KEEP=1 to keep the
+// /usr/bin/chromium), E2E_SCREENSHOTS=0 to skip writing the screenshots (=docs to refresh the
+// README's), E2E_KEEP=1 to keep the
 // data directory of a failed run.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, copyFileSync, existsSync } from 'node:fs';
@@ -25,7 +27,9 @@ const UI = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ROOT = resolve(UI, '..');
 const BIN = process.env.ZHIWEN_BIN ?? join(ROOT, 'target', 'debug', 'zhiwen');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'docs', 'screenshots');
+// A test run leaves the repository as it was: screenshots go under target/ unless asked for.
+const SHOTS =
+  process.env.E2E_SCREENSHOTS === 'docs' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'target', 'screenshots');
 const WRITE_SHOTS = process.env.E2E_SCREENSHOTS !== '0';
 const PIRATE = 'http://pirate.example/';
 // The kinds of copy a match records, as the dashboard names them in Chinese.

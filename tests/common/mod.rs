@@ -1,4 +1,4 @@
-//! Shared by the process-level tests: inputs from the real corpus, the binary, the
+//! Shared by the process-level tests: inputs from the test corpus, the binary, the
 //! match set as the store holds it.
 #![allow(dead_code)]
 
@@ -13,8 +13,35 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-pub fn corpus_dir() -> PathBuf {
-    std::env::var_os("ZHIWEN_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"))
+/// The first `n` chapters of the classics (test corpus).
+pub fn classics(n: usize) -> Vec<serde_json::Value> {
+    zhiwen_testkit::corpus::lines(zhiwen_testkit::corpus::CLASSICS, n)
+}
+
+/// `n` stories of the web news set (test corpus) of 400-2,500 characters, in file order,
+/// none sharing more than a twentieth of its 8-character runs with an earlier one: the set
+/// holds templated near-duplicates, which would make an "innocent" page a copy.
+pub fn distinct_news(n: usize) -> Vec<serde_json::Value> {
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for v in zhiwen_testkit::corpus::lines(zhiwen_testkit::corpus::NEWS, usize::MAX) {
+        let chars: Vec<char> = field(&v, "text").chars().collect();
+        if !(400..=2_500).contains(&chars.len()) {
+            continue;
+        }
+        let grams: Vec<String> = chars.windows(8).map(|w| w.iter().collect()).collect();
+        let shared = grams.iter().filter(|g| seen.contains(*g)).count();
+        if shared * 20 > grams.len() {
+            continue;
+        }
+        seen.extend(grams);
+        out.push(v);
+        if out.len() == n {
+            break;
+        }
+    }
+    assert_eq!(out.len(), n, "distinct news stories in the test corpus");
+    out
 }
 
 pub fn zhiwen(data: &Path) -> Command {
@@ -35,11 +62,6 @@ pub fn run_ok(mut c: Command) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-pub fn lines(path: &Path, n: usize) -> Vec<serde_json::Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines().take(n).map(|l| serde_json::from_str(l).expect("JSONL")).collect()
-}
-
 pub fn field(v: &serde_json::Value, k: &str) -> String {
     v[k].as_str().unwrap_or_default().to_owned()
 }
@@ -47,8 +69,8 @@ pub fn field(v: &serde_json::Value, k: &str) -> String {
 /// Works: 12 chapters of classic novels and 6 news stories. Pages (two sites with their
 /// own boilerplate): copies of every kind a pirate makes, and innocent pages.
 pub fn write_inputs(dir: &Path) -> (PathBuf, PathBuf) {
-    let novels = lines(&corpus_dir().join("novels_classics.jsonl"), 40);
-    let news = lines(&corpus_dir().join("news_xwlb_cctv.jsonl"), 40);
+    let novels = classics(40);
+    let news = distinct_news(40);
     let works: Vec<&serde_json::Value> = novels.iter().take(12).chain(news.iter().take(6)).collect();
     let mut wf = String::new();
     for w in &works {

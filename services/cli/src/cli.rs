@@ -94,7 +94,7 @@ pub struct EvalArgs {
     /// Which direction of matching to run.
     #[arg(long, value_enum, default_value_t = EvalDirection::Forward)]
     pub direction: EvalDirection,
-    /// Corpus directory [default: $ZHIWEN_CORPUS_DIR or ../shared/corpus].
+    /// Corpus directory [default: the test corpus, `.test-corpus/`, made by scripts/setup-corpus.sh].
     #[arg(long)]
     pub corpus: Option<PathBuf>,
     /// Also write the report as JSON here.

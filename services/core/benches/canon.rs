@@ -1,8 +1,8 @@
 //! Throughput of canonicalisation alone: plain UTF-8 text, traditional text, HTML pages,
 //! GBK bytes, and decoding by itself.
 //!
-//! Reads classic chapters from the shared corpus (`ZHIWEN_CORPUS_DIR`, default
-//! `../shared/corpus` next to the repository); falls back to the test fixture.
+//! Reads classic chapters from the test corpus (`ZHIWEN_CORPUS_DIR`, default
+//! the test corpus, `.test-corpus/`); falls back to the test fixture.
 //! Run: `cargo bench -p zhiwen-core --bench canon`.
 
 use std::hint::black_box;
@@ -17,7 +17,7 @@ use zhiwen_core::params::CanonParams;
 fn chapters() -> Vec<String> {
     let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.test-corpus"));
     let mut out = Vec::new();
     let mut size = 0;
     if let Ok(jsonl) = std::fs::read_to_string(dir.join("novels_classics.jsonl")) {
@@ -34,7 +34,7 @@ fn chapters() -> Vec<String> {
         }
     }
     if out.is_empty() {
-        eprintln!("shared corpus not found: benchmarking the test fixture");
+        eprintln!("test corpus not found: benchmarking the test fixture");
         let sample = std::fs::read_to_string(
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/canon/sanguo-001.txt"),
         )
@@ -49,7 +49,7 @@ fn chapters() -> Vec<String> {
 fn to_traditional(text: &str) -> Option<String> {
     let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.test-corpus"))
         .join("opencc");
     let mut map = std::collections::HashMap::new();
     let mut longest = 1;

@@ -1,7 +1,7 @@
 //! Throughput of each pipeline stage and of the whole pipeline on real novel text.
 //!
-//! Reads chapters from the shared corpus (`ZHIWEN_CORPUS_DIR`, default
-//! `../shared/corpus` next to the repository); falls back to the bundled sample.
+//! Reads chapters from the test corpus (`ZHIWEN_CORPUS_DIR`, default
+//! the test corpus, `.test-corpus/`); falls back to the bundled sample.
 //! Run: `cargo bench -p zhiwen-core --bench pipeline`. Results: docs/benchmarks.md.
 
 use std::hint::black_box;

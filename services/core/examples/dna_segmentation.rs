@@ -6,7 +6,7 @@
 //! cargo run --release -p zhiwen-core --example dna_segmentation -- --write-frame [PATH]
 //! ```
 //!
-//! The corpus directory is `$ZHIWEN_CORPUS_DIR`, or `../../../shared/corpus` relative to
+//! The corpus directory is `$ZHIWEN_CORPUS_DIR`, or `../../.test-corpus` (the test corpus) relative to
 //! this crate. The evaluation builds, for every chapter of `novels_classics.jsonl`,
 //! transformed copies (the classes below) and scores them against the original; the
 //! negatives are the other chapters of the same novel and every news story of both news
@@ -40,7 +40,7 @@ struct Doc {
 fn corpus_dir() -> PathBuf {
     match env::var_os("ZHIWEN_CORPUS_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.test-corpus"),
     }
 }
 
@@ -99,7 +99,7 @@ fn write_frame(out: PathBuf) -> Result<()> {
     let frame = ReferenceFrame::from_counts(&counts);
     let description = format!(
         "Measured {} by `cargo run --release -p zhiwen-core --example dna_segmentation -- --write-frame`\n\
-         over the zhiwen evaluation corpus (shared/corpus, see its SOURCES.md), {total} Han characters:\n{}\n\
+         over the zhiwen evaluation corpus (see tests/corpus/README.md), {total} Han characters:\n{}\n\
          Letter = first letter of the first (most common) reading in the `pinyin` crate, as\n\
          zhiwen_core::initials::initial_of; probability = (count + 1) / (total + 23).\n\
          Only these 23 numbers are shipped; none of the measured text is.",

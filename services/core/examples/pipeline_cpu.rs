@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo run --release -p zhiwen-core --example pipeline_cpu -- [--seconds 2] [--only full]`
 //! Input: the first ~1 MB of `novels_classics.jsonl` (`ZHIWEN_CORPUS_DIR`, default
-//! `../shared/corpus` next to the repository), like the criterion benchmark.
+//! the test corpus, `.test-corpus/`), like the criterion benchmark.
 //! Results: docs/benchmarks.md (pipeline section).
 
 use std::hint::black_box;

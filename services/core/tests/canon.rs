@@ -2,8 +2,8 @@
 //! simplified, offsets back into the original, refusals, and property tests.
 //!
 //! The fixtures under `tests/fixtures/canon/` are public-domain classics (三国演义) from
-//! the shared corpus, encoded by `regenerate_fixtures` (run it with `--ignored`; it needs
-//! the shared corpus and its OpenCC simplified -> traditional tables).
+//! the test corpus, encoded by `regenerate_fixtures` (run it with `--ignored`; it reads
+//! the test corpus and its OpenCC simplified -> traditional tables).
 
 use std::path::{Path, PathBuf};
 
@@ -29,12 +29,10 @@ fn fixture_text(name: &str) -> String {
     String::from_utf8(fixture(name)).expect("UTF-8 fixture")
 }
 
-/// The shared corpus, if this checkout has it (`ZHIWEN_CORPUS_DIR` or `../shared/corpus`).
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    dir.join("novels_classics.jsonl").is_file().then_some(dir)
+/// The test corpus (`scripts/setup-corpus.sh` assembles it).
+fn corpus_dir() -> PathBuf {
+    zhiwen_testkit::corpus::file(zhiwen_testkit::corpus::CLASSICS);
+    zhiwen_testkit::corpus::dir()
 }
 
 fn params() -> CanonParams {
@@ -250,14 +248,11 @@ mod traditional {
         assert_eq!(c.quote_original(a, b), "一目瞭然");
     }
 
-    /// Many chapters of the shared corpus (skipped without it): simplified -> traditional
-    /// with OpenCC's own tables, then back through the canonicaliser.
+    /// Many chapters of the test corpus: simplified -> traditional with OpenCC's own
+    /// tables, then back through the canonicaliser.
     #[test]
     fn corpus_round_trip_agreement() {
-        let Some(dir) = corpus_dir() else {
-            println!("skipped: shared corpus not found (set ZHIWEN_CORPUS_DIR)");
-            return;
-        };
+        let dir = corpus_dir();
         let chapters = read_chapters(&dir.join("novels_classics.jsonl"));
         for taiwan in [false, true] {
             let s2t = S2t::load(&dir.join("opencc"), taiwan);
@@ -773,12 +768,12 @@ fn read_chapters(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Rebuild the fixtures from the shared corpus: `cargo test -p zhiwen-core --test canon
+/// Rebuild the fixtures from the test corpus: `cargo test -p zhiwen-core --test canon
 /// -- --ignored regenerate_fixtures`.
 #[test]
-#[ignore = "writes fixtures; needs the shared corpus"]
+#[ignore = "writes fixtures"]
 fn regenerate_fixtures() {
-    let dir = corpus_dir().expect("shared corpus (set ZHIWEN_CORPUS_DIR)");
+    let dir = corpus_dir();
     let chapters = read_chapters(&dir.join("novels_classics.jsonl"));
     // Big5 pages use the Taiwan standard forms (為, not OpenCC's 爲, which Big5 lacks).
     let s2t = S2t::load(&dir.join("opencc"), true);

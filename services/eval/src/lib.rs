@@ -1,7 +1,7 @@
 //! zhiwen-eval: measures whether zhiwen finds every copy and accuses no one.
 //!
 //! It owns the labelled evaluation set ([`dataset`]: registered works drawn from the
-//! corpus beside the repository, and pages made from them by every transformation a
+//! test corpus (or a larger one named with `--corpus`), and pages made from them by every transformation a
 //! pirate uses, plus negatives), the seam to the system under test ([`Detector`]), a
 //! brute-force baseline ([`PairwiseDetector`]: the core's `compare` against every
 //! registered section, no index), and the metrics ([`metrics`]). [`run_eval`] ties them

@@ -1,7 +1,7 @@
 //! Tests of the evaluation crate: one binary, a module per part.
 //!
-//! They read the corpus beside the repository (`../shared/corpus`, or
-//! `$ZHIWEN_CORPUS_DIR`) and build one tiny set, shared by every test.
+//! They read the test corpus (`.test-corpus/`, assembled by `scripts/setup-corpus.sh`)
+//! and build one tiny set, shared by every test.
 
 use std::sync::OnceLock;
 

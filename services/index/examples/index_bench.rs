@@ -4,12 +4,12 @@
 //! ```text
 //! cargo run --release -p zhiwen-index --example index_bench -- \
 //!     [--backend redis|embedded] [--real 10000] [--sizes 10000,100000,1000000] \
-//!     [--keys 100] [--queries 500] [--corpus ../shared/corpus] [--bucket-bits 20] \
+//!     [--keys 100] [--queries 500] [--corpus .test-corpus] [--bucket-bits 20] \
 //!     [--budget 768] [--passes 1]
 //! ```
 //!
 //! Two parts:
-//! 1. *Real sections*: the corpus texts (`--corpus`, default `../shared/corpus` from the
+//! 1. *Real sections*: the corpus texts (`--corpus`, default `.test-corpus` from the
 //!    workspace root) cut into sections of 1,500 characters and fingerprinted with the
 //!    default parameters; queries are 10 KB pages (3,400 Han characters) cut from the
 //!    same texts at other offsets, fingerprinted the same way.
@@ -67,7 +67,7 @@ fn args() -> Args {
         queries: 500,
         corpus: std::env::var_os("ZHIWEN_CORPUS_DIR")
             .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")),
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.test-corpus")),
         bucket_bits: RedisConfig::default().bucket_bits,
         budget: IndexConfig::default().query_key_budget,
         passes: 1,

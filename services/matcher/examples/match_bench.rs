@@ -6,7 +6,7 @@
 //!
 //! - `distinct` (default), what a real catalogue of 10k-100k chapters of different works
 //!   looks like: sections of 1-2k characters cut from distinct real text (the
-//!   public-domain novels of the shared corpus and the news stories on even lines of the
+//!   public-domain novels of the test corpus and the news stories on even lines of the
 //!   two news sets). When that runs out (100k sections need about 150M characters, the
 //!   corpus has about 17M) the catalogue is topped up with synthetic works written by a
 //!   character-level Markov model of order 3 trained on those texts at run time (fixed
@@ -19,7 +19,8 @@
 //!   passage search. Pages are filled with all the news stories.
 //!
 //! Pages: 5-10 KB of UTF-8; a third embed a section between filler text. Nothing of the
-//! corpus is committed; everything is read at run time from `ZHIWEN_CORPUS_DIR`.
+//! corpus is committed; everything is read at run time from `ZHIWEN_CORPUS_DIR`, else
+//! the test corpus (`scripts/setup-corpus.sh`), which has the classics and one news set.
 //!
 //! ```text
 //! cargo run --release -p zhiwen-matcher --example match_bench -- --sections 10000 --pages 3000
@@ -79,11 +80,13 @@ fn arg_str(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
-/// The shared corpus (`ZHIWEN_CORPUS_DIR`, else beside the repository); a missing one
-/// shows up as empty texts, which the bench reports.
+/// The corpus: `ZHIWEN_CORPUS_DIR` (a larger private one), else the test corpus; a
+/// missing one shows up as empty texts, which the bench reports.
 fn corpus_dir() -> PathBuf {
-    zhiwen_eval::corpus::locate()
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"))
+    std::env::var_os("ZHIWEN_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        zhiwen_eval::corpus::locate()
+            .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.test-corpus"))
+    })
 }
 
 /// The `text` of every line of a corpus file, with its line number.

@@ -107,14 +107,7 @@ async fn run(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> (usize,
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn catalogue_common_text_does_not_accuse_a_page_a_real_excerpt_of_that_length_does() {
-    let Some(c) = classics() else {
-        assert!(
-            std::env::var_os("ZHIWEN_CORPUS_DIR").is_none(),
-            "ZHIWEN_CORPUS_DIR set but the classics are unreadable"
-        );
-        eprintln!("skipping: shared corpus not found");
-        return;
-    };
+    let c = classics();
     assert_eq!(run(&c, CatalogueConfig::default()).await, (0, 1), "default: the banner page leaves no match");
     let off = CatalogueConfig { enabled: false, ..Default::default() };
     assert_eq!(run(&c, off).await, (1, 1), "without the rule the shared banner accuses the page");
@@ -126,10 +119,7 @@ async fn catalogue_common_text_does_not_accuse_a_page_a_real_excerpt_of_that_len
 /// page sharing it and a line with that chapter is matched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_work_deleted_by_another_process_leaves_the_common_text_from_the_next_task() {
-    let Some(c) = classics() else {
-        eprintln!("skipping: shared corpus not found");
-        return;
-    };
+    let c = classics();
     let f = fixture(&c, CatalogueConfig::default()).await;
     let task = || async {
         run_match_task(&f.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress).await.expect("task")

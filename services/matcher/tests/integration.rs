@@ -1,5 +1,5 @@
 //! Integration tests of the matcher on the embedded store and the embedded index, with
-//! public-domain texts only (the bundled samples and the classics of the shared corpus).
+//! public-domain texts only (the bundled samples and the classics of the test corpus).
 //! One binary, one module per subject.
 
 mod support {
@@ -119,9 +119,7 @@ mod matching {
     async fn pirate_page_is_matched_to_the_right_chapter_and_innocent_pages_leave_nothing() {
         let e = env(MatcherConfig::default()).await;
         let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
-        let classics = classics();
-        let ch3 =
-            classics.as_ref().map(|c| c["novel-hongloumeng-003"].1.clone()).unwrap_or_else(|| "第三回".repeat(40));
+        let ch3 = classics()["novel-hongloumeng-003"].1.clone();
         let w = e
             .stores
             .works
@@ -207,10 +205,7 @@ mod matching {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn excerpt_and_embedded_kinds_and_the_reverse_direction() {
-        let Some(c) = classics() else {
-            eprintln!("skipping: shared corpus not found");
-            return;
-        };
+        let c = classics();
         let e = env(MatcherConfig::default()).await;
         let sg1 = &c["novel-sanguo-001"].1;
         let sg2 = &c["novel-sanguo-002"].1;
@@ -259,10 +254,7 @@ mod boilerplate {
     /// registered story's own page matches.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_prefix_shared_by_every_story_creates_no_match() {
-        let Some(c) = classics() else {
-            eprintln!("skipping: shared corpus not found");
-            return;
-        };
+        let c = classics();
         let header = chars(&c["novel-shuihu-020"].1, 200, 400);
         let stories: Vec<String> =
             (0..50).map(|i| chars(&c[&format!("novel-xiyouji-{:03}", i + 10)].1, 500, 250)).collect();
@@ -354,10 +346,7 @@ mod tasks {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn resumed_after_interruptions_ends_with_the_matches_of_an_uninterrupted_run() {
-        let Some(c) = classics() else {
-            eprintln!("skipping: shared corpus not found");
-            return;
-        };
+        let c = classics();
         let expected = uninterrupted_matches(&c).await;
 
         let broken = populated(&c).await;
@@ -410,10 +399,7 @@ mod tasks {
     /// resumed, still ends with the matches of an uninterrupted run.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn cancelled_between_verifying_and_recording_and_resumed_gives_the_same_matches() {
-        let Some(c) = classics() else {
-            eprintln!("skipping: shared corpus not found");
-            return;
-        };
+        let c = classics();
         let expected = uninterrupted_matches(&c).await;
 
         let broken = populated(&c).await;
@@ -465,10 +451,7 @@ mod tasks {
     /// same id) from being resumed, nor is taken over itself.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_task_running_for_another_store_with_the_same_id_does_not_block_resuming() {
-        let Some(c) = classics() else {
-            eprintln!("skipping: shared corpus not found");
-            return;
-        };
+        let c = classics();
         let here = populated(&c).await;
         let control = TaskControl { stop_after_pages: Some(3), ..Default::default() };
         let interrupted = run_match_task(&here.matcher, TaskSpec::new(Scope::All), &control, &NoProgress).await;

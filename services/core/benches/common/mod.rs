@@ -6,7 +6,7 @@ use std::path::PathBuf;
 pub fn novel_text() -> String {
     let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.test-corpus"));
     let mut text = String::new();
     if let Ok(jsonl) = std::fs::read_to_string(dir.join("novels_classics.jsonl")) {
         for line in jsonl.lines() {

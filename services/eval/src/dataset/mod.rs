@@ -6,8 +6,12 @@
 //! changing one class does not reshuffle the others.
 //!
 //! Works are (a) the four classic novels, each registered with a random subset of its
-//! chapters as sections, and (b) news stories of both news sets, one section each (a news
-//! agency is a rights holder too). Negatives never copy a registered section: other
+//! chapters as sections, and (b) news stories, one section each (a news agency is a rights
+//! holder too): web news, and broadcast stories. Broadcast stories are the 新闻联播
+//! transcripts when the corpus has them (a private corpus); otherwise (the test corpus)
+//! they are web news stories set apart and given a broadcast's fixed opening and a
+//! made-up day of broadcast, so that the same-day negatives still share an opening with a
+//! registered story and nothing else ([`made_up_broadcasts`]). Negatives never copy a registered section: other
 //! chapters of a registered novel are *not* registered, and every news story used as a
 //! negative or as unrelated filler is first checked against every registered section
 //! with the core's word shingles (see [`NearDupIndex`]), because the news sets hold real
@@ -227,7 +231,7 @@ pub struct DatasetConfig {
     pub seed: u64,
     /// Registered chapters of each of the four novels.
     pub chapters_per_novel: usize,
-    /// Registered 新闻联播 stories.
+    /// Registered broadcast stories (新闻联播, or made-up broadcasts of web news).
     pub xwlb_works: usize,
     /// Registered web news stories.
     pub inews_works: usize,
@@ -456,16 +460,47 @@ fn chars_in(text: &str, (lo, hi): (usize, usize)) -> bool {
     (lo..=hi).contains(&n)
 }
 
+/// The day of a broadcast story: `YYYYMMDD` of `xwlb-YYYYMMDD-NN`, or the day number of
+/// a made-up one, `bcast-DDDDDDDD-NN`.
 fn xwlb_day(id: &str) -> Option<&str> {
-    id.strip_prefix("xwlb-").and_then(|r| r.get(..8))
+    id.strip_prefix("xwlb-").or_else(|| id.strip_prefix("bcast-")).and_then(|r| r.get(..8))
+}
+
+/// The fixed opening every story of a broadcast has (新闻联播's own).
+pub const BROADCAST_OPENING: &str = "央视网消息（新闻联播）：";
+/// Stories per made-up day of broadcast (新闻联播 has 10-15).
+const STORIES_PER_DAY: usize = 12;
+
+/// For a corpus without broadcast transcripts: set a third of the web news stories apart
+/// as broadcasts. Each gets the fixed opening and an id naming a made-up day
+/// (`bcast-DDDDDDDD-NN`, twelve stories a day). Returns (broadcasts, the other web news).
+/// This keeps the same-day trap (stories that share a broadcast's opening and nothing
+/// else); it does not reproduce the real transcripts' shared formulae.
+pub fn made_up_broadcasts(mut docs: Vec<CorpusDoc>, r: &mut Rng) -> (Vec<CorpusDoc>, Vec<CorpusDoc>) {
+    r.shuffle(&mut docs);
+    let rest = docs.split_off(docs.len() / 3);
+    let broadcasts = docs
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| CorpusDoc {
+            id: format!("bcast-{:08}-{:02}", i / STORIES_PER_DAY + 1, i % STORIES_PER_DAY + 1),
+            title: d.title,
+            text: format!("{BROADCAST_OPENING}{}", d.text),
+        })
+        .collect();
+    (broadcasts, rest)
 }
 
 impl<'a> Generator<'a> {
     fn new(dir: &Path, config: &'a DatasetConfig) -> Result<Self, EvalError> {
         let rng = Rng::new(config.seed);
         let classics = corpus::read_jsonl(dir, corpus::CLASSICS)?;
-        let xwlb = corpus::read_jsonl(dir, corpus::NEWS_XWLB)?;
         let inews = corpus::read_jsonl(dir, corpus::NEWS_INEWS)?;
+        let (xwlb, inews) = if corpus::has(dir, corpus::NEWS_XWLB) {
+            (corpus::read_jsonl(dir, corpus::NEWS_XWLB)?, inews)
+        } else {
+            made_up_broadcasts(inews, &mut rng.fork("broadcasts"))
+        };
         let ad_lines = corpus::read_ad_lines(dir)?;
         let s2t = S2t::load(dir)?;
         let mut notes = DatasetNotes::default();

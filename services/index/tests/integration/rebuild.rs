@@ -1,8 +1,6 @@
 //! The index is derived data: wiping it and rebuilding from the fingerprints gives the
 //! same candidates.
 
-use std::path::PathBuf;
-
 use zhiwen_core::canon::InputFormat;
 use zhiwen_core::{Fingerprinter, IndexKey, Params};
 use zhiwen_index::{rebuild, rebuild_stream, CandidateIndex, IndexConfig, IndexError, LookupResult, Namespace};
@@ -12,44 +10,16 @@ use crate::common;
 const CHAPTERS: usize = 24;
 const CHARS: usize = 5_000;
 
-/// Texts: chapters of the classics from the shared corpus, else generated text.
+/// Texts: the first 5,000 characters of 24 chapters of the classics (test corpus).
 fn texts() -> Vec<String> {
-    let dir = std::env::var_os("ZHIWEN_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    let corpus = dir.join("novels_classics.jsonl");
-    if let Ok(data) = std::fs::read_to_string(&corpus) {
-        let texts: Vec<String> = data
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter_map(|v| v.get("text").and_then(|t| t.as_str()).map(|t| t.chars().take(CHARS).collect()))
-            .filter(|t: &String| t.chars().count() > 2_000)
-            .take(CHAPTERS)
-            .collect();
-        if texts.len() == CHAPTERS {
-            return texts;
-        }
-    }
-    eprintln!("corpus not found at {}; using generated texts", corpus.display());
-    let alphabet: Vec<char> =
-        "天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏闰余成岁律吕调阳云腾致雨露结为霜".chars().collect();
-    (0..CHAPTERS as u64)
-        .map(|seed| {
-            let mut x = seed * 2_654_435_761 + 1;
-            (0..CHARS)
-                .map(|i| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    if i % 17 == 16 {
-                        '。'
-                    } else {
-                        alphabet[(x % alphabet.len() as u64) as usize]
-                    }
-                })
-                .collect()
-        })
-        .collect()
+    let texts: Vec<String> = zhiwen_testkit::corpus::lines(zhiwen_testkit::corpus::CLASSICS, usize::MAX)
+        .iter()
+        .filter_map(|v| v.get("text").and_then(|t| t.as_str()).map(|t| t.chars().take(CHARS).collect()))
+        .filter(|t: &String| t.chars().count() > 2_000)
+        .take(CHAPTERS)
+        .collect();
+    assert_eq!(texts.len(), CHAPTERS, "chapters of the classics");
+    texts
 }
 
 type Documents = Vec<(u64, Vec<IndexKey>)>;

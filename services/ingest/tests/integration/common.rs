@@ -1,7 +1,6 @@
 //! Shared fixtures: the corpus, an embedded store, and a tiny HTTP server.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -9,23 +8,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use zhiwen_store::{StoreConfig, Stores};
 
-/// One chapter of a classic novel from the shared corpus.
+/// One chapter of a classic novel from the test corpus.
 #[derive(Debug, Clone)]
 pub struct Chapter {
     pub title: String,
     pub text: String,
 }
 
-pub fn corpus_dir() -> PathBuf {
-    if let Ok(d) = std::env::var("ZHIWEN_CORPUS_DIR") {
-        return PathBuf::from(d);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
-}
-
 /// The first `n` chapters of the classics (public domain).
 pub fn classics(n: usize) -> Vec<Chapter> {
-    let path = corpus_dir().join("novels_classics.jsonl");
+    let path = zhiwen_testkit::corpus::file(zhiwen_testkit::corpus::CLASSICS);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .take(n)
@@ -38,7 +30,7 @@ pub fn classics(n: usize) -> Vec<Chapter> {
 
 /// Real ad/watermark lines of pirate sites.
 pub fn ad_lines() -> Vec<String> {
-    let path = corpus_dir().join("pirate_site_ad_lines.tsv");
+    let path = zhiwen_testkit::corpus::file(zhiwen_testkit::corpus::AD_LINES);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines().skip(1).filter_map(|l| l.splitn(3, '\t').nth(2)).map(str::to_owned).take(20).collect()
 }
