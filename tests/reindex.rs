@@ -1,7 +1,7 @@
-//! `zhiwen reindex` on the real binary: a Redis index that lost its data is rebuilt from
-//! the store (pages analysed again from their stored texts), and a work registered afterwards finds the pages
-//! matched before the loss (the reverse direction reads the page namespace only) exactly
-//! as if nothing had been lost.
+//! `zhiwen reindex` on the real binary: a Redis index that lost its data is refused by
+//! matching (never trusted: it would miss copies and report success), rebuilt from the
+//! store (pages analysed again from their stored texts), and then matching finds exactly
+//! what an index never lost finds, in both directions.
 
 mod common;
 
@@ -10,10 +10,23 @@ use std::path::Path;
 use common::*;
 use zhiwen_testkit::redis::RedisServer;
 
-fn on_redis(data: &Path, redis: &str, prefix: &str, args: &[&str]) -> String {
+fn redis_command(data: &Path, redis: &str, prefix: &str, args: &[&str]) -> std::process::Command {
     let mut c = zhiwen(data);
     c.args(["--index", "redis", "--redis-url", redis, "--redis-prefix", prefix]).args(args);
-    run_ok(c)
+    c
+}
+
+fn on_redis(data: &Path, redis: &str, prefix: &str, args: &[&str]) -> String {
+    run_ok(redis_command(data, redis, prefix, args))
+}
+
+/// `zhiwen match` refused: exit status 1, one line on stderr saying to reindex.
+fn refused_match(data: &Path, redis: &str, prefix: &str) {
+    let o = redis_command(data, redis, prefix, &["match"]).output().expect("zhiwen runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("zhiwen reindex") && err.contains("not the one this store was indexed into"), "{err}");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("Succeeded"), "reported success");
 }
 
 /// Pages first (matched against no work: they are fingerprinted and enter the page
@@ -28,7 +41,11 @@ fn pages_then_works(root: &Path, name: &str, redis: &str, then_prefix: &str, rei
     on_redis(&data, redis, name, &["match"]);
     let rebuilt = if reindex { on_redis(&data, redis, then_prefix, &["reindex"]) } else { String::new() };
     on_redis(&data, redis, then_prefix, &["import", "works", works.to_str().expect("utf-8"), "--owner", "reindex"]);
-    on_redis(&data, redis, then_prefix, &["match"]);
+    if reindex || then_prefix == name {
+        on_redis(&data, redis, then_prefix, &["match"]);
+    } else {
+        refused_match(&data, redis, then_prefix);
+    }
     rebuilt
 }
 
@@ -45,7 +62,7 @@ fn reindex_after_the_index_is_lost_gives_the_matches_of_an_index_never_lost() {
     let expected = match_set(&root.path().join("kept").join("data"));
     assert!(expected.len() >= 15, "the reverse direction found {} copies", expected.len());
 
-    // The control: without a rebuild, the pages matched before the loss are not found.
+    // Without a rebuild, matching against the emptied index is refused and records nothing.
     pages_then_works(root.path(), "lost", &url, "lost-empty", false);
     assert!(match_set(&root.path().join("lost").join("data")).is_empty());
 
@@ -56,4 +73,44 @@ fn reindex_after_the_index_is_lost_gives_the_matches_of_an_index_never_lost() {
     let rebuilt = match_set(&root.path().join("rebuilt").join("data"));
     assert_eq!(rebuilt.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
     assert!(rebuilt == expected, "the same copies, with different scores or evidence");
+}
+
+/// The index loses its data in the middle of a task (the process dies, Redis restarts
+/// without persistence): the next `zhiwen match` is refused instead of matching the rest
+/// of the pages against an empty index and reporting success; after `zhiwen reindex`, the
+/// resumed task ends with exactly the matches of a run that lost nothing.
+#[test]
+fn an_index_that_comes_back_empty_is_refused_until_rebuilt() {
+    let Some(redis) = RedisServer::start() else { return };
+    let url = redis.url();
+    let root = tempfile::tempdir().expect("tempdir");
+    let (works, pages) = write_inputs(root.path());
+    let kept = prepared(root.path(), "kept", &works, &pages);
+    on_redis(&kept, &url, "kept", &["match"]);
+    let expected = match_set(&kept);
+    assert!(expected.len() >= 15, "{} matches", expected.len());
+
+    let lost = prepared(root.path(), "lost", &works, &pages);
+    let mut c = redis_command(&lost, &url, "lost", &["match"]);
+    c.env(zhiwen_matcher::task::ABORT_ENV, "6");
+    let o = c.output().expect("zhiwen runs");
+    assert!(!o.status.success(), "the task was to abort after 6 pages");
+    let partial = match_set(&lost);
+    assert!(partial.len() < expected.len(), "the task stopped half way ({} matches)", partial.len());
+    assert_eq!(redis.command(&["FLUSHALL"]).as_deref(), Ok("OK"));
+
+    refused_match(&lost, &url, "lost");
+    refused_match(&lost, &url, "lost");
+    assert_eq!(match_set(&lost), partial, "a refused run records nothing");
+    // One namespace cannot be rebuilt into an index that lost the other.
+    let o = redis_command(&lost, &url, "lost", &["reindex", "--only", "pages"]).output().expect("zhiwen runs");
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    refused_match(&lost, &url, "lost");
+
+    on_redis(&lost, &url, "lost", &["reindex"]);
+    let out = on_redis(&lost, &url, "lost", &["match"]);
+    assert!(out.contains("Succeeded"), "{out}");
+    let got = match_set(&lost);
+    assert_eq!(got.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>(), "same (section, page) pairs");
+    assert!(got == expected, "the same copies, with different scores or evidence");
 }

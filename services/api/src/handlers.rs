@@ -85,8 +85,12 @@ async fn ready(state: State) -> HttpResponse {
         Ok(_) => "ok".to_owned(),
         Err(e) => format!("error: {e}"),
     };
+    // Up, and the one the store was indexed into (not an emptied or foreign one).
     let index = match state.index.ping().await {
-        Ok(()) => "ok".to_owned(),
+        Ok(()) => match state.matcher.check_index().await {
+            Ok(()) => "ok".to_owned(),
+            Err(e) => format!("error: {e}"),
+        },
         Err(e) => format!("error: {e}"),
     };
     let ok = store == "ok" && index == "ok";
@@ -153,7 +157,9 @@ async fn list_works(state: State, caller: Caller, q: web::Query<WorkListParams>)
     Ok(HttpResponse::Ok().json(Paged { items, next_cursor: next }))
 }
 
+// A field this endpoint does not take (an "owner", say) is refused, not ignored.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct NewWorkBody {
     owner: Option<String>,
     external_id: String,
@@ -253,7 +259,8 @@ async fn upload_works(
         &state.stores,
         &[path],
         &owner,
-        &zhiwen_ingest::ImportOptions::default(),
+        // A holder's file may not name another owner inside (an admin's may).
+        &zhiwen_ingest::ImportOptions { owner_from_lines: caller.scope().is_none(), ..Default::default() },
         &zhiwen_ingest::NoProgress,
     )
     .await?;
@@ -336,7 +343,9 @@ async fn get_work(state: State, caller: Caller, id: web::Path<i64>) -> ApiResult
     Ok(HttpResponse::Ok().json(work_detail(&state, w).await?))
 }
 
+// A field this endpoint does not take (an "owner", say) is refused, not ignored.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct WorkPatch {
     title: Option<String>,
     author: Option<String>,
@@ -724,7 +733,9 @@ async fn get_match(state: State, caller: Caller, id: web::Path<i64>) -> ApiResul
     Ok(match_detail(&state, &d))
 }
 
+// A field this endpoint does not take (an "owner", say) is refused, not ignored.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ReviewBody {
     status: String,
     note: Option<String>,
@@ -752,7 +763,9 @@ async fn review_match(
     Ok(match_detail(&state, &d))
 }
 
+// A field this endpoint does not take (an "owner", say) is refused, not ignored.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct BulkReviewBody {
     ids: Vec<i64>,
     status: String,

@@ -37,7 +37,8 @@ struct Env {
 }
 
 async fn fill(stores: &Stores, dir: &Path) -> Matcher {
-    let opts = zhiwen_ingest::ImportOptions::default();
+    // The operator's import: lines name their owners.
+    let opts = zhiwen_ingest::ImportOptions { owner_from_lines: true, ..Default::default() };
     let works = zhiwen_ingest::import_works(
         stores,
         &[samples().join("works/classics.jsonl")],
@@ -127,6 +128,20 @@ impl Env {
             req = req.header("Content-Type", "application/json").body(b.to_string());
         }
         let r = req.send().await.unwrap();
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let bytes = r.bytes().await.unwrap().to_vec();
+        Resp { status, headers, bytes }
+    }
+
+    /// A request with a raw body and extra headers (uploads, multipart forms, header tricks).
+    async fn raw(&self, path: &str, key: &str, headers: &[(&str, &str)], body: Vec<u8>) -> Resp {
+        let mut req =
+            self.client.post(format!("{}{}", self.base, path)).header("Authorization", format!("Bearer {key}"));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = req.body(body).send().await.unwrap();
         let status = r.status().as_u16();
         let headers = r.headers().clone();
         let bytes = r.bytes().await.unwrap().to_vec();
@@ -267,6 +282,167 @@ async fn roles_and_ownership(env: &Env) {
     assert_eq!((r.status, r.json()["sections"].clone()), (200, json!(2)), "{}", r.text());
     let r = env.get(&format!("/api/v1/works/{new_id}"), &env.admin).await;
     assert_error(&r, 404, "not_found");
+}
+
+/// Everything a holder's works are, as an admin reads it: the list, each work with its
+/// sections' texts, and the matches with their review state.
+async fn owner_snapshot(env: &Env, owner: &str) -> Value {
+    let list = env.get(&format!("/api/v1/works?owner={owner}&limit=1000"), &env.admin).await.json();
+    let mut works = Vec::new();
+    for w in list["items"].as_array().unwrap() {
+        let id = w["id"].as_i64().unwrap();
+        let mut detail = env.get(&format!("/api/v1/works/{id}"), &env.admin).await.json();
+        let mut texts = Vec::new();
+        for s in detail["sections"].as_array().unwrap() {
+            let s = env.get(&format!("/api/v1/works/{id}/sections/{}", s["id"]), &env.admin).await.json();
+            texts.push(s["text"].clone());
+        }
+        detail["section_texts"] = json!(texts);
+        works.push(detail);
+    }
+    let matches = env.get("/api/v1/matches?limit=1000", &env.admin).await.json()["items"].clone();
+    json!({"works": works, "matches": matches})
+}
+
+/// A holder can create, change or delete nothing of another owner, whichever way it names
+/// that owner (query, JSON body, lines of an uploaded file, multipart fields, headers),
+/// and no answer tells it whether the other owner has a given work.
+async fn holders_write_only_their_own(env: &Env) {
+    let victim = "jinling-press";
+    let attacker = &env.other;
+    let before = owner_snapshot(env, victim).await;
+    let victim_work = before["works"][0].clone();
+    let (vid, vext) = (victim_work["id"].as_i64().unwrap(), victim_work["external_id"].as_str().unwrap().to_owned());
+    let mid = env.the_match().await["id"].clone();
+    let text = "第一章 开端\n天下大势，分久必合，合久必分。周末七国分争，并入于秦。\n第二章 结局\n及秦灭之后，楚、汉分争，又并入于汉。";
+    let jsonl = |id: &str, owner: Option<&str>| {
+        let mut v = json!({"id": id, "title": "冒名顶替", "text": text});
+        if let Some(o) = owner {
+            v["owner"] = json!(o);
+        }
+        format!("{v}\n").into_bytes()
+    };
+    let created_owner = |r: &Resp| -> Vec<String> {
+        r.json()["works"].as_array().map_or_else(Vec::new, |ws| ws.iter().map(|w| w["id"].to_string()).collect())
+    };
+
+    // JSON body naming the victim: refused.
+    let r = env
+        .call(
+            "POST",
+            "/api/v1/works",
+            Some(attacker),
+            Some(json!({"owner": victim, "external_id": vext, "title": "x", "text": text})),
+        )
+        .await;
+    assert_error(&r, 403, "forbidden");
+    // Query parameter and header naming the victim: ignored, the work is the attacker's own.
+    for (path, headers) in [
+        (format!("/api/v1/works?owner={victim}"), vec![("Content-Type", "application/json")]),
+        (
+            "/api/v1/works".to_owned(),
+            vec![("Content-Type", "application/json"), ("X-Owner", victim), ("X-Zhiwen-Owner", victim)],
+        ),
+    ] {
+        let body = json!({"external_id": vext, "title": "同名", "text": text}).to_string().into_bytes();
+        let r = env.raw(&path, attacker, &headers, body).await;
+        assert_eq!(r.status, 201, "{path}: {}", r.text());
+        let id = r.json()["id"].as_i64().unwrap();
+        let w = env.get(&format!("/api/v1/works/{id}"), &env.admin).await.json();
+        assert_eq!(w["owner"], "luoguan-books", "{w}");
+        assert_eq!(env.call("DELETE", &format!("/api/v1/works/{id}"), Some(attacker), None).await.status, 200);
+    }
+    // Upload with ?owner= naming the victim: refused.
+    let r = env
+        .raw(&format!("/api/v1/works/upload?filename=x.jsonl&owner={victim}"), attacker, &[], jsonl("n1", None))
+        .await;
+    assert_error(&r, 403, "forbidden");
+    // Lines of the uploaded file naming the victim: refused, with the same answer whether
+    // the victim has a work of that id or not.
+    let existing = env.raw("/api/v1/works/upload?filename=x.jsonl", attacker, &[], jsonl(&vext, Some(victim))).await;
+    let absent =
+        env.raw("/api/v1/works/upload?filename=x.jsonl", attacker, &[], jsonl("no-such-work", Some(victim))).await;
+    assert_error(&existing, 400, "bad_request");
+    assert_eq!(existing.text(), absent.text(), "the answer must not depend on what the victim has");
+    assert!(!existing.text().contains(&vid.to_string()), "{}", existing.text());
+    // ...also mixed with a valid line of its own: that one is stored, the other rejected.
+    let mut body = jsonl("own-1", None);
+    body.extend(jsonl(&vext, Some(victim)));
+    body.extend(jsonl("own-2", Some("luoguan-books")));
+    let r = env.raw("/api/v1/works/upload?filename=x.jsonl", attacker, &[], body).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["rejected"].as_array().unwrap().len(), 1, "{}", r.text());
+    assert!(!r.text().contains(&vid.to_string()), "{}", r.text());
+    for id in created_owner(&r) {
+        let w = env.get(&format!("/api/v1/works/{id}"), &env.admin).await.json();
+        assert_eq!(w["owner"], "luoguan-books", "{w}");
+        env.call("DELETE", &format!("/api/v1/works/{id}"), Some(attacker), None).await;
+    }
+    // A multipart form with an owner field: the body is the file, the field names nobody.
+    let form = format!(
+        "--b0\r\nContent-Disposition: form-data; name=\"owner\"\r\n\r\n{victim}\r\n--b0\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.jsonl\"\r\n\r\n{}--b0--\r\n",
+        String::from_utf8(jsonl(&vext, None)).unwrap()
+    );
+    let r = env
+        .raw(
+            "/api/v1/works/upload?filename=x.jsonl",
+            attacker,
+            &[("Content-Type", "multipart/form-data; boundary=b0")],
+            form.into_bytes(),
+        )
+        .await;
+    assert!(r.status < 500, "{}", r.text());
+    if r.status < 300 {
+        for id in created_owner(&r) {
+            let w = env.get(&format!("/api/v1/works/{id}"), &env.admin).await.json();
+            assert_eq!(w["owner"], "luoguan-books", "{w}");
+            env.call("DELETE", &format!("/api/v1/works/{id}"), Some(attacker), None).await;
+        }
+    }
+    // Changing, deleting, reviewing the victim's things: not found, as if absent.
+    let r = env.call("PATCH", &format!("/api/v1/works/{vid}"), Some(attacker), Some(json!({"title": "篡改"}))).await;
+    assert_error(&r, 404, "not_found");
+    let r = env.call("DELETE", &format!("/api/v1/works/{vid}"), Some(attacker), None).await;
+    assert_error(&r, 404, "not_found");
+    let r = env
+        .call("POST", &format!("/api/v1/matches/{mid}/review"), Some(attacker), Some(json!({"status": "dismissed"})))
+        .await;
+    assert_error(&r, 404, "not_found");
+    let r = env
+        .call("POST", "/api/v1/matches/review", Some(attacker), Some(json!({"ids": [mid], "status": "dismissed"})))
+        .await;
+    assert_eq!(r.json()["not_found"], json!([mid]));
+    // A field an endpoint does not take is refused, not ignored (an owner in a patch).
+    let own = env.get("/api/v1/works", attacker).await.json()["items"][0]["id"].clone();
+    let r = env.call("PATCH", &format!("/api/v1/works/{own}"), Some(attacker), Some(json!({"owner": victim}))).await;
+    assert_error(&r, 400, "bad_request");
+    let r = env
+        .call(
+            "POST",
+            &format!("/api/v1/matches/{mid}/review"),
+            Some(&env.holder),
+            Some(json!({"status": "new", "owner": "luoguan-books"})),
+        )
+        .await;
+    assert_error(&r, 400, "bad_request");
+
+    assert_eq!(owner_snapshot(env, victim).await, before, "the victim's works and matches changed");
+
+    // An admin's upload may name owners in its lines (an operator's import).
+    let r = env
+        .raw(
+            "/api/v1/works/upload?filename=x.jsonl&owner=luoguan-books",
+            &env.admin,
+            &[],
+            jsonl("admin-1", Some("third-owner")),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    for id in created_owner(&r) {
+        let w = env.get(&format!("/api/v1/works/{id}"), &env.admin).await.json();
+        assert_eq!(w["owner"], "third-owner", "{w}");
+        env.call("DELETE", &format!("/api/v1/works/{id}"), Some(&env.admin), None).await;
+    }
 }
 
 /// Listing, paging, evidence, review trail, statistics.
@@ -608,6 +784,7 @@ async fn suite(stores: Stores) {
     let env = start(stores, test_config()).await;
     openapi_covers_the_routes(&env).await;
     roles_and_ownership(&env).await;
+    holders_write_only_their_own(&env).await;
     matches_evidence_and_review(&env).await;
     exports_and_report(&env).await;
     errors_health_metrics(&env).await;

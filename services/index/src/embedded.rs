@@ -25,6 +25,8 @@ pub struct EmbeddedIndex {
     config: IndexConfig,
     spaces: [RwLock<Space>; 2],
     db: Option<Db>,
+    /// See [`CandidateIndex::identity`]; persisted in the file's `meta` table.
+    identity: Mutex<String>,
 }
 
 #[derive(Debug)]
@@ -100,7 +102,7 @@ impl EmbeddedIndex {
     /// A volatile index (tests, one-shot runs).
     pub fn in_memory(config: IndexConfig) -> Result<Self> {
         check_config(&config)?;
-        Ok(EmbeddedIndex { config, spaces: Default::default(), db: None })
+        Ok(EmbeddedIndex { config, spaces: Default::default(), db: None, identity: Mutex::new(crate::new_identity()) })
     }
 
     /// Open (or create) the index persisted at `path` (e.g. `<data_dir>/index.sqlite`)
@@ -118,9 +120,19 @@ impl EmbeddedIndex {
                  doc INTEGER NOT NULL,
                  keys BLOB NOT NULL,
                  PRIMARY KEY (ns, doc)
-             ) WITHOUT ROWID;",
+             ) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);",
         )
         .map_err(err)?;
+        // The identity is given once, when the file is new (or predates it), and anew by
+        // every clear: a deleted or replaced file has another one.
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (name, value) VALUES ('identity', ?1)",
+            params![crate::new_identity()],
+        )
+        .map_err(err)?;
+        let identity: String =
+            conn.query_row("SELECT value FROM meta WHERE name = 'identity'", [], |r| r.get(0)).map_err(err)?;
         let mut spaces: [Space; 2] = Default::default();
         {
             let mut stmt = conn.prepare("SELECT ns, doc, keys FROM docs ORDER BY ns, doc").map_err(err)?;
@@ -137,7 +149,12 @@ impl EmbeddedIndex {
                 space.insert(doc as u64, normalize_keys(&keys), config.big_bucket_cap);
             }
         }
-        Ok(EmbeddedIndex { config, spaces: spaces.map(RwLock::new), db: Some(Db { path, conn: Mutex::new(conn) }) })
+        Ok(EmbeddedIndex {
+            config,
+            spaces: spaces.map(RwLock::new),
+            db: Some(Db { path, conn: Mutex::new(conn) }),
+            identity: Mutex::new(identity),
+        })
     }
 
     fn persist(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>) -> Result<()> {
@@ -283,15 +300,22 @@ impl CandidateIndex for EmbeddedIndex {
     }
 
     async fn clear(&self, ns: Namespace) -> Result<()> {
+        let identity = crate::new_identity();
         self.persist(|tx| {
             tx.execute("DELETE FROM docs WHERE ns = ?1", params![ns.index() as i64])?;
+            tx.execute("UPDATE meta SET value = ?1 WHERE name = 'identity'", params![identity])?;
             Ok(())
         })?;
         *self.write(ns) = Space::default();
+        *self.identity.lock().unwrap_or_else(|p| p.into_inner()) = identity;
         Ok(())
     }
 
     async fn ping(&self) -> Result<()> {
         Ok(())
+    }
+
+    async fn identity(&self) -> Result<Option<String>> {
+        Ok(Some(self.identity.lock().unwrap_or_else(|p| p.into_inner()).clone()))
     }
 }

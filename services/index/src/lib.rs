@@ -188,6 +188,18 @@ pub trait CandidateIndex: Send + Sync {
 
     /// Check that the backend answers.
     async fn ping(&self) -> Result<()>;
+
+    /// The identity of the data the index holds: a random id given when the index was
+    /// first filled from empty, and anew by every [`CandidateIndex::clear`]. `None` when
+    /// the index lost its data since (a Redis restarted without persistence, a flush).
+    /// The store keeps the identity of the index it was indexed into, so a caller can
+    /// tell its own index from an empty or foreign one.
+    async fn identity(&self) -> Result<Option<String>>;
+}
+
+/// A fresh random index identity (128 bits, hex).
+pub(crate) fn new_identity() -> String {
+    format!("{:032x}", rand::random::<u128>())
 }
 
 /// Sorted, deduplicated copy of `keys` (every implementation normalises the same way).

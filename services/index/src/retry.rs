@@ -115,4 +115,8 @@ impl CandidateIndex for RetryingIndex {
     async fn ping(&self) -> Result<()> {
         self.retry("ping", || self.inner.ping()).await
     }
+
+    async fn identity(&self) -> Result<Option<String>> {
+        self.retry("identity", || self.inner.identity()).await
+    }
 }

@@ -26,6 +26,12 @@ pub struct ImportOptions {
     /// fingerprints are never matched until the caller rebuilds them (pages have no stored
     /// fingerprints: a page is analysed from its text whenever it is matched).
     pub invalidate_fingerprints: bool,
+    /// May a JSONL line of works name its own rights holder in an `"owner"` field? `true`
+    /// for an operator's import (the line's owner wins; the owner given is the default).
+    /// `false`, the default, for anything a rights holder sends: every work belongs to the
+    /// owner given, and a line naming any other owner is rejected, with the same reason
+    /// whether or not that owner or its work exists.
+    pub owner_from_lines: bool,
 }
 
 impl Default for ImportOptions {
@@ -38,6 +44,7 @@ impl Default for ImportOptions {
             base_url: None,
             dedup_content: true,
             invalidate_fingerprints: true,
+            owner_from_lines: false,
         }
     }
 }

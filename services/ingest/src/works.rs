@@ -21,7 +21,8 @@ const WORK_EXTENSIONS: &[&str] = &["txt", "text", "md", "markdown", "html", "htm
 
 /// Import works from files, folders and JSONL; see the module documentation.
 ///
-/// `owner` is the rights holder of every work whose JSONL line names none. Returns the
+/// `owner` is the rights holder of the works; a JSONL line may name another only when
+/// [`ImportOptions::owner_from_lines`] allows it (an operator's import). Returns the
 /// summary; an error only when the store itself keeps failing (the works stored before
 /// that stay stored, each one whole).
 pub async fn import_works(
@@ -291,6 +292,9 @@ fn read_jsonl(f: &InputFile, owner: &str, opts: &ImportOptions, send: &dyn Fn(It
     files::read_jsonl(f, opts.max_file_bytes, send, |line, item| jsonl_work(line, owner, item, opts));
 }
 
+/// Why a line naming another owner is refused (the same whoever it names).
+pub const OTHER_OWNER: &str = "\"owner\" names another rights holder: this import may only add works of its own owner";
+
 fn jsonl_work(line: &[u8], owner: &str, item: &str, opts: &ImportOptions) -> Result<Option<NewWork>, String> {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
@@ -306,7 +310,11 @@ fn jsonl_work(line: &[u8], owner: &str, item: &str, opts: &ImportOptions) -> Res
         }
     };
     let id = string("id").filter(|s| !s.trim().is_empty()).ok_or("no \"id\"")?;
-    let owner = string("owner").filter(|s| !s.trim().is_empty()).unwrap_or_else(|| owner.to_owned());
+    let owner = match string("owner").map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()) {
+        Some(named) if opts.owner_from_lines || named == owner => named,
+        Some(_) => return Err(OTHER_OWNER.into()),
+        None => owner.to_owned(),
+    };
     let title = string("title").unwrap_or_default();
     let author = string("author").unwrap_or_default();
     let doc = match (string("text"), string("html")) {

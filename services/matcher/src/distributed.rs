@@ -232,6 +232,7 @@ impl Worker {
     async fn publish(&mut self, task: &Task) -> Result<()> {
         let params: TaskParams = serde_json::from_value(task.params.clone())
             .map_err(|e| MatcherError::BadTask { task_id: task.id, reason: e.to_string() })?;
+        self.matcher.check_index().await?;
         let mut cp = checkpoint(task)?;
         if cp.stream.is_none() {
             // A task begun by a local run: its page checkpoint means nothing here.
@@ -261,7 +262,7 @@ impl Worker {
                     progress.done += 1;
                 }
                 cp.last_work_id = chunk.last().map_or(cp.last_work_id, |w| w.0);
-                save(&self.matcher, task.id, progress, &cp).await?;
+                crate::task::save(&self.matcher, task.id, progress, &cp).await?;
             }
             cp.works_done = true;
         }
@@ -275,10 +276,10 @@ impl Worker {
                 progress.total += ids.len() as u64;
             }
             cp.last_page_id = last;
-            save(&self.matcher, task.id, progress, &cp).await?;
+            crate::task::save(&self.matcher, task.id, progress, &cp).await?;
         }
         cp.published = true;
-        save(&self.matcher, task.id, progress, &cp).await?;
+        crate::task::save(&self.matcher, task.id, progress, &cp).await?;
         tracing::info!(task_id = task.id, stream = %key, "every page of the task published");
         Ok(())
     }
@@ -373,6 +374,9 @@ impl Worker {
             }
         }
         crate::task::notify(&self.webhook, &self.matcher, &records).await;
+        // Acknowledged only when the pages were looked up in the store's own index: else
+        // the entry stays pending until the index is rebuilt.
+        self.matcher.check_index().await?;
         let _: i64 = self.redis.xack(key, GROUP, &[&entry.id]).await.map_err(stream_err("XACK"))?;
         summary.entries += 1;
         Ok(())
@@ -437,10 +441,4 @@ fn checkpoint(task: &Task) -> Result<Checkpoint> {
             .map_err(|e| MatcherError::BadTask { task_id: task.id, reason: format!("checkpoint: {e}") }),
         None => Ok(Checkpoint::default()),
     }
-}
-
-async fn save(matcher: &Matcher, id: i64, progress: zhiwen_store::Progress, cp: &Checkpoint) -> Result<()> {
-    let value = serde_json::to_value(cp).map_err(|e| MatcherError::Internal(format!("checkpoint: {e}")))?;
-    matcher.stores().tasks.update_progress(id, progress, Some(&value)).await?;
-    Ok(())
 }

@@ -85,6 +85,24 @@ pub enum MatcherError {
         #[source]
         source: redis::RedisError,
     },
+    /// The candidate index is not the one the store was indexed into: it came back empty
+    /// (or holds another store's data), or a rebuild of it stopped half way. Matching
+    /// against it would miss copies and report success.
+    #[error(
+        "the {backend} candidate index is not the one this store was indexed into ({}): \
+         run `zhiwen reindex`, then match again",
+        if *rebuilding { "a `zhiwen reindex` did not finish" }
+        else if *found { "it holds another index's data, or came back empty and was written to since" }
+        else { "it is empty: it lost its data" }
+    )]
+    IndexNotTheStores {
+        /// A rebuild was begun and did not finish.
+        rebuilding: bool,
+        /// The index backend (`redis`, `embedded`).
+        backend: &'static str,
+        /// The index has an identity (another one).
+        found: bool,
+    },
     /// A blocking job panicked or was cancelled by the runtime.
     #[error("internal: {0}")]
     Internal(String),
@@ -106,6 +124,7 @@ impl MatcherError {
             | MatcherError::Config(_)
             | MatcherError::BadTask { .. }
             | MatcherError::Export(_)
+            | MatcherError::IndexNotTheStores { .. }
             | MatcherError::Io(_)
             | MatcherError::Internal(_) => false,
         }

@@ -23,6 +23,7 @@ use crate::{MatcherError, Result};
 
 mod batch;
 mod common_text;
+mod index_identity;
 
 /// Sections whose stored fingerprints `index_work` reads in one store call (a bound on
 /// the records held at once for a work of thousands of chapters).

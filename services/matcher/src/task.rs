@@ -337,6 +337,8 @@ pub async fn run_match_task(
     control: &TaskControl,
     progress: &dyn ProgressSink,
 ) -> Result<TaskSummary> {
+    // Refused before anything is queued when the index is not the store's.
+    matcher.check_index().await?;
     let wanted = enqueue(matcher, &spec).await?;
     if wanted.state.is_terminal() {
         return Ok(TaskSummary::of(&wanted, false));
@@ -454,6 +456,8 @@ async fn execute_inner(
         cp.last_page_id = 0;
         cp.published = false;
     }
+    // An index that lost its data (or is another store's) finds nothing: refuse it.
+    matcher.check_index().await?;
     // Sections cached by an earlier task are checked against the store once more.
     matcher.revalidate_sections();
     let s = matcher.stores();
@@ -705,7 +709,11 @@ fn check_stop(control: &TaskControl, task_id: i64, pages: u64) -> Result<()> {
     Ok(())
 }
 
-async fn save(matcher: &Matcher, id: i64, progress: Progress, cp: &Checkpoint) -> Result<()> {
+/// Checkpoint a task. Only when the index is still the one the store was indexed into
+/// ([`Matcher::check_index`]): the pages before the checkpoint were looked up in a whole
+/// index, and are never matched again by this task.
+pub(crate) async fn save(matcher: &Matcher, id: i64, progress: Progress, cp: &Checkpoint) -> Result<()> {
+    matcher.check_index().await?;
     let value = serde_json::to_value(cp).map_err(|e| MatcherError::Internal(format!("checkpoint: {e}")))?;
     matcher.stores().tasks.update_progress(id, progress, Some(&value)).await?;
     Ok(())

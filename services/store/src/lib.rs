@@ -51,6 +51,8 @@ pub struct Stores {
     pub keys: Arc<dyn KeyStore>,
     /// The admin API's queries.
     pub queries: Arc<dyn QueryStore>,
+    /// Named values kept beside the data.
+    pub meta: Arc<dyn MetaStore>,
     /// Backend name (`embedded` or `mongodb`).
     pub backend: &'static str,
 }
@@ -64,7 +66,15 @@ impl std::fmt::Debug for Stores {
 impl Stores {
     fn from_backend<B>(backend: B, name: &'static str) -> Self
     where
-        B: WorkStore + PageStore + FingerprintStore + MatchStore + TaskStore + KeyStore + QueryStore + 'static,
+        B: WorkStore
+            + PageStore
+            + FingerprintStore
+            + MatchStore
+            + TaskStore
+            + KeyStore
+            + QueryStore
+            + MetaStore
+            + 'static,
     {
         let b = Arc::new(backend);
         Stores {
@@ -74,7 +84,8 @@ impl Stores {
             matches: b.clone(),
             tasks: b.clone(),
             keys: b.clone(),
-            queries: b,
+            queries: b.clone(),
+            meta: b,
             backend: name,
         }
     }

@@ -13,7 +13,7 @@ use crate::admin::*;
 use crate::codec::*;
 use crate::error::is_mongo_duplicate;
 use crate::model::*;
-use crate::traits::{MatchStore, PageStore, StoreResult, WorkStore};
+use crate::traits::{MatchStore, MetaStore, PageStore, StoreResult, WorkStore};
 use crate::StoreError;
 
 fn key_from(d: &Document) -> StoreResult<ApiKey> {
@@ -436,5 +436,23 @@ impl QueryStore for MongoStore {
             self.scan(Target::ids("pages"), filter, after_id, limit, Some(proj)).await?
         };
         docs.iter().map(page_ref).collect()
+    }
+}
+
+#[async_trait]
+impl MetaStore for MongoStore {
+    async fn get_meta(&self, name: &str) -> StoreResult<Option<String>> {
+        match self.coll("meta").find_one(doc! {"_id": name}).await? {
+            Some(d) => Ok(Some(string(&d, "value")?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn put_meta(&self, name: &str, value: &str) -> StoreResult<()> {
+        self.coll("meta")
+            .replace_one(doc! {"_id": name}, doc! {"_id": name, "value": value, "updated_at": date(Timestamp::now())})
+            .upsert(true)
+            .await?;
+        Ok(())
     }
 }

@@ -10,7 +10,7 @@ use super::{
 use crate::admin::*;
 use crate::codec::*;
 use crate::model::*;
-use crate::traits::StoreResult;
+use crate::traits::{MetaStore, StoreResult};
 use crate::StoreError;
 
 const KEY_COLS: &str = "id, hash, prefix, name, role, owner, created_at, expires_at, revoked_at";
@@ -442,6 +442,32 @@ impl QueryStore for SqliteStore {
             )?;
             let rows = stmt.query_map(params![after_id, url, site, from, until, owner, limit], page_ref)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl MetaStore for SqliteStore {
+    async fn get_meta(&self, name: &str) -> StoreResult<Option<String>> {
+        let name = name.to_owned();
+        self.read(move |c| {
+            Ok(c.prepare_cached("SELECT value FROM meta WHERE name = ?1")?
+                .query_row(params![name], |r| r.get(0))
+                .optional()?)
+        })
+        .await
+    }
+
+    async fn put_meta(&self, name: &str, value: &str) -> StoreResult<()> {
+        let (name, value) = (name.to_owned(), value.to_owned());
+        self.run(move |c| {
+            c.execute(
+                "INSERT INTO meta (name, value, updated_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                params![name, value, Timestamp::now().0],
+            )?;
+            Ok(())
         })
         .await
     }

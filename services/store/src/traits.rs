@@ -186,3 +186,17 @@ pub trait TaskStore: Send + Sync {
     /// Tasks (in `state`, if given) with id greater than `after_id`, ascending.
     async fn list_tasks(&self, state: Option<TaskState>, after_id: i64, limit: u32) -> StoreResult<Vec<Task>>;
 }
+
+/// Small named values a deployment keeps beside its data: the identity of the candidate
+/// index the store was indexed into ([`INDEX_IDENTITY`]), so that an index that comes
+/// back empty, or belongs to another deployment, is noticed instead of trusted.
+#[async_trait]
+pub trait MetaStore: Send + Sync {
+    /// The value under `name`.
+    async fn get_meta(&self, name: &str) -> StoreResult<Option<String>>;
+    /// Set `name` to `value`, replacing any value (idempotent).
+    async fn put_meta(&self, name: &str, value: &str) -> StoreResult<()>;
+}
+
+/// [`MetaStore`] name of the identity of the candidate index this store was indexed into.
+pub const INDEX_IDENTITY: &str = "index_identity";

@@ -15,6 +15,8 @@ pub async fn run(data: &DataArgs, cmd: &ImportCommand) -> Result<()> {
     let bar = Bar::new();
     let summary = match cmd {
         ImportCommand::Works(args) => {
+            // The operator's own command: a JSONL line may name its owner.
+            opts.owner_from_lines = true;
             zhiwen_ingest::import_works(&stores, &args.paths, &args.owner, &opts, &bar).await?
         }
         ImportCommand::Pages(args) => {

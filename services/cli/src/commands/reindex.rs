@@ -3,6 +3,10 @@
 //! ones are skipped and counted: they must be re-fingerprinted first, never mixed into the
 //! index). Pages have no stored fingerprints: each is analysed again from its stored
 //! text, as a matching task analyses it.
+//!
+//! The store records the rebuilt index's identity only when every namespace was rebuilt
+//! (an interrupted rebuild leaves an index that matching tasks refuse); `--only` rebuilds
+//! one namespace of an index that is otherwise intact, and is refused on any other.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -30,6 +34,14 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
         Some(NamespaceArg::Pages) => (false, true),
         None => (true, true),
     };
+    let trusted = matcher.index_is_trusted().await.context("reading the index's identity")?;
+    if !(sections && pages) && !trusted {
+        anyhow::bail!(
+            "the index is not the one this store was indexed into (it lost its data, or a rebuild did not \
+             finish): rebuild every namespace (`zhiwen reindex` without --only)"
+        );
+    }
+    matcher.begin_reindex().await.context("recording the rebuild in the store")?;
     if sections {
         let stale = AtomicU64::new(0);
         let docs = section_records(matcher.stores().fingerprints.as_ref(), &tag, &stale);
@@ -56,6 +68,7 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
             println!("page: {skipped} pages skipped: their stored text cannot be analysed (see the warnings)");
         }
     }
+    matcher.finish_reindex().await.context("recording the rebuilt index in the store")?;
     Ok(())
 }
 

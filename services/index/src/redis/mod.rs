@@ -13,7 +13,7 @@
 //! | `{prefix}:d:{ns}:{dG}` | hash | field: doc id (8 bytes BE); value: the doc's keys, 9 bytes each |
 //! | `{prefix}:c:{ns}` | string | stored (key, doc) entries (statistics) |
 //! | `{prefix}:big:{ns}` | set | fields whose posting list became a big bucket |
-//! | `{prefix}:marker` | string | present while the index holds its data (loss detection) |
+//! | `{prefix}:marker` | string | the index's identity (a random id), present while the index holds its data (loss detection) |
 //! | `{prefix}:f:s:{fN}`, `{prefix}:fz:s`, `{prefix}:fv:s` | strings | the section filter: 64 bitmap shards, its size, its version ([`filter`]) |
 //!
 //! A key is mixed to 64 bits; its top [`RedisConfig::bucket_bits`] bits choose the
@@ -50,7 +50,10 @@
 //! after each write: if the server lost its data (a restart without persistence, a
 //! flush), the call fails with [`IndexError::Lost`] instead of reporting success for
 //! writes into an index that is now partial. [`CandidateIndex::clear`] (which a
-//! rebuild starts with) re-arms the marker.
+//! rebuild starts with) re-arms the marker with a new identity. Connecting arms it only
+//! when it is absent, so a process that connects to an emptied server gets a new
+//! identity, which the store's record of its index ([`CandidateIndex::identity`]) then
+//! tells apart from the one it was indexed into.
 //!
 //! # Big buckets
 //!
@@ -91,9 +94,6 @@ const FILTER_BITS_PER_COMMAND: usize = 4_096;
 /// as one pipeline, not split into `pipeline_commands`-sized pieces that would each
 /// cost a message to the connection task and a wake-up of the caller.
 const LOOKUP_PIPELINE_COMMANDS: usize = 2_048;
-
-/// The marker value.
-const MARKER: &str = "1";
 
 /// Settings of the Redis index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -490,10 +490,11 @@ impl RedisIndex {
         Ok(())
     }
 
-    /// Set the marker (unconditionally after a clear; only if absent at connect).
+    /// Set the marker to a new identity (unconditionally after a clear; only if absent
+    /// at connect).
     async fn arm_marker(&self, force: bool) -> Result<()> {
         let mut cmd = redis::cmd("SET");
-        cmd.arg(self.marker_key()).arg(MARKER);
+        cmd.arg(self.marker_key()).arg(crate::new_identity());
         if !force {
             cmd.arg("NX");
         }
@@ -1108,6 +1109,12 @@ impl CandidateIndex for RedisIndex {
     async fn ping(&self) -> Result<()> {
         let _: String = self.query_one(redis::cmd("PING")).await.map_err(self.err("ping"))?;
         Ok(())
+    }
+
+    async fn identity(&self) -> Result<Option<String>> {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.marker_key());
+        self.query_one(cmd).await.map_err(self.err("identity"))
     }
 }
 

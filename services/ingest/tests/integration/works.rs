@@ -197,10 +197,16 @@ async fn jsonl_works_with_bad_lines() {
         serde_json::json!({"id": "w1", "owner": "other-owner", "title": "别家的", "text": ch[2].text}).to_string(),
     ];
     std::fs::write(&path, lines.join("\n")).unwrap();
-    let s =
-        import_works(&st.stores, &[path], "owner", &ImportOptions { batch_size: 3, ..Default::default() }, &NoProgress)
-            .await
-            .unwrap();
+    // A holder's import (the default): the line naming another owner is refused, and
+    // nothing is stored under that owner.
+    let s = import_works(&st.stores, std::slice::from_ref(&path), "holder", &ImportOptions::default(), &NoProgress)
+        .await
+        .unwrap();
+    assert!(s.rejected.iter().any(|r| r.item.ends_with(":8") && r.reason == zhiwen_ingest::works::OTHER_OWNER), "{s}");
+    assert!(st.stores.works.find_work("other-owner", "w1").await.unwrap().is_none());
+    // An operator's import: lines may name their owner.
+    let opts = ImportOptions { batch_size: 3, owner_from_lines: true, ..Default::default() };
+    let s = import_works(&st.stores, &[path], "owner", &opts, &NoProgress).await.unwrap();
     println!("{s}");
     assert_eq!(s.rejected.len(), 3, "{s}");
     assert!(s.rejected.iter().any(|r| r.item.ends_with(":3") && r.reason.contains("JSON")));
@@ -211,5 +217,5 @@ async fn jsonl_works_with_bad_lines() {
     assert_eq!(w1.title, "第一部（修订）");
     assert!(st.stores.works.find_work("owner", "42").await.unwrap().is_some());
     assert!(st.stores.works.find_work("other-owner", "w1").await.unwrap().is_some());
-    assert_eq!(st.stores.works.count_works().await.unwrap(), 3);
+    assert_eq!(st.stores.works.count_works().await.unwrap(), 5, "3 of the operator, 2 of the holder");
 }

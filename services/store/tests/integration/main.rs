@@ -62,4 +62,5 @@ conformance!(
     pages_by_content_hash,
     match_detail_in_one_read,
     concurrent_first_writes,
+    meta_values,
 );

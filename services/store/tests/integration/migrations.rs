@@ -119,7 +119,8 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
             "0006_match_list_columns".to_string(),
             "0007_match_listing".to_string(),
             "0008_fingerprint_indexes".to_string(),
-            "0009_no_page_fingerprints".to_string()
+            "0009_no_page_fingerprints".to_string(),
+            "0010_meta".to_string()
         ]
     );
     // Migration 9 deletes page fingerprint records, and only those.
@@ -157,7 +158,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0006_match_list_columns".to_string(),
             "0007_match_listing".to_string(),
             "0008_fingerprint_indexes".to_string(),
-            "0009_no_page_fingerprints".to_string()
+            "0009_no_page_fingerprints".to_string(),
+            "0010_meta".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -311,7 +313,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0006_match_list_columns".to_string(),
             "0007_match_listing".to_string(),
             "0008_fingerprint_indexes".to_string(),
-            "0009_no_page_fingerprints".to_string()
+            "0009_no_page_fingerprints".to_string(),
+            "0010_meta".to_string()
         ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
@@ -338,7 +341,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
         vec![
             "0007_match_listing".to_string(),
             "0008_fingerprint_indexes".to_string(),
-            "0009_no_page_fingerprints".to_string()
+            "0009_no_page_fingerprints".to_string(),
+            "0010_meta".to_string()
         ]
     );
     assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());

@@ -708,3 +708,16 @@ pub async fn concurrent_first_writes(s: &Stores) {
     assert_eq!(ids.len(), 8, "distinct ids: {ids:?}");
     assert_eq!(s.pages.count_pages().await.unwrap(), 8);
 }
+
+/// Named values: absent until put, replaced by a later put, separate per name.
+pub async fn meta_values(s: &Stores) {
+    assert_eq!(s.meta.get_meta(INDEX_IDENTITY).await.unwrap(), None);
+    s.meta.put_meta(INDEX_IDENTITY, "a1").await.unwrap();
+    s.meta.put_meta(INDEX_IDENTITY, "a1").await.unwrap();
+    assert_eq!(s.meta.get_meta(INDEX_IDENTITY).await.unwrap().as_deref(), Some("a1"));
+    s.meta.put_meta(INDEX_IDENTITY, "rebuilding:b2").await.unwrap();
+    s.meta.put_meta("other", "x").await.unwrap();
+    assert_eq!(s.meta.get_meta(INDEX_IDENTITY).await.unwrap().as_deref(), Some("rebuilding:b2"));
+    assert_eq!(s.meta.get_meta("other").await.unwrap().as_deref(), Some("x"));
+    assert_eq!(s.meta.get_meta("missing").await.unwrap(), None);
+}

@@ -1,0 +1,75 @@
+//! Is the candidate index the one the store was indexed into?
+//!
+//! The index is derived data, and it can come back empty (a Redis restarted without
+//! persistence, a flushed server, a deleted file) or be another deployment's. Matching
+//! against such an index finds nothing and would report success. So the store keeps the
+//! identity of its index ([`zhiwen_store::INDEX_IDENTITY`]; the index gives itself a new
+//! random one whenever it starts from empty, see [`CandidateIndex::identity`]), a task
+//! compares the two when it starts and at every checkpoint, and refuses to go on when they
+//! differ. `zhiwen reindex` rebuilds the index and records its new identity
+//! ([`Matcher::begin_reindex`], [`Matcher::finish_reindex`]).
+
+use zhiwen_store::INDEX_IDENTITY;
+
+use super::Matcher;
+use crate::error::{MatcherError, Result};
+
+/// The store's record while a rebuild runs: a rebuild that stops half way leaves an
+/// index that must not be trusted.
+const REBUILDING: &str = "rebuilding";
+
+impl Matcher {
+    /// Check that the index is the one the store was indexed into. A store without a
+    /// record (new, or written by a version before index identities) adopts the index
+    /// it is opened with, unless the store holds no work while the index holds
+    /// documents: that index is another store's (a store restored empty, a reused prefix).
+    pub async fn check_index(&self) -> Result<()> {
+        let index = self.index().identity().await?;
+        let stored = self.stores().meta.get_meta(INDEX_IDENTITY).await?;
+        match (stored, index) {
+            (Some(s), Some(i)) if s == i => Ok(()),
+            (None, Some(_)) if self.stores().works.count_works().await? == 0 && !index_is_empty(self).await? => {
+                Err(MatcherError::IndexNotTheStores { rebuilding: false, backend: self.index().backend(), found: true })
+            }
+            (None, Some(i)) => {
+                tracing::info!(identity = %i, "the store records the index it is indexed into");
+                self.stores().meta.put_meta(INDEX_IDENTITY, &i).await?;
+                Ok(())
+            }
+            (stored, found) => Err(MatcherError::IndexNotTheStores {
+                rebuilding: stored.as_deref() == Some(REBUILDING),
+                backend: self.index().backend(),
+                found: found.is_some(),
+            }),
+        }
+    }
+
+    /// Before `zhiwen reindex` clears the index: until [`Matcher::finish_reindex`], the
+    /// index is not trusted (a rebuild interrupted half way must be run again).
+    pub async fn begin_reindex(&self) -> Result<()> {
+        Ok(self.stores().meta.put_meta(INDEX_IDENTITY, REBUILDING).await?)
+    }
+
+    /// After `zhiwen reindex` rebuilt every namespace: the store records the rebuilt
+    /// index.
+    pub async fn finish_reindex(&self) -> Result<()> {
+        let identity = self.index().identity().await?.ok_or_else(|| MatcherError::IndexNotTheStores {
+            rebuilding: true,
+            backend: self.index().backend(),
+            found: false,
+        })?;
+        Ok(self.stores().meta.put_meta(INDEX_IDENTITY, &identity).await?)
+    }
+
+    /// Is the index trusted (the one the store was indexed into)? For `--only` rebuilds,
+    /// which leave the other namespace as it is and so need it intact.
+    pub async fn index_is_trusted(&self) -> Result<bool> {
+        let index = self.index().identity().await?;
+        Ok(index.is_some() && self.stores().meta.get_meta(INDEX_IDENTITY).await? == index)
+    }
+}
+
+async fn index_is_empty(matcher: &Matcher) -> Result<bool> {
+    let stats = matcher.index().stats().await?;
+    Ok(stats.namespaces.iter().all(|n| n.documents == 0))
+}
