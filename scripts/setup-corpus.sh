@@ -12,7 +12,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.test-servers/venv"
 OUT="$ROOT/.test-corpus"
 STAMP="$OUT/.complete"
-WANT="$INEWS $OPENCC $(cksum <"$ROOT/tests/corpus/novels_classics.jsonl.gz") $(cksum <"$ROOT/tests/corpus/pirate_site_ad_lines.tsv") $(cksum <"$ROOT/scripts/lib/inews_to_jsonl.py")"
+WANT="$INEWS $OPENCC $(cksum <"$ROOT/tests/corpus/novels_classics.jsonl.gz") $(cksum <"$ROOT/tests/corpus/pirate_site_ad_lines.tsv") $(cksum <"$ROOT/scripts/lib/inews_to_jsonl.py") $(cksum <"$ROOT/scripts/setup-corpus.sh")"
 
 log() { echo "setup-corpus: $*" >&2; }
 

@@ -265,7 +265,8 @@ async fn upload_works(
     )
     .await?;
     if summary.changed.works.is_empty() && summary.unchanged == 0 {
-        let reasons: Vec<String> = summary.rejected.iter().map(|r| r.reason.clone()).collect();
+        let reasons: Vec<String> =
+            summary.rejected.iter().map(|r| r.reason.replace(&*dir.path().to_string_lossy(), "")).collect();
         return Err(ApiError::bad_request(format!("no work could be read from {name}: {}", reasons.join("; "))));
     }
     state.matcher.forget_sections(&summary.changed.sections);
@@ -281,8 +282,16 @@ async fn upload_works(
     let status = if summary.imported > 0 { StatusCode::CREATED } else { StatusCode::OK };
     Ok(HttpResponse::build(status).json(json!({
         "works": works, "imported": summary.imported, "updated": summary.updated, "unchanged": summary.unchanged,
-        "rejected": summary.rejected.iter().map(|r| json!({"item": r.item, "reason": r.reason})).collect::<Vec<_>>(),
+        // Items name the file as uploaded, never the server's temporary directory.
+        "rejected": summary.rejected.iter().map(|r| json!({"item": uploaded_item(&r.item, dir.path()), "reason": r.reason})).collect::<Vec<_>>(),
     })))
+}
+
+/// A rejected item of an upload as the client knows it: `x.jsonl:2`, not the server's
+/// temporary path.
+fn uploaded_item(item: &str, dir: &std::path::Path) -> String {
+    let dir = dir.to_string_lossy();
+    item.strip_prefix(&*dir).map_or(item, |rest| rest.trim_start_matches('/')).to_owned()
 }
 
 async fn retitle(state: &AppState, w: Work, title: Option<&str>, author: Option<&str>) -> ApiResult<Work> {

@@ -165,15 +165,10 @@ mod generator {
         let set = tiny();
         for p in pages(set, PageClass::Traditional) {
             let (copied, original) = (strip_ws(&copied_text(p)), section_plain(set, p));
-            assert!(
-                copied.contains('這')
-                    || copied.contains('說')
-                    || copied.contains('們')
-                    || copied.contains('國')
-                    || copied.contains('來'),
-                "{}",
-                p.id
-            );
+            // At least one character in a hundred is written differently (everyday Chinese
+            // text has far more characters that traditional script writes otherwise).
+            let changed = copied.chars().zip(original.chars()).filter(|(a, b)| a != b).count();
+            assert!(changed * 100 >= original.chars().count(), "{}: {changed} characters converted", p.id);
             // Back to simplified, almost every character is the original one ('?' marks
             // characters Big5 cannot encode; OpenCC's round trip is not exact).
             let back: Vec<char> = zhiwen_core::canon::to_simplified(&copied).chars().collect();
