@@ -1,9 +1,9 @@
-//! Measure the DNA fingerprint on the evaluation corpus, and (re)build its reference frame.
+//! Measure the DNA fingerprint on the evaluation corpus (the reference frame itself is
+//! rebuilt by `zhiwen dna-frame`).
 //!
 //! ```text
 //! cargo run --release -p zhiwen-core --example dna_segmentation                 # full evaluation
 //! cargo run --release -p zhiwen-core --example dna_segmentation -- --quick      # default n and radix only
-//! cargo run --release -p zhiwen-core --example dna_segmentation -- --write-frame [PATH]
 //! ```
 //!
 //! The corpus directory is `$ZHIWEN_CORPUS_DIR`, or `../../.test-corpus` (the test corpus) relative to
@@ -11,11 +11,7 @@
 //! transformed copies (the classes below) and scores them against the original; the
 //! negatives are the other chapters of the same novel and every news story of both news
 //! sets, each scored against every chapter. It prints markdown tables (`docs/dna.md`).
-//!
-//! `--write-frame` measures the letter distribution of all four text sets (news,
-//! classics, modern prose) and writes the data file that `ReferenceFrame::builtin()`
-//! embeds (default `data/dna_reference_frame.txt` of this crate). Only the 23
-//! probabilities are written; no corpus text enters the repository.
+
 
 use std::collections::HashMap;
 use std::env;
@@ -72,58 +68,7 @@ impl Rng {
 
 fn main() -> Result<()> {
     let args: Vec<String> = env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--write-frame") {
-        let out = match args.get(1) {
-            Some(p) => PathBuf::from(p),
-            None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/dna_reference_frame.txt"),
-        };
-        return write_frame(out);
-    }
     evaluate(args.iter().any(|a| a == "--quick"))
-}
-
-fn write_frame(out: PathBuf) -> Result<()> {
-    let sets = ["news_xwlb_cctv.jsonl", "news_inews_ccf2019.jsonl", "novels_classics.jsonl", "novels_modern_pd.jsonl"];
-    let mut counts = [0u64; 23];
-    let mut summary = Vec::new();
-    for set in sets {
-        let docs = read_jsonl(set)?;
-        let c = ReferenceFrame::letter_counts_of_texts(docs.iter().map(|d| d.text.as_str()));
-        let n: u64 = c.iter().sum();
-        summary.push(format!("{set} ({} documents, {n} Han characters)", docs.len()));
-        for (a, b) in counts.iter_mut().zip(c) {
-            *a += b;
-        }
-    }
-    let total: u64 = counts.iter().sum();
-    let frame = ReferenceFrame::from_counts(&counts);
-    let description = format!(
-        "Measured {} by `cargo run --release -p zhiwen-core --example dna_segmentation -- --write-frame`\n\
-         over the zhiwen evaluation corpus (see tests/corpus/README.md), {total} Han characters:\n{}\n\
-         Letter = first letter of the first (most common) reading in the `pinyin` crate, as\n\
-         zhiwen_core::initials::initial_of; probability = (count + 1) / (total + 23).\n\
-         Only these 23 numbers are shipped; none of the measured text is.",
-        today(),
-        summary.iter().map(|s| format!("  {s}")).collect::<Vec<_>>().join("\n"),
-    );
-    fs::write(&out, frame.to_data_file(&description))?;
-    println!("wrote {} ({total} letters)", out.display());
-    Ok(())
-}
-
-/// Today's UTC date, `YYYY-MM-DD` (civil-from-days, H. Hinnant's algorithm).
-fn today() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
 }
 
 // ---------------------------------------------------------------------------------
