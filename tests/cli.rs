@@ -134,3 +134,82 @@ fn the_parameter_reference_lists_every_default_as_it_is() {
     }
     assert!(documented >= 20);
 }
+
+/// `zhiwen` on its own data directory (embedded store and index), whatever the
+/// environment says.
+fn zhiwen_at(data: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_zhiwen"));
+    c.current_dir(repo())
+        .env_remove("ZHIWEN_CONFIG")
+        .env_remove("ZHIWEN_STORE")
+        .env_remove("ZHIWEN_INDEX")
+        .env_remove("ZHIWEN_LOG")
+        .env_remove(zhiwen_matcher::task::ABORT_ENV)
+        .env("ZHIWEN_DATA_DIR", data);
+    c
+}
+
+fn run_at(data: &std::path::Path, args: &[&str]) -> Output {
+    zhiwen_at(data).args(args).output().expect("zhiwen runs")
+}
+
+/// The first chapter of 红楼梦 as bundled, and one line of the works JSONL registering
+/// it under `id` and `title` (which a rights holder chooses freely).
+fn chapter_and_work_line(id: &str, title: &str) -> (String, String) {
+    let text = std::fs::read_to_string(repo().join("samples/hongloumeng-01.txt")).expect("bundled sample");
+    let line = serde_json::json!({"id": id, "title": title, "author": "曹雪芹", "text": text}).to_string();
+    (text, line)
+}
+
+/// A pirate page carrying `body` as its content, in a site template.
+fn pirate_html(title: &str, body: &str, head_extra: &str) -> String {
+    let paragraphs: String = body.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("<p>{l}</p>")).collect();
+    format!(
+        "<html><head><title>{title}</title>{head_extra}</head><body><div class=\"nav\">首页 排行榜 书架 全本小说</div>\
+         <div id=\"content\">{paragraphs}</div><div class=\"foot\">本站小说均来自网友上传</div></body></html>"
+    )
+}
+
+/// A data directory with one registered work (the first chapter of 红楼梦 under `id` and
+/// `title`) and `pages` imported (JSONL lines), matched once.
+fn matched(dir: &std::path::Path, id: &str, title: &str, pages: impl Fn(&str) -> Vec<String>) -> std::path::PathBuf {
+    let data = dir.join("data");
+    let (text, line) = chapter_and_work_line(id, title);
+    let works = dir.join("works.jsonl");
+    std::fs::write(&works, format!("{line}\n")).expect("write");
+    let pages_path = dir.join("pages.jsonl");
+    std::fs::write(&pages_path, pages(&text).join("\n")).expect("write");
+    for args in [
+        vec!["import", "works", works.to_str().expect("utf-8"), "--owner", "x"],
+        vec!["import", "pages", pages_path.to_str().expect("utf-8")],
+        vec!["match"],
+    ] {
+        let o = run_at(&data, &args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    }
+    data
+}
+
+/// Work ids and titles that a spreadsheet would run as formulas (holders choose both)
+/// come out of the CSV export as text.
+#[test]
+fn csv_export_cells_never_run_as_formulas() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let title = "=HYPERLINK(\"http://x\",\"点击\")";
+    let data = matched(dir.path(), "=1+1", title, |text| {
+        let html = pirate_html("第一回", text, "");
+        vec![serde_json::json!({"url": "http://pirate.example/book/1.html", "html": html}).to_string()]
+    });
+    let o = run_at(&data, &["report", "export", "--format", "csv"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv_text = String::from_utf8(o.stdout).expect("UTF-8");
+    let mut r = csv::Reader::from_reader(csv_text.trim_start_matches('\u{feff}').as_bytes());
+    let records: Vec<csv::StringRecord> = r.records().map(|x| x.expect("CSV record")).collect();
+    assert_eq!(records.len(), 1, "{csv_text}");
+    assert_eq!(&records[0][0], "'=1+1", "{csv_text}");
+    assert_eq!(&records[0][1], format!("'{title}"), "{csv_text}");
+    // JSON keeps the values as they are.
+    let o = run_at(&data, &["report", "export", "--format", "json"]);
+    let row: serde_json::Value = serde_json::from_slice(o.stdout.trim_ascii()).expect("one JSON line");
+    assert_eq!((row["work_external_id"].as_str(), row["work_title"].as_str()), (Some("=1+1"), Some(title)));
+}

@@ -663,3 +663,65 @@ async fn rate_limit_per_key_and_dashboard_files() {
     assert!(!r.text().contains("root:"), "{}", r.text());
     env.handle.stop(true).await;
 }
+
+/// Work ids and titles are the holders' own: in the CSV export, one that a spreadsheet
+/// would run as a formula comes out as text (a leading `'`); XLSX holds it as a string.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csv_export_cells_never_run_as_formulas() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    let env = start(stores, test_config()).await;
+    let title = "=HYPERLINK(\"http://x\",\"点击\")";
+    // A chapter no other work of the suite holds (红楼梦 第二回).
+    let unregistered = std::fs::read_to_string(samples().join("site/unregistered.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(unregistered.lines().next().unwrap()).unwrap();
+    let text = first["text"].as_str().unwrap().to_owned();
+    let r = env
+        .call(
+            "POST",
+            "/api/v1/works",
+            Some(&env.holder),
+            Some(json!({"external_id": "=1+1", "title": title, "text": text})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let copy: String = text.chars().take(3000).collect();
+    let page = zhiwen_store::NewPage {
+        url: "http://formula.example/1.html".into(),
+        fetched_at: zhiwen_store::Timestamp::now(),
+        http_status: Some(200),
+        charset: None,
+        body: Vec::new(),
+        text: copy,
+        source: zhiwen_store::PageSource::Import("test".into()),
+    };
+    env.stores.pages.upsert_page(&page).await.unwrap();
+    run_match_task(&env.state.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress).await.unwrap();
+
+    let r = env.get("/api/v1/exports/matches?format=csv&site=formula.example", &env.analyst).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let csv_text = r.text();
+    let mut reader = csv::Reader::from_reader(csv_text.trim_start_matches('\u{feff}').as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert!(!rows.is_empty(), "{csv_text}");
+    for row in &rows {
+        assert_eq!(&row[col("work_external_id")], "'=1+1", "{csv_text}");
+        assert_eq!(row[col("work_title")], format!("'{title}"), "{csv_text}");
+        assert_eq!(&row[col("url")], "http://formula.example/1.html");
+    }
+    // JSON keeps the values as they are.
+    let json = env.get("/api/v1/exports/matches?format=json&site=formula.example", &env.analyst).await.json();
+    assert_eq!(json[0]["work_external_id"], "=1+1");
+    // XLSX: the same cells as strings, no formula anywhere.
+    let x = env.get("/api/v1/exports/matches?format=xlsx&site=formula.example", &env.analyst).await;
+    assert_eq!(x.status, 200);
+    let mut book: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(x.bytes)).unwrap();
+    let formulas = calamine::Reader::worksheet_formula(&mut book, "matches").unwrap();
+    assert!(formulas.used_cells().all(|(_, _, f)| f.is_empty()), "no formula in the sheet");
+    let range = calamine::Reader::worksheet_range(&mut book, "matches").unwrap();
+    assert_eq!(range.get_value((1, 3)), Some(&calamine::Data::String("=1+1".into())));
+    assert_eq!(range.get_value((1, 4)), Some(&calamine::Data::String(title.into())));
+    env.handle.stop(true).await;
+}

@@ -570,6 +570,41 @@ mod export {
         let mut empty = Vec::new();
         assert_eq!(export_matches(&e.stores, &none, ExportFormat::Csv, &mut empty).await.unwrap(), 0);
     }
+
+    /// A work id and a title a spreadsheet would run as formulas (holders choose both):
+    /// neutralised in CSV, plain strings (never formulas) in XLSX, as stored in JSON.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn formula_like_cells_are_text_in_csv_and_xlsx() {
+        let e = env(MatcherConfig::default()).await;
+        let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).unwrap();
+        let title = "=HYPERLINK(\"http://x\",\"点击\")";
+        let w = e.stores.works.upsert_work(&work("=1+1", title, &[("@第一回", &ch1)])).await.unwrap();
+        e.matcher.index_work(w.id).await.unwrap();
+        let p = html_page("http://pirate.example/hlm/1.html", sample("pirate-copy-big5.html"));
+        let p = e.stores.pages.upsert_page(&p).await.unwrap();
+        assert_eq!(e.matcher.match_page(p.id).await.unwrap().matches.len(), 1);
+        let filter = MatchFilter { work_id: Some(w.id), ..Default::default() };
+
+        let mut csv_bytes = Vec::new();
+        export_matches(&e.stores, &filter, ExportFormat::Csv, &mut csv_bytes).await.unwrap();
+        let mut r = csv::Reader::from_reader(&csv_bytes[3..]);
+        let row = r.records().next().unwrap().unwrap();
+        assert_eq!((&row[0], &row[1], &row[2]), ("'=1+1", format!("'{title}").as_str(), "'@第一回"));
+
+        let mut json = Vec::new();
+        export_matches(&e.stores, &filter, ExportFormat::Json, &mut json).await.unwrap();
+        let v: serde_json::Value = serde_json::from_slice(json.trim_ascii_end()).unwrap();
+        assert_eq!((v["work_external_id"].as_str(), v["work_title"].as_str()), (Some("=1+1"), Some(title)));
+
+        let mut xlsx = Vec::new();
+        export_matches(&e.stores, &filter, ExportFormat::Xlsx, &mut xlsx).await.unwrap();
+        let mut book: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(xlsx)).unwrap();
+        let formulas = book.worksheet_formula("matches").unwrap();
+        assert!(formulas.used_cells().all(|(_, _, f)| f.is_empty()), "no formula in the sheet");
+        let range = book.worksheet_range("matches").unwrap();
+        assert_eq!(range.get_value((1, 0)), Some(&calamine::Data::String("=1+1".into())));
+        assert_eq!(range.get_value((1, 1)), Some(&calamine::Data::String(title.into())));
+    }
 }
 
 mod webhook {
