@@ -170,6 +170,108 @@ fn pirate_html(title: &str, body: &str, head_extra: &str) -> String {
     )
 }
 
+#[test]
+fn import_errors_exit_1_with_one_line_on_stderr() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, b"").expect("write");
+    let mut binary = b"\x89PNG\r\n\x1a\n".to_vec();
+    binary.extend((0..4000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    let junk = dir.path().join("junk.bin");
+    std::fs::write(&junk, &binary).expect("write");
+    // Binary files that claim to be WARC files, and an empty one.
+    let fake_warc = dir.path().join("fake.warc");
+    std::fs::write(&fake_warc, &binary).expect("write");
+    let fake_gz = dir.path().join("fake.warc.gz");
+    std::fs::write(&fake_gz, &binary).expect("write");
+    let empty_warc = dir.path().join("empty.warc");
+    std::fs::write(&empty_warc, b"").expect("write");
+    let path = |p: &std::path::Path| p.to_str().expect("utf-8 path").to_owned();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["works".into(), "/nonexistent/works.txt".into()], "cannot read"),
+        (vec!["works".into(), path(&empty)], "empty"),
+        (vec!["works".into(), path(&junk)], "not text"),
+        (vec!["pages".into(), "/nonexistent/pages.jsonl".into()], "cannot read"),
+        (vec!["pages".into(), path(&junk)], "not text"),
+        (vec!["pages".into(), path(&fake_warc)], "not a WARC file"),
+        (vec!["pages".into(), path(&fake_gz)], "gzip"),
+        (vec!["pages".into(), path(&empty_warc)], "empty"),
+    ];
+    for (args, expected) in &cases {
+        let mut c = zhiwen_at(&data);
+        c.arg("import").args(args);
+        if args[0] == "works" {
+            c.args(["--owner", "x"]);
+        }
+        let o = c.output().expect("zhiwen runs");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("zhiwen: error: nothing imported: "), "{args:?}: {err}");
+        assert!(err.to_lowercase().contains(&expected.to_lowercase()), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        // Every rejection is also in the summary on stdout.
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("rejected 1") && out.contains("  rejected: "), "{args:?}: {out}");
+    }
+
+    // Partial failure: the good file is stored, and the run still fails (exit 1).
+    let (_, line) = chapter_and_work_line("hlm-1", "红楼梦 第一回");
+    let good = dir.path().join("good.jsonl");
+    std::fs::write(&good, format!("{line}\n")).expect("write");
+    let o = run_at(&data, &["import", "works", &path(&good), "/nonexistent/more.txt", "--owner", "x"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("1 of 2 inputs rejected, the others were stored") && err.contains("/nonexistent/more.txt"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("imported 1"), "{}", String::from_utf8_lossy(&o.stdout));
+    // Nothing rejected: success, nothing on stderr.
+    let o = run_at(&data, &["import", "works", &path(&good), "--owner", "x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+/// `zhiwen ... | head`: a reader that goes away before the command writes its result is
+/// not an error (exit 0) and never a panic.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (text, line) = chapter_and_work_line("hlm-1", "红楼梦 第一回");
+    let works = dir.path().join("works.jsonl");
+    std::fs::write(&works, format!("{line}\n")).expect("write");
+    let page = serde_json::json!({"url": "http://pirate.example/1.html", "html": pirate_html("第一回", &text, "")});
+    let pages = dir.path().join("pages.jsonl");
+    std::fs::write(&pages, format!("{page}\n")).expect("write");
+    let (works, pages) = (works.to_str().expect("utf-8"), pages.to_str().expect("utf-8"));
+    let commands: [&[&str]; 5] = [
+        &["import", "works", works, "--owner", "x"],
+        &["import", "pages", pages],
+        &["match"],
+        &["keys", "list"],
+        &["reindex"],
+    ];
+    for args in commands {
+        let mut child = zhiwen_at(&data)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("zhiwen starts");
+        // Close the reading end at once: every write to stdout meets a broken pipe.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("zhiwen ends");
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
+    // The commands did their work all the same.
+    let o = run_at(&data, &["report", "export", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("http://pirate.example/1.html"));
+}
+
 /// A data directory with one registered work (the first chapter of 红楼梦 under `id` and
 /// `title`) and `pages` imported (JSONL lines), matched once.
 fn matched(dir: &std::path::Path, id: &str, title: &str, pages: impl Fn(&str) -> Vec<String>) -> std::path::PathBuf {

@@ -664,6 +664,34 @@ async fn rate_limit_per_key_and_dashboard_files() {
     env.handle.stop(true).await;
 }
 
+/// An upload over the size limit answers the documented JSON error, not actix's plain
+/// text: with a declared length, and streamed without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_over_the_limit_is_a_json_413() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    let env = start(stores, ApiConfig { upload_limit: 4096, ..test_config() }).await;
+    let url = format!("{}/api/v1/works/upload?filename=big.txt", env.base);
+    let big = "第一章 长文\n".repeat(1000).into_bytes(); // 16 KB
+    let r = env.client.post(&url).header("Authorization", format!("Bearer {}", env.holder)).body(big.clone()).send();
+    let r = r.await.unwrap();
+    let status = r.status().as_u16();
+    let ctype = r.headers()["content-type"].to_str().unwrap().to_owned();
+    let resp = Resp { status, headers: Default::default(), bytes: r.bytes().await.unwrap().to_vec() };
+    assert!(ctype.starts_with("application/json"), "{ctype}: {}", resp.text());
+    assert_error(&resp, 413, "payload_too_large");
+    assert!(resp.json()["error"]["message"].as_str().unwrap().contains("4096"), "{}", resp.text());
+    // Chunked, no Content-Length: refused as it arrives.
+    let (status_line, body) = chunked_post(&env, "/api/v1/works/upload?filename=big.txt", &big).await;
+    assert!(status_line.starts_with("HTTP/1.1 413"), "{status_line}: {body}");
+    assert!(body.contains("\"payload_too_large\""), "{body}");
+    // Under the limit: stored as before.
+    let small = "第一章 短文\n话说天下大势，分久必合，合久必分。".as_bytes().to_vec();
+    let r = env.client.post(&url).header("Authorization", format!("Bearer {}", env.holder)).body(small).send();
+    assert_eq!(r.await.unwrap().status().as_u16(), 201);
+    env.handle.stop(true).await;
+}
+
 /// Work ids and titles are the holders' own: in the CSV export, one that a spreadsheet
 /// would run as a formula comes out as text (a leading `'`); XLSX holds it as a string.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -724,4 +752,31 @@ async fn csv_export_cells_never_run_as_formulas() {
     assert_eq!(range.get_value((1, 3)), Some(&calamine::Data::String("=1+1".into())));
     assert_eq!(range.get_value((1, 4)), Some(&calamine::Data::String(title.into())));
     env.handle.stop(true).await;
+}
+
+/// POST `body` in 1 KB chunks (`Transfer-Encoding: chunked`) as the holder: the status
+/// line and the response body. The server may answer before it has read everything.
+async fn chunked_post(env: &Env, path: &str, body: &[u8]) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = env.base.trim_start_matches("http://").to_owned();
+    let mut sock = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        env.holder
+    );
+    let mut request = head.into_bytes();
+    for chunk in body.chunks(1024) {
+        request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        request.extend_from_slice(chunk);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(b"0\r\n\r\n");
+    // A write cut short by the server's early answer is expected.
+    let _ = sock.write_all(&request).await;
+    let mut response = Vec::new();
+    let _ = sock.read_to_end(&mut response).await;
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status_line = text.lines().next().unwrap_or_default().to_owned();
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status_line, body)
 }

@@ -32,6 +32,11 @@ pub enum Command {
     /// Rebuild the DNA reference frame (letter frequencies) from a corpus.
     DnaFrame(DnaFrameArgs),
     /// Import protected works or collected pages.
+    ///
+    /// Every input that can be read is stored; each rejected one (a missing path, an empty
+    /// or binary file, a file that is not WARC, a bad JSONL line) is listed with its reason
+    /// in the summary on standard output. When any input was rejected the command ends
+    /// with one line on standard error and exit status 1, also when the others were stored.
     #[command(subcommand)]
     Import(ImportCommand),
     /// Crawl the web from a seed list (polite, resumable, refuses internal addresses).

@@ -205,6 +205,8 @@ fn file_time(f: &InputFile) -> Timestamp {
 
 fn saved_page(f: &InputFile, bytes: Vec<u8>, opts: &ImportOptions) -> Result<NewPage, String> {
     let decoded = canon::decode(&bytes, None).map_err(|e| e.to_string())?;
+    // Binary data says so before anything else (not "no URL").
+    check_text_like(&decoded.text, decoded.replacements).map_err(|_| "the file is binary data, not text".to_owned())?;
     let url =
         match html::own_url(&decoded.text) {
             Some(u) => u,
@@ -320,10 +322,21 @@ pub enum WarcItem {
 /// calling `each(record number, item)`; returns an error when the file cannot be read
 /// further (the records before it were delivered). `each` returns `false` to stop.
 pub fn read_warc_records<R: BufRead>(
-    reader: R,
+    mut reader: R,
     max_record: u64,
     mut each: impl FnMut(u64, WarcItem) -> bool,
 ) -> Result<(), String> {
+    // A WARC file is a sequence of records, each beginning with its version line: anything
+    // else (another binary file named .warc, a truncated download) is refused as a whole,
+    // not read as a WARC file without records.
+    let head = reader.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
+    if head.is_empty() {
+        return Err("the file is empty: no WARC record".into());
+    }
+    const MAGIC: &[u8] = b"WARC/";
+    if !MAGIC.starts_with(&head[..head.len().min(MAGIC.len())]) {
+        return Err("not a WARC file: it does not begin with a WARC record (\"WARC/1.0\")".into());
+    }
     let mut n = 0u64;
     for rec in warc::WarcReader::new(reader).iter_records() {
         n += 1;
