@@ -292,6 +292,57 @@ fn matched(dir: &std::path::Path, id: &str, title: &str, pages: impl Fn(&str) ->
     data
 }
 
+/// Two URLs serving the same copy (a mirror) are both stored and both matched, each with
+/// its own match record and evidence quoted from its own page.
+#[test]
+fn a_mirror_is_stored_and_matched_under_its_own_url() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A copy of half the chapter, and a mirror of it: the same page with a comment in its
+    // head (the same text, other offsets in the page).
+    let data = matched(dir.path(), "hlm-1", "红楼梦 第一回", |text| {
+        let half: String = text.chars().take(text.chars().count() / 2).collect();
+        let first = pirate_html("第一回", &half, "");
+        let mirror = pirate_html("第一回", &half, "<!-- mirrored from pirate.example, 镜像站 -->");
+        vec![
+            serde_json::json!({"url": "http://pirate.example/book/1.html", "html": first}).to_string(),
+            serde_json::json!({"url": "http://mirror.example/copy/1.html", "html": mirror}).to_string(),
+        ]
+    });
+    let o = run_at(&data, &["report", "export", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line per match"))
+        .collect();
+    let url = |r: &serde_json::Value| r["page_url"].as_str().unwrap_or_default().to_owned();
+    let mut urls: Vec<String> = rows.iter().map(url).collect();
+    urls.sort();
+    assert_eq!(urls, ["http://mirror.example/copy/1.html", "http://pirate.example/book/1.html"], "{rows:?}");
+    let (a, b) = (&rows[0], &rows[1]);
+    for field in ["work_external_id", "section_title", "kind", "score", "evidence_section", "evidence_page"] {
+        assert_eq!(a[field], b[field], "{field}: the mirror's match is the first copy's");
+    }
+
+    // The evidence of each page quotes its own page, at offsets into its own body.
+    let stores = store_at(&data);
+    let mut starts = Vec::new();
+    for row in &rows {
+        let (page_url, evidence) = (url(row), row["evidence_page"].as_str().unwrap_or_default().to_owned());
+        let (body, quoted) = stores.block_on(|s| async move {
+            let page = s.pages.find_page(&page_url).await.expect("read").expect("stored");
+            let ms = s.matches.list_matches(&Default::default(), 0, 10).await.expect("list");
+            let m = ms.into_iter().find(|m| m.page_id == page.id).expect("a match of the page");
+            let e = m.comparison.evidence.into_iter().max_by_key(|e| e.chars).expect("evidence");
+            (String::from_utf8(page.body).expect("UTF-8 page"), (e.b_start, e.b_end, e.b_text))
+        });
+        let (start, end, quote) = quoted;
+        assert_eq!(body.chars().skip(start).take(end - start).collect::<String>(), quote);
+        assert_eq!(quote, evidence);
+        starts.push(start);
+    }
+    assert_ne!(starts[0], starts[1], "each at its own offsets");
+}
+
 /// Work ids and titles that a spreadsheet would run as formulas (holders choose both)
 /// come out of the CSV export as text.
 #[test]
@@ -314,4 +365,22 @@ fn csv_export_cells_never_run_as_formulas() {
     let o = run_at(&data, &["report", "export", "--format", "json"]);
     let row: serde_json::Value = serde_json::from_slice(o.stdout.trim_ascii()).expect("one JSON line");
     assert_eq!((row["work_external_id"].as_str(), row["work_title"].as_str()), (Some("=1+1"), Some(title)));
+}
+
+/// The embedded store of a data directory, for reading what the commands stored.
+struct StoreAt {
+    rt: tokio::runtime::Runtime,
+    stores: zhiwen_store::Stores,
+}
+
+impl StoreAt {
+    fn block_on<T, F: std::future::Future<Output = T>>(&self, f: impl FnOnce(zhiwen_store::Stores) -> F) -> T {
+        self.rt.block_on(f(self.stores.clone()))
+    }
+}
+
+fn store_at(data: &std::path::Path) -> StoreAt {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let stores = rt.block_on(zhiwen_store::open(&zhiwen_store::StoreConfig::embedded(data))).expect("store opens");
+    StoreAt { rt, stores }
 }

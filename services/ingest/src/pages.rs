@@ -1,16 +1,16 @@
 //! `import pages`: pages collected elsewhere, from JSONL (`{"url", "html" or "text",
 //! "fetched_at"?, "status"?}`), folders of saved `.html` files, and WARC / WARC.gz files.
 //! Every page is canonicalised by the core (its canonical text is what is stored and
-//! fingerprinted), deduplicated by normalised URL (the store's key) and by content hash
-//! (within the run and against the pages already stored), and stored with its raw body and detected charset.
+//! fingerprinted) and stored by normalised URL (the store's key) with its raw body and
+//! detected charset. A page whose text equals another page's (a mirror) is stored under
+//! its own URL like any other: every URL serving a copy is one to take down. The matcher
+//! analyses the shared text once per task ([`zhiwen_store`] keeps one record per URL).
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
 use serde_json::Value;
 use zhiwen_core::canon::{self, InputFormat};
-use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::params::CanonParams;
 use zhiwen_store::{NewPage, Outcome, PageSource, Stores, Timestamp};
 
@@ -42,28 +42,9 @@ pub async fn import_pages(
             read_file(f, &read_opts, send);
         }
     });
-    let mut seen_hash: HashMap<u64, String> = HashMap::new();
     let mut batch: Vec<(String, NewPage)> = Vec::new();
     while let Some(item) = rx.recv().await {
         let Some((name, page)) = files::route(item, &mut summary, progress) else { continue };
-        let hash = hash_bytes(page.text.as_bytes());
-        if opts.dedup_content {
-            match seen_hash.get(&hash) {
-                Some(first) if *first != page.url => {
-                    summary.duplicates.push((page.url.clone(), first.clone()));
-                    continue;
-                }
-                Some(_) => {}
-                None => {
-                    // Not seen in this run: is the text stored under another URL already?
-                    if let Some(of) = stored_duplicate(stores, hash, &page.url).await? {
-                        summary.duplicates.push((page.url.clone(), of));
-                        continue;
-                    }
-                    seen_hash.insert(hash, page.url.clone());
-                }
-            }
-        }
         // The store refuses a batch that names one URL twice: flush first.
         if batch.iter().any(|(_, p)| p.url == page.url) {
             store_batch(stores, std::mem::take(&mut batch), &mut summary).await?;
@@ -79,16 +60,6 @@ pub async fn import_pages(
     }
     progress.finish();
     Ok(summary)
-}
-
-/// The URL of a stored page other than `url` whose extracted text has `hash`, if any:
-/// content deduplication across runs (the store's content-hash index).
-pub(crate) async fn stored_duplicate(stores: &Stores, hash: u64, url: &str) -> Result<Option<String>> {
-    // An unparsable URL is rejected by the store with its reason; nothing to compare.
-    let Ok((normalized, _)) = zhiwen_store::normalize_url(url) else { return Ok(None) };
-    let found =
-        files::retry_store("find pages by content", || stores.pages.find_pages_by_content_hash(hash, 2)).await?;
-    Ok(found.into_iter().find(|p| p.url != normalized).map(|p| p.url))
 }
 
 /// Store pages (one transaction per batch; a batch with an invalid page is retried one by
