@@ -43,6 +43,10 @@ pub enum Command {
     Crawl(CrawlArgs),
     /// Run one matching task now: fingerprint, index and match new and changed works and
     /// pages (resumes an interrupted task first).
+    ///
+    /// A run that is killed leaves its task to the next run of the same scope, which
+    /// resumes it rather than queueing another pass. Refused, with nothing queued, while a
+    /// live worker (`zhiwen serve`, another `zhiwen match`) runs a matching task.
     Match(MatchArgs),
     /// Run the daily matching schedule (cron in the settings file; default 02:00 Asia/Shanghai).
     Scheduler(SchedulerArgs),
