@@ -134,3 +134,253 @@ fn the_parameter_reference_lists_every_default_as_it_is() {
     }
     assert!(documented >= 20);
 }
+
+/// `zhiwen` on its own data directory (embedded store and index), whatever the
+/// environment says.
+fn zhiwen_at(data: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_zhiwen"));
+    c.current_dir(repo())
+        .env_remove("ZHIWEN_CONFIG")
+        .env_remove("ZHIWEN_STORE")
+        .env_remove("ZHIWEN_INDEX")
+        .env_remove("ZHIWEN_LOG")
+        .env_remove(zhiwen_matcher::task::ABORT_ENV)
+        .env("ZHIWEN_DATA_DIR", data);
+    c
+}
+
+fn run_at(data: &std::path::Path, args: &[&str]) -> Output {
+    zhiwen_at(data).args(args).output().expect("zhiwen runs")
+}
+
+/// The first chapter of 红楼梦 as bundled, and one line of the works JSONL registering
+/// it under `id` and `title` (which a rights holder chooses freely).
+fn chapter_and_work_line(id: &str, title: &str) -> (String, String) {
+    let text = std::fs::read_to_string(repo().join("samples/hongloumeng-01.txt")).expect("bundled sample");
+    let line = serde_json::json!({"id": id, "title": title, "author": "曹雪芹", "text": text}).to_string();
+    (text, line)
+}
+
+/// A pirate page carrying `body` as its content, in a site template.
+fn pirate_html(title: &str, body: &str, head_extra: &str) -> String {
+    let paragraphs: String = body.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("<p>{l}</p>")).collect();
+    format!(
+        "<html><head><title>{title}</title>{head_extra}</head><body><div class=\"nav\">首页 排行榜 书架 全本小说</div>\
+         <div id=\"content\">{paragraphs}</div><div class=\"foot\">本站小说均来自网友上传</div></body></html>"
+    )
+}
+
+#[test]
+fn import_errors_exit_1_with_one_line_on_stderr() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, b"").expect("write");
+    let mut binary = b"\x89PNG\r\n\x1a\n".to_vec();
+    binary.extend((0..4000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    let junk = dir.path().join("junk.bin");
+    std::fs::write(&junk, &binary).expect("write");
+    // Binary files that claim to be WARC files, and an empty one.
+    let fake_warc = dir.path().join("fake.warc");
+    std::fs::write(&fake_warc, &binary).expect("write");
+    let fake_gz = dir.path().join("fake.warc.gz");
+    std::fs::write(&fake_gz, &binary).expect("write");
+    let empty_warc = dir.path().join("empty.warc");
+    std::fs::write(&empty_warc, b"").expect("write");
+    let path = |p: &std::path::Path| p.to_str().expect("utf-8 path").to_owned();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["works".into(), "/nonexistent/works.txt".into()], "cannot read"),
+        (vec!["works".into(), path(&empty)], "empty"),
+        (vec!["works".into(), path(&junk)], "not text"),
+        (vec!["pages".into(), "/nonexistent/pages.jsonl".into()], "cannot read"),
+        (vec!["pages".into(), path(&junk)], "not text"),
+        (vec!["pages".into(), path(&fake_warc)], "not a WARC file"),
+        (vec!["pages".into(), path(&fake_gz)], "gzip"),
+        (vec!["pages".into(), path(&empty_warc)], "empty"),
+    ];
+    for (args, expected) in &cases {
+        let mut c = zhiwen_at(&data);
+        c.arg("import").args(args);
+        if args[0] == "works" {
+            c.args(["--owner", "x"]);
+        }
+        let o = c.output().expect("zhiwen runs");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("zhiwen: error: nothing imported: "), "{args:?}: {err}");
+        assert!(err.to_lowercase().contains(&expected.to_lowercase()), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        // Every rejection is also in the summary on stdout.
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("rejected 1") && out.contains("  rejected: "), "{args:?}: {out}");
+    }
+
+    // Partial failure: the good file is stored, and the run still fails (exit 1).
+    let (_, line) = chapter_and_work_line("hlm-1", "红楼梦 第一回");
+    let good = dir.path().join("good.jsonl");
+    std::fs::write(&good, format!("{line}\n")).expect("write");
+    let o = run_at(&data, &["import", "works", &path(&good), "/nonexistent/more.txt", "--owner", "x"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("1 of 2 inputs rejected, the others were stored") && err.contains("/nonexistent/more.txt"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("imported 1"), "{}", String::from_utf8_lossy(&o.stdout));
+    // Nothing rejected: success, nothing on stderr.
+    let o = run_at(&data, &["import", "works", &path(&good), "--owner", "x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+/// `zhiwen ... | head`: a reader that goes away before the command writes its result is
+/// not an error (exit 0) and never a panic.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (text, line) = chapter_and_work_line("hlm-1", "红楼梦 第一回");
+    let works = dir.path().join("works.jsonl");
+    std::fs::write(&works, format!("{line}\n")).expect("write");
+    let page = serde_json::json!({"url": "http://pirate.example/1.html", "html": pirate_html("第一回", &text, "")});
+    let pages = dir.path().join("pages.jsonl");
+    std::fs::write(&pages, format!("{page}\n")).expect("write");
+    let (works, pages) = (works.to_str().expect("utf-8"), pages.to_str().expect("utf-8"));
+    let commands: [&[&str]; 5] = [
+        &["import", "works", works, "--owner", "x"],
+        &["import", "pages", pages],
+        &["match"],
+        &["keys", "list"],
+        &["reindex"],
+    ];
+    for args in commands {
+        let mut child = zhiwen_at(&data)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("zhiwen starts");
+        // Close the reading end at once: every write to stdout meets a broken pipe.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("zhiwen ends");
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
+    // The commands did their work all the same.
+    let o = run_at(&data, &["report", "export", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("http://pirate.example/1.html"));
+}
+
+/// A data directory with one registered work (the first chapter of 红楼梦 under `id` and
+/// `title`) and `pages` imported (JSONL lines), matched once.
+fn matched(dir: &std::path::Path, id: &str, title: &str, pages: impl Fn(&str) -> Vec<String>) -> std::path::PathBuf {
+    let data = dir.join("data");
+    let (text, line) = chapter_and_work_line(id, title);
+    let works = dir.join("works.jsonl");
+    std::fs::write(&works, format!("{line}\n")).expect("write");
+    let pages_path = dir.join("pages.jsonl");
+    std::fs::write(&pages_path, pages(&text).join("\n")).expect("write");
+    for args in [
+        vec!["import", "works", works.to_str().expect("utf-8"), "--owner", "x"],
+        vec!["import", "pages", pages_path.to_str().expect("utf-8")],
+        vec!["match"],
+    ] {
+        let o = run_at(&data, &args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    }
+    data
+}
+
+/// Two URLs serving the same copy (a mirror) are both stored and both matched, each with
+/// its own match record and evidence quoted from its own page.
+#[test]
+fn a_mirror_is_stored_and_matched_under_its_own_url() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A copy of half the chapter, and a mirror of it: the same page with a comment in its
+    // head (the same text, other offsets in the page).
+    let data = matched(dir.path(), "hlm-1", "红楼梦 第一回", |text| {
+        let half: String = text.chars().take(text.chars().count() / 2).collect();
+        let first = pirate_html("第一回", &half, "");
+        let mirror = pirate_html("第一回", &half, "<!-- mirrored from pirate.example, 镜像站 -->");
+        vec![
+            serde_json::json!({"url": "http://pirate.example/book/1.html", "html": first}).to_string(),
+            serde_json::json!({"url": "http://mirror.example/copy/1.html", "html": mirror}).to_string(),
+        ]
+    });
+    let o = run_at(&data, &["report", "export", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line per match"))
+        .collect();
+    let url = |r: &serde_json::Value| r["page_url"].as_str().unwrap_or_default().to_owned();
+    let mut urls: Vec<String> = rows.iter().map(url).collect();
+    urls.sort();
+    assert_eq!(urls, ["http://mirror.example/copy/1.html", "http://pirate.example/book/1.html"], "{rows:?}");
+    let (a, b) = (&rows[0], &rows[1]);
+    for field in ["work_external_id", "section_title", "kind", "score", "evidence_section", "evidence_page"] {
+        assert_eq!(a[field], b[field], "{field}: the mirror's match is the first copy's");
+    }
+
+    // The evidence of each page quotes its own page, at offsets into its own body.
+    let stores = store_at(&data);
+    let mut starts = Vec::new();
+    for row in &rows {
+        let (page_url, evidence) = (url(row), row["evidence_page"].as_str().unwrap_or_default().to_owned());
+        let (body, quoted) = stores.block_on(|s| async move {
+            let page = s.pages.find_page(&page_url).await.expect("read").expect("stored");
+            let ms = s.matches.list_matches(&Default::default(), 0, 10).await.expect("list");
+            let m = ms.into_iter().find(|m| m.page_id == page.id).expect("a match of the page");
+            let e = m.comparison.evidence.into_iter().max_by_key(|e| e.chars).expect("evidence");
+            (String::from_utf8(page.body).expect("UTF-8 page"), (e.b_start, e.b_end, e.b_text))
+        });
+        let (start, end, quote) = quoted;
+        assert_eq!(body.chars().skip(start).take(end - start).collect::<String>(), quote);
+        assert_eq!(quote, evidence);
+        starts.push(start);
+    }
+    assert_ne!(starts[0], starts[1], "each at its own offsets");
+}
+
+/// Work ids and titles that a spreadsheet would run as formulas (holders choose both)
+/// come out of the CSV export as text.
+#[test]
+fn csv_export_cells_never_run_as_formulas() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let title = "=HYPERLINK(\"http://x\",\"点击\")";
+    let data = matched(dir.path(), "=1+1", title, |text| {
+        let html = pirate_html("第一回", text, "");
+        vec![serde_json::json!({"url": "http://pirate.example/book/1.html", "html": html}).to_string()]
+    });
+    let o = run_at(&data, &["report", "export", "--format", "csv"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv_text = String::from_utf8(o.stdout).expect("UTF-8");
+    let mut r = csv::Reader::from_reader(csv_text.trim_start_matches('\u{feff}').as_bytes());
+    let records: Vec<csv::StringRecord> = r.records().map(|x| x.expect("CSV record")).collect();
+    assert_eq!(records.len(), 1, "{csv_text}");
+    assert_eq!(&records[0][0], "'=1+1", "{csv_text}");
+    assert_eq!(&records[0][1], format!("'{title}"), "{csv_text}");
+    // JSON keeps the values as they are.
+    let o = run_at(&data, &["report", "export", "--format", "json"]);
+    let row: serde_json::Value = serde_json::from_slice(o.stdout.trim_ascii()).expect("one JSON line");
+    assert_eq!((row["work_external_id"].as_str(), row["work_title"].as_str()), (Some("=1+1"), Some(title)));
+}
+
+/// The embedded store of a data directory, for reading what the commands stored.
+struct StoreAt {
+    rt: tokio::runtime::Runtime,
+    stores: zhiwen_store::Stores,
+}
+
+impl StoreAt {
+    fn block_on<T, F: std::future::Future<Output = T>>(&self, f: impl FnOnce(zhiwen_store::Stores) -> F) -> T {
+        self.rt.block_on(f(self.stores.clone()))
+    }
+}
+
+fn store_at(data: &std::path::Path) -> StoreAt {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let stores = rt.block_on(zhiwen_store::open(&zhiwen_store::StoreConfig::embedded(data))).expect("store opens");
+    StoreAt { rt, stores }
+}

@@ -1,12 +1,15 @@
 //! `GET /api/v1/exports/matches`: the filtered match list as CSV (UTF-8 with BOM),
 //! JSON or XLSX. CSV and JSON stream page by page (500 rows at a time through a bounded
 //! channel: memory stays flat whatever the size); XLSX is a zip that the writer closes
-//! at the end, so it is built in memory and capped at the sheet's row limit.
+//! at the end, so it is built in memory and capped at the sheet's row limit. CSV cells
+//! that a spreadsheet would run as formulas are neutralised by the matcher's
+//! [`csv_cell`], the one rule of both exports; XLSX cells are written as strings.
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 use futures::StreamExt;
 use serde::Serialize;
+use zhiwen_matcher::export::csv_cell;
 use zhiwen_store::{MatchCursor, MatchQuery, MatchRow, MatchSort, Stores, Timestamp};
 
 use crate::auth::Caller;
@@ -122,7 +125,9 @@ fn csv_bytes(rows: &[MatchRow], header: bool) -> ApiResult<Vec<u8>> {
         w.write_record(COLUMNS).map_err(ApiError::internal)?;
     }
     for m in rows {
-        w.write_record(cells(&row(m))).map_err(ApiError::internal)?;
+        // Holders choose work ids and titles: no cell may run as a spreadsheet formula.
+        let cells = cells(&row(m));
+        w.write_record(cells.iter().map(|c| csv_cell(c).into_owned())).map_err(ApiError::internal)?;
     }
     w.into_inner().map_err(ApiError::internal)
 }
@@ -229,6 +234,7 @@ async fn xlsx(stores: &Stores, q: &MatchQuery, sort: MatchSort) -> ApiResult<Vec
                         sheet.write_number(r, c as u16, v.parse::<f64>().unwrap_or(0.0)).map_err(ApiError::internal)?
                     }
                     11 => sheet.write_number(r, c as u16, x.score).map_err(ApiError::internal)?,
+                    // A string cell whatever it begins with (never a formula).
                     _ => sheet.write_string(r, c as u16, v).map_err(ApiError::internal)?,
                 };
             }

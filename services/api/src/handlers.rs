@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use zhiwen_core::canon::{self, InputFormat};
@@ -229,14 +229,37 @@ struct UploadParams {
     author: Option<String>,
 }
 
+/// The raw body of an upload, at most `limit` bytes; a larger one is the documented
+/// `413 payload_too_large` JSON error (actix's own `Bytes` extractor answers it in plain
+/// text). A declared length over the limit is refused before anything is read.
+async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> ApiResult<web::Bytes> {
+    use futures::StreamExt;
+    let too_large = || ApiError::too_large(format!("the upload is larger than the limit of {limit} bytes"));
+    let declared = req.headers().get(actix_web::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    if declared.and_then(|v| v.trim().parse::<u64>().ok()).is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| ApiError::bad_request(format!("cannot read the body: {e}")))?;
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
 async fn upload_works(
     state: State,
     caller: Caller,
     q: web::Query<UploadParams>,
-    body: web::Bytes,
+    req: HttpRequest,
+    payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     caller.require(WRITERS, "upload works")?;
     let owner = owner_for(&caller, q.owner.as_deref())?;
+    let body = read_body(&req, payload, state.config.upload_limit).await?;
     if body.is_empty() {
         return Err(ApiError::bad_request("the body is empty: send the file's bytes"));
     }

@@ -842,3 +842,120 @@ async fn rate_limit_per_key_and_dashboard_files() {
     assert!(!r.text().contains("root:"), "{}", r.text());
     env.handle.stop(true).await;
 }
+
+/// An upload over the size limit answers the documented JSON error, not actix's plain
+/// text: with a declared length, and streamed without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_over_the_limit_is_a_json_413() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    let env = start(stores, ApiConfig { upload_limit: 4096, ..test_config() }).await;
+    let url = format!("{}/api/v1/works/upload?filename=big.txt", env.base);
+    let big = "第一章 长文\n".repeat(1000).into_bytes(); // 16 KB
+    let r = env.client.post(&url).header("Authorization", format!("Bearer {}", env.holder)).body(big.clone()).send();
+    let r = r.await.unwrap();
+    let status = r.status().as_u16();
+    let ctype = r.headers()["content-type"].to_str().unwrap().to_owned();
+    let resp = Resp { status, headers: Default::default(), bytes: r.bytes().await.unwrap().to_vec() };
+    assert!(ctype.starts_with("application/json"), "{ctype}: {}", resp.text());
+    assert_error(&resp, 413, "payload_too_large");
+    assert!(resp.json()["error"]["message"].as_str().unwrap().contains("4096"), "{}", resp.text());
+    // Chunked, no Content-Length: refused as it arrives.
+    let (status_line, body) = chunked_post(&env, "/api/v1/works/upload?filename=big.txt", &big).await;
+    assert!(status_line.starts_with("HTTP/1.1 413"), "{status_line}: {body}");
+    assert!(body.contains("\"payload_too_large\""), "{body}");
+    // Under the limit: stored as before.
+    let small = "第一章 短文\n话说天下大势，分久必合，合久必分。".as_bytes().to_vec();
+    let r = env.client.post(&url).header("Authorization", format!("Bearer {}", env.holder)).body(small).send();
+    assert_eq!(r.await.unwrap().status().as_u16(), 201);
+    env.handle.stop(true).await;
+}
+
+/// Work ids and titles are the holders' own: in the CSV export, one that a spreadsheet
+/// would run as a formula comes out as text (a leading `'`); XLSX holds it as a string.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csv_export_cells_never_run_as_formulas() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    let env = start(stores, test_config()).await;
+    let title = "=HYPERLINK(\"http://x\",\"点击\")";
+    // A chapter no other work of the suite holds (红楼梦 第二回).
+    let unregistered = std::fs::read_to_string(samples().join("site/unregistered.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(unregistered.lines().next().unwrap()).unwrap();
+    let text = first["text"].as_str().unwrap().to_owned();
+    let r = env
+        .call(
+            "POST",
+            "/api/v1/works",
+            Some(&env.holder),
+            Some(json!({"external_id": "=1+1", "title": title, "text": text})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let copy: String = text.chars().take(3000).collect();
+    let page = zhiwen_store::NewPage {
+        url: "http://formula.example/1.html".into(),
+        fetched_at: zhiwen_store::Timestamp::now(),
+        http_status: Some(200),
+        charset: None,
+        body: Vec::new(),
+        text: copy,
+        source: zhiwen_store::PageSource::Import("test".into()),
+    };
+    env.stores.pages.upsert_page(&page).await.unwrap();
+    run_match_task(&env.state.matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress).await.unwrap();
+
+    let r = env.get("/api/v1/exports/matches?format=csv&site=formula.example", &env.analyst).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let csv_text = r.text();
+    let mut reader = csv::Reader::from_reader(csv_text.trim_start_matches('\u{feff}').as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert!(!rows.is_empty(), "{csv_text}");
+    for row in &rows {
+        assert_eq!(&row[col("work_external_id")], "'=1+1", "{csv_text}");
+        assert_eq!(row[col("work_title")], format!("'{title}"), "{csv_text}");
+        assert_eq!(&row[col("url")], "http://formula.example/1.html");
+    }
+    // JSON keeps the values as they are.
+    let json = env.get("/api/v1/exports/matches?format=json&site=formula.example", &env.analyst).await.json();
+    assert_eq!(json[0]["work_external_id"], "=1+1");
+    // XLSX: the same cells as strings, no formula anywhere.
+    let x = env.get("/api/v1/exports/matches?format=xlsx&site=formula.example", &env.analyst).await;
+    assert_eq!(x.status, 200);
+    let mut book: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(x.bytes)).unwrap();
+    let formulas = calamine::Reader::worksheet_formula(&mut book, "matches").unwrap();
+    assert!(formulas.used_cells().all(|(_, _, f)| f.is_empty()), "no formula in the sheet");
+    let range = calamine::Reader::worksheet_range(&mut book, "matches").unwrap();
+    assert_eq!(range.get_value((1, 3)), Some(&calamine::Data::String("=1+1".into())));
+    assert_eq!(range.get_value((1, 4)), Some(&calamine::Data::String(title.into())));
+    env.handle.stop(true).await;
+}
+
+/// POST `body` in 1 KB chunks (`Transfer-Encoding: chunked`) as the holder: the status
+/// line and the response body. The server may answer before it has read everything.
+async fn chunked_post(env: &Env, path: &str, body: &[u8]) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = env.base.trim_start_matches("http://").to_owned();
+    let mut sock = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        env.holder
+    );
+    let mut request = head.into_bytes();
+    for chunk in body.chunks(1024) {
+        request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        request.extend_from_slice(chunk);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(b"0\r\n\r\n");
+    // A write cut short by the server's early answer is expected.
+    let _ = sock.write_all(&request).await;
+    let mut response = Vec::new();
+    let _ = sock.read_to_end(&mut response).await;
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status_line = text.lines().next().unwrap_or_default().to_owned();
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status_line, body)
+}

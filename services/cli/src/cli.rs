@@ -32,12 +32,21 @@ pub enum Command {
     /// Rebuild the DNA reference frame (letter frequencies) from a corpus.
     DnaFrame(DnaFrameArgs),
     /// Import protected works or collected pages.
+    ///
+    /// Every input that can be read is stored; each rejected one (a missing path, an empty
+    /// or binary file, a file that is not WARC, a bad JSONL line) is listed with its reason
+    /// in the summary on standard output. When any input was rejected the command ends
+    /// with one line on standard error and exit status 1, also when the others were stored.
     #[command(subcommand)]
     Import(ImportCommand),
     /// Crawl the web from a seed list (polite, resumable, refuses internal addresses).
     Crawl(CrawlArgs),
     /// Run one matching task now: fingerprint, index and match new and changed works and
     /// pages (resumes an interrupted task first).
+    ///
+    /// A run that is killed leaves its task to the next run of the same scope, which
+    /// resumes it rather than queueing another pass. Refused, with nothing queued, while a
+    /// live worker (`zhiwen serve`, another `zhiwen match`) runs a matching task.
     Match(MatchArgs),
     /// Run the daily matching schedule (cron in the settings file; default 02:00 Asia/Shanghai).
     Scheduler(SchedulerArgs),

@@ -14,6 +14,7 @@ mod alloc;
 mod cli;
 mod commands;
 mod input;
+mod output;
 mod progress;
 mod settings;
 

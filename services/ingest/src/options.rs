@@ -19,9 +19,6 @@ pub struct ImportOptions {
     /// link or `og:url`): the URL is this prefix joined with the file's path relative to
     /// the folder given. Without it such files are rejected.
     pub base_url: Option<String>,
-    /// Skip pages whose extracted text equals that of a page already seen in this run or
-    /// already stored under another URL (counted as duplicates).
-    pub dedup_content: bool,
     /// Delete the stored fingerprints of the sections of updated works, so that stale
     /// fingerprints are never matched until the caller rebuilds them (pages have no stored
     /// fingerprints: a page is analysed from its text whenever it is matched).
@@ -42,7 +39,6 @@ impl Default for ImportOptions {
             batch_size: 64,
             max_file_bytes: 256 << 20,
             base_url: None,
-            dedup_content: true,
             invalidate_fingerprints: true,
             owner_from_lines: false,
         }

@@ -1,16 +1,16 @@
 //! `import pages`: pages collected elsewhere, from JSONL (`{"url", "html" or "text",
 //! "fetched_at"?, "status"?}`), folders of saved `.html` files, and WARC / WARC.gz files.
 //! Every page is canonicalised by the core (its canonical text is what is stored and
-//! fingerprinted), deduplicated by normalised URL (the store's key) and by content hash
-//! (within the run and against the pages already stored), and stored with its raw body and detected charset.
+//! fingerprinted) and stored by normalised URL (the store's key) with its raw body and
+//! detected charset. A page whose text equals another page's (a mirror) is stored under
+//! its own URL like any other: every URL serving a copy is one to take down. The matcher
+//! analyses the shared text once per task ([`zhiwen_store`] keeps one record per URL).
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
 use serde_json::Value;
 use zhiwen_core::canon::{self, InputFormat};
-use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::params::CanonParams;
 use zhiwen_store::{NewPage, Outcome, PageSource, Stores, Timestamp};
 
@@ -42,28 +42,9 @@ pub async fn import_pages(
             read_file(f, &read_opts, send);
         }
     });
-    let mut seen_hash: HashMap<u64, String> = HashMap::new();
     let mut batch: Vec<(String, NewPage)> = Vec::new();
     while let Some(item) = rx.recv().await {
         let Some((name, page)) = files::route(item, &mut summary, progress) else { continue };
-        let hash = hash_bytes(page.text.as_bytes());
-        if opts.dedup_content {
-            match seen_hash.get(&hash) {
-                Some(first) if *first != page.url => {
-                    summary.duplicates.push((page.url.clone(), first.clone()));
-                    continue;
-                }
-                Some(_) => {}
-                None => {
-                    // Not seen in this run: is the text stored under another URL already?
-                    if let Some(of) = stored_duplicate(stores, hash, &page.url).await? {
-                        summary.duplicates.push((page.url.clone(), of));
-                        continue;
-                    }
-                    seen_hash.insert(hash, page.url.clone());
-                }
-            }
-        }
         // The store refuses a batch that names one URL twice: flush first.
         if batch.iter().any(|(_, p)| p.url == page.url) {
             store_batch(stores, std::mem::take(&mut batch), &mut summary).await?;
@@ -79,16 +60,6 @@ pub async fn import_pages(
     }
     progress.finish();
     Ok(summary)
-}
-
-/// The URL of a stored page other than `url` whose extracted text has `hash`, if any:
-/// content deduplication across runs (the store's content-hash index).
-pub(crate) async fn stored_duplicate(stores: &Stores, hash: u64, url: &str) -> Result<Option<String>> {
-    // An unparsable URL is rejected by the store with its reason; nothing to compare.
-    let Ok((normalized, _)) = zhiwen_store::normalize_url(url) else { return Ok(None) };
-    let found =
-        files::retry_store("find pages by content", || stores.pages.find_pages_by_content_hash(hash, 2)).await?;
-    Ok(found.into_iter().find(|p| p.url != normalized).map(|p| p.url))
 }
 
 /// Store pages (one transaction per batch; a batch with an invalid page is retried one by
@@ -205,6 +176,8 @@ fn file_time(f: &InputFile) -> Timestamp {
 
 fn saved_page(f: &InputFile, bytes: Vec<u8>, opts: &ImportOptions) -> Result<NewPage, String> {
     let decoded = canon::decode(&bytes, None).map_err(|e| e.to_string())?;
+    // Binary data says so before anything else (not "no URL").
+    check_text_like(&decoded.text, decoded.replacements).map_err(|_| "the file is binary data, not text".to_owned())?;
     let url =
         match html::own_url(&decoded.text) {
             Some(u) => u,
@@ -320,10 +293,21 @@ pub enum WarcItem {
 /// calling `each(record number, item)`; returns an error when the file cannot be read
 /// further (the records before it were delivered). `each` returns `false` to stop.
 pub fn read_warc_records<R: BufRead>(
-    reader: R,
+    mut reader: R,
     max_record: u64,
     mut each: impl FnMut(u64, WarcItem) -> bool,
 ) -> Result<(), String> {
+    // A WARC file is a sequence of records, each beginning with its version line: anything
+    // else (another binary file named .warc, a truncated download) is refused as a whole,
+    // not read as a WARC file without records.
+    let head = reader.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
+    if head.is_empty() {
+        return Err("the file is empty: no WARC record".into());
+    }
+    const MAGIC: &[u8] = b"WARC/";
+    if !MAGIC.starts_with(&head[..head.len().min(MAGIC.len())]) {
+        return Err("not a WARC file: it does not begin with a WARC record (\"WARC/1.0\")".into());
+    }
     let mut n = 0u64;
     for rec in warc::WarcReader::new(reader).iter_records() {
         n += 1;

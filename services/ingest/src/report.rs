@@ -44,9 +44,6 @@ pub struct ImportSummary {
     pub updated: u64,
     /// Existing records with the same content.
     pub unchanged: u64,
-    /// Pages not stored because a page with the same text was already seen in this run
-    /// (deduplication by content hash), as `(url, url it duplicates)`.
-    pub duplicates: Vec<(String, String)>,
     /// Records that are not content and were skipped on purpose (WARC request and
     /// metadata records, non-HTML responses, files of other types in folders).
     pub skipped: u64,
@@ -76,9 +73,9 @@ impl ImportSummary {
         self.rejected.push(Rejection { item, reason });
     }
 
-    /// Items looked at that were content: stored, unchanged, duplicate or rejected.
+    /// Items looked at that were content: stored, unchanged or rejected.
     pub fn total(&self) -> u64 {
-        self.imported + self.updated + self.unchanged + self.duplicates.len() as u64 + self.rejected.len() as u64
+        self.imported + self.updated + self.unchanged + self.rejected.len() as u64
     }
 }
 
@@ -86,17 +83,13 @@ impl fmt::Display for ImportSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "imported {}, updated {}, unchanged {}, duplicate content {}, skipped {}, rejected {}",
+            "imported {}, updated {}, unchanged {}, skipped {}, rejected {}",
             self.imported,
             self.updated,
             self.unchanged,
-            self.duplicates.len(),
             self.skipped,
             self.rejected.len()
         )?;
-        for (url, of) in &self.duplicates {
-            write!(f, "\n  duplicate: {url} (same text as {of})")?;
-        }
         write_rejections(f, &self.rejected)
     }
 }

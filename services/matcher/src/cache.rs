@@ -42,6 +42,10 @@ impl<K: Hash + Eq + Clone, V: Clone> BoundedCache<K, V> {
         self.map.remove(key);
     }
 
+    pub(crate) fn clear(&mut self) {
+        self.map.clear();
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.map.len()

@@ -3,7 +3,13 @@
 //!
 //! Matches are read page by page (cursor on the match id); works, sections and pages are
 //! looked up once each and cached for the export.
+//!
+//! Rights holders choose work ids and titles, and pages choose their own text, so a cell
+//! may begin like a spreadsheet formula (`=HYPERLINK(...)`): every CSV cell goes through
+//! [`csv_cell`] (also used by the API's export), and XLSX cells are written as strings,
+//! never as formulas.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::str::FromStr;
@@ -52,6 +58,17 @@ pub const COLUMNS: [&str; 12] = [
     "evidence_section",
     "evidence_page",
 ];
+
+/// A CSV cell made safe to open in a spreadsheet program (OWASP "CSV Injection"): a
+/// value beginning with `=`, `+`, `-`, `@`, a tab or a carriage return would be read as a
+/// formula (or shift into one), so it gets a leading `'`, which spreadsheets show as text.
+/// Every other value is returned as it is. The CSV writer quotes the cell when needed.
+pub fn csv_cell(value: &str) -> Cow<'_, str> {
+    match value.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => Cow::Owned(format!("'{value}")),
+        _ => Cow::Borrowed(value),
+    }
+}
 
 /// One exported line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -211,7 +228,7 @@ impl<W: Write + Send> Sink<W> {
 
     fn row(&mut self, row: &ExportRow, n: u64) -> Result<()> {
         match self {
-            Sink::Csv(w) => w.write_record(row.cells()).map_err(csv_err),
+            Sink::Csv(w) => w.write_record(row.cells().iter().map(|c| csv_cell(c).into_owned())).map_err(csv_err),
             Sink::Json(w) => {
                 serde_json::to_writer(&mut *w, row).map_err(|e| MatcherError::Export(format!("json: {e}")))?;
                 w.write_all(b"\n")?;
@@ -221,6 +238,7 @@ impl<W: Write + Send> Sink<W> {
                 let sheet = book.worksheet_from_index(0).map_err(xlsx_err)?;
                 let r = u32::try_from(n).map_err(|_| MatcherError::Export("too many rows for xlsx".into()))?;
                 for (c, v) in row.cells().iter().enumerate() {
+                    // `write_string`: a string cell whatever it begins with (never a formula).
                     if c == 6 {
                         sheet.write_number(r, c as u16, row.score).map_err(xlsx_err)?;
                     } else {
@@ -240,6 +258,29 @@ impl<W: Write + Send> Sink<W> {
                 book.save_to_writer(&mut out).map_err(xlsx_err)?;
                 out.flush().map_err(MatcherError::Io)
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_cell;
+
+    #[test]
+    fn cells_that_a_spreadsheet_would_run_as_formulas_are_neutralised() {
+        for (raw, safe) in [
+            ("=1+1", "'=1+1"),
+            ("=HYPERLINK(\"http://x\",\"点击\")", "'=HYPERLINK(\"http://x\",\"点击\")"),
+            ("+86 10", "'+86 10"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "'\r=1"),
+        ] {
+            assert_eq!(csv_cell(raw), safe, "{raw:?}");
+        }
+        for plain in ["", "红楼梦", "hlm-001", "0.9000", "http://pirate.example/=1", " =1", "'=1"] {
+            assert_eq!(csv_cell(plain), plain, "{plain:?}");
         }
     }
 }

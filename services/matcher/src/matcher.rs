@@ -29,6 +29,11 @@ mod index_identity;
 /// the records held at once for a work of thousands of chapters).
 const SECTIONS_CHECKED_PER_READ: usize = 256;
 
+/// Verified page texts remembered for mirrors ([`TextResult`]): pages of a task whose text
+/// equals one verified earlier in the task reuse its result instead of being looked up and
+/// verified again. Most entries are of pages without copies (a few words each).
+const TEXT_RESULTS: usize = 20_000;
+
 pub use batch::{PreparedPages, VerifiedPages};
 
 /// Matches pages against protected works (and works against stored pages).
@@ -71,6 +76,110 @@ struct Inner {
     /// (what another process changed shows there).
     catalogue_checked: AtomicU64,
     catalogue_build: tokio::sync::Mutex<()>,
+    /// What verifying each page text of the current task found, by text
+    /// ([`PreparedPage::text_key`]): a page with the same text as one verified before (a
+    /// mirror under another URL) reuses it. Cleared whenever sections may have changed.
+    texts: Mutex<BoundedCache<TextKey, Arc<TextResult>>>,
+}
+
+/// A page text: hash of the canonical text a page is compared by, and its length.
+pub(crate) type TextKey = (u64, usize);
+
+/// What looking up and verifying one page text found, for the pages of a task with the
+/// same text: the copies with the page side of their evidence as ranges of canonical
+/// characters, which any page with this text maps to its own original.
+pub(crate) struct TextResult {
+    /// The page that was verified.
+    page_id: i64,
+    candidates: usize,
+    keys_looked_up: usize,
+    keys_found: usize,
+    copies: Vec<TextCopy>,
+}
+
+/// A copy found on a page text.
+struct TextCopy {
+    section_id: i64,
+    work_id: i64,
+    kind: MatchKind,
+    /// The comparison, its page-side quotes left empty (every page quotes its own).
+    comparison: Comparison,
+    /// Per evidence passage, its range in the canonical text.
+    page_ranges: Vec<(usize, usize)>,
+}
+
+impl TextResult {
+    /// The result of `page` (verified into `outcome` and `copies`).
+    fn of(page: &PreparedPage, outcome: &PageOutcome, copies: &[FoundCopy]) -> Self {
+        let copies = match page.view() {
+            Some(view) => copies
+                .iter()
+                .map(|c| {
+                    let mut comparison = c.comparison.clone();
+                    let page_ranges = comparison
+                        .evidence
+                        .iter_mut()
+                        .map(|e| {
+                            e.b_text = String::new();
+                            canonical_range(&view.canonical, e.b_start, e.b_end)
+                        })
+                        .collect();
+                    TextCopy { section_id: c.section_id, work_id: c.work_id, kind: c.kind, comparison, page_ranges }
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        TextResult {
+            page_id: page.page_id,
+            candidates: outcome.candidates,
+            keys_looked_up: outcome.keys_looked_up,
+            keys_found: outcome.keys_found,
+            copies,
+        }
+    }
+
+    /// The outcome and the copies of `page`, whose text is this one: the same sections,
+    /// kinds, scores and measures, with the page side of the evidence in `page`'s original.
+    fn apply(&self, page: &PreparedPage) -> (PageOutcome, Vec<FoundCopy>) {
+        let outcome = PageOutcome {
+            page_id: page.page_id,
+            candidates: self.candidates,
+            keys_looked_up: self.keys_looked_up,
+            keys_found: self.keys_found,
+            verified: 0,
+            boilerplate_chars: page.boilerplate_chars,
+            matches: Vec::new(),
+            same_text_as: Some(self.page_id),
+        };
+        let Some(view) = page.view() else { return (outcome, Vec::new()) };
+        let copies = self
+            .copies
+            .iter()
+            .map(|c| {
+                let mut comparison = c.comparison.clone();
+                for (e, &(start, end)) in comparison.evidence.iter_mut().zip(&c.page_ranges) {
+                    (e.b_start, e.b_end) = view.canonical.original_span(start, end);
+                    e.b_text = slice_chars(&page.original, e.b_start, e.b_end).to_owned();
+                }
+                FoundCopy::new(c.section_id, c.work_id, page, comparison, c.kind)
+            })
+            .collect();
+        (outcome, copies)
+    }
+}
+
+/// The canonical characters whose original spans lie within `start..end` of the original
+/// (the inverse of [`zhiwen_core::canon::CanonicalText::original_span`] for a passage).
+fn canonical_range(canonical: &zhiwen_core::canon::CanonicalText, start: usize, end: usize) -> (usize, usize) {
+    let within = |s: &zhiwen_core::canon::SourceSpan| s.start as usize >= start && s.end as usize <= end;
+    let spans = canonical.source_spans();
+    let Some(first) = spans.iter().position(within) else {
+        // An empty passage: where it sits.
+        let at = spans.partition_point(|s| (s.start as usize) < start);
+        return (at, at);
+    };
+    let last = spans.iter().rposition(within).unwrap_or(first);
+    (first, last + 1)
 }
 
 impl std::fmt::Debug for Matcher {
@@ -129,6 +238,8 @@ struct PreparedPage {
     boilerplate_chars: usize,
     /// Passage index of `view()`, made on first use and shared by all the candidates.
     passages: OnceLock<PassageIndex>,
+    /// The text `view()` is of; `None` when nothing but boilerplate is left.
+    text_key: Option<TextKey>,
 }
 
 impl PreparedPage {
@@ -198,6 +309,11 @@ pub struct PageOutcome {
     pub boilerplate_chars: usize,
     /// Matches recorded.
     pub matches: Vec<MatchRecord>,
+    /// The page had the same text as this page, matched earlier in the task (a mirror):
+    /// its matches are that page's, with its own URL and evidence quoted from its own
+    /// original; it was neither looked up nor verified again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_text_as: Option<i64>,
 }
 
 /// What matching one work against stored pages did.
@@ -250,6 +366,7 @@ impl Matcher {
                 catalogue_version: AtomicU64::new(0),
                 catalogue_checked: AtomicU64::new(u64::MAX),
                 catalogue_build: tokio::sync::Mutex::new(()),
+                texts: Mutex::new(BoundedCache::new(TEXT_RESULTS)),
             }),
         }
     }
@@ -470,7 +587,7 @@ impl Matcher {
         let page_id = prepared.page_id;
         let (prepared, outcome, ids) = self.look_up(prepared).await?;
         // A batch of one: the same reads and verification as a task's batches.
-        match self.verify_batch(vec![(page_id, Ok((prepared, outcome, ids)))]).await?.pop() {
+        match self.verify_batch(vec![(page_id, Ok((prepared, outcome, batch::Plan::Verify(ids))))]).await?.pop() {
             Some((_, verified)) => verified,
             None => Err(MatcherError::Internal(format!("page {page_id}: its verification returned nothing"))),
         }
@@ -570,6 +687,7 @@ impl Matcher {
 
     /// Verify a looked-up page against its candidate sections (best first), on the
     /// blocking pool: its outcome and the copies found.
+    /// The result is remembered for the page's text ([`Matcher::remember_text`]).
     async fn verify_against(
         &self,
         prepared: PreparedPage,
@@ -577,22 +695,45 @@ impl Matcher {
         sections: Vec<(i64, Arc<SectionEntry>)>,
     ) -> Result<(PageOutcome, Vec<FoundCopy>)> {
         if sections.is_empty() {
+            self.remember_text(&prepared, TextResult::of(&prepared, &outcome, &[]));
             return Ok((outcome, Vec::new()));
         }
         let catalogue = self.catalogue().await?;
         let inner = self.inner.clone();
         outcome.verified = sections.len();
-        let copies = tokio::task::spawn_blocking(move || {
+        let for_texts = outcome.clone();
+        let (copies, result, key) = tokio::task::spawn_blocking(move || {
             let mut copies = Vec::new();
             for (section_id, entry) in &sections {
                 if let Some((comparison, kind)) = inner.verify(entry, &prepared, &catalogue) {
                     copies.push(FoundCopy::new(*section_id, entry.work_id, &prepared, comparison, kind));
                 }
             }
-            copies
+            let result = prepared.text_key.map(|_| TextResult::of(&prepared, &for_texts, &copies));
+            (copies, result, prepared.text_key)
         })
         .await?;
+        if let (Some(key), Some(result)) = (key, result) {
+            self.inner.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(key, Arc::new(result));
+        }
         Ok((outcome, copies))
+    }
+
+    /// Remember what verifying `page` found, for pages with the same text later in the task.
+    fn remember_text(&self, page: &PreparedPage, result: TextResult) {
+        if let Some(key) = page.text_key {
+            self.inner.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(key, Arc::new(result));
+        }
+    }
+
+    /// What verifying a page with this text found earlier in the task, if anything.
+    fn remembered_text(&self, key: &TextKey) -> Option<Arc<TextResult>> {
+        self.inner.texts.lock().unwrap_or_else(|p| p.into_inner()).get(key)
+    }
+
+    /// Forget every remembered page text (sections may have changed).
+    fn forget_texts(&self) {
+        self.inner.texts.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// Match a work (added or changed) against the pages already stored: index its
@@ -661,6 +802,7 @@ impl Matcher {
         // Which works they belong to is not known here: every work is looked at again.
         self.inner.indexed_works.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
+        self.forget_texts();
     }
 
     /// The boilerplate profile of a site (measured on first use, then cached).
@@ -723,8 +865,12 @@ impl Matcher {
     /// process [`Matcher::forget_sections`] and indexing keep the cache current. The
     /// catalogue-common text is not measured again here: indexing a new or changed
     /// section (the task indexes every work first) or forgetting one does that.
+    ///
+    /// It also starts a new set of remembered page texts: a page with the same text as
+    /// another one is verified once per task, and its mirrors reuse that result.
     pub fn revalidate_sections(&self) {
         self.inner.epoch.fetch_add(1, Ordering::Relaxed);
+        self.forget_texts();
     }
 
     /// Measure the catalogue-common text again on its next use. Scale-out workers call
@@ -732,6 +878,7 @@ impl Matcher {
     /// sections added by other processes otherwise (one measurement per task).
     pub fn remeasure_catalogue(&self) {
         self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
+        self.forget_texts();
     }
 
     /// The analysis of a section (cached; re-made when its text changed).
@@ -992,6 +1139,7 @@ impl Inner {
                 // Nothing left but boilerplate (`NoText`): the page matches nothing.
                 Some((text, n)) => (self.fp.analyze_streams(&text, streams.canonical.format()).ok(), true, n),
             };
+        let text_key = analysis.as_ref().map(|a| (hash_bytes(a.canonical.text().as_bytes()), a.canonical.char_len()));
         Ok(PreparedPage {
             page_id: page.id,
             url: page.url,
@@ -1002,6 +1150,7 @@ impl Inner {
             blanked,
             boilerplate_chars,
             passages: OnceLock::new(),
+            text_key,
         })
     }
 

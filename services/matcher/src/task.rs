@@ -3,6 +3,11 @@
 //! `zhiwen match` and the scheduler only *enqueue* a task ([`enqueue`]); one worker loop
 //! ([`run_next_task`]) executes tasks one at a time: it first resumes a task left
 //! `running` by a dead worker (from its checkpoint), else claims the oldest queued one.
+//! Enqueueing is idempotent: the scheduler's tasks by their key (one per slot), the
+//! others by their scope, so a request whose task is still queued or interrupted gets
+//! that task again (a `zhiwen match` killed five times leaves one task, which the next
+//! run finishes, not five full passes); a run refused because a live worker is running a
+//! matching task leaves nothing queued.
 //! A task first indexes the works changed in its scope (and matches changed works
 //! against stored pages: the reverse direction), then matches the pages in scope in
 //! ascending id order, in batches, writing progress and a checkpoint (last page id
@@ -290,17 +295,31 @@ pub fn is_abandoned(task: &Task, lease_seconds: u64, now: Timestamp) -> bool {
     }
 }
 
-/// Resolve the scope and enqueue a task (idempotent by key).
+/// Resolve the scope and enqueue a task. Idempotent: a spec with a key gets the task of
+/// that key when there is one; a spec without (a manual run) gets the matching task of
+/// the same scope that is still queued or running (interrupted) when there is one, so a
+/// request repeated before its task ended never queues a second pass.
 pub async fn enqueue(matcher: &Matcher, spec: &TaskSpec) -> Result<Task> {
+    Ok(enqueue_task(matcher, spec).await?.0)
+}
+
+/// [`enqueue`], and whether the task was created by this call.
+async fn enqueue_task(matcher: &Matcher, spec: &TaskSpec) -> Result<(Task, bool)> {
     let tasks = &matcher.stores().tasks;
     let key = match &spec.key {
         Some(k) => {
             if let Some(t) = tasks.find_task(k).await? {
-                return Ok(t);
+                return Ok((t, false));
             }
             k.clone()
         }
-        None => format!("match:manual:{}", Timestamp::now().0),
+        None => {
+            if let Some(t) = pending_task(matcher, spec.scope).await? {
+                tracing::info!(task_id = t.id, key = %t.key, state = ?t.state, "a matching task of this scope is pending: reusing it");
+                return Ok((t, false));
+            }
+            format!("match:manual:{}", Timestamp::now().0)
+        }
     };
     let since = match spec.scope {
         Scope::All => None,
@@ -309,8 +328,46 @@ pub async fn enqueue(matcher: &Matcher, spec: &TaskSpec) -> Result<Task> {
     };
     let params = serde_json::to_value(TaskParams { scope: spec.scope, since })
         .map_err(|e| MatcherError::Internal(format!("task parameters: {e}")))?;
-    let (task, _) = tasks.create_task(&NewTask { key, kind: TASK_KIND.into(), params }).await?;
-    Ok(task)
+    let (task, outcome) = tasks.create_task(&NewTask { key, kind: TASK_KIND.into(), params }).await?;
+    Ok((task, outcome == Outcome::Inserted))
+}
+
+/// The matching task of `scope` that has not ended (a running one, which has progress,
+/// before the oldest queued one), if any.
+async fn pending_task(matcher: &Matcher, scope: Scope) -> Result<Option<Task>> {
+    let tasks = &matcher.stores().tasks;
+    for state in [TaskState::Running, TaskState::Queued] {
+        let mut after = 0;
+        loop {
+            let page = tasks.list_tasks(Some(state), after, 100).await?;
+            let Some(last) = page.last() else { break };
+            after = last.id;
+            let same = page.into_iter().find(|t| {
+                t.kind == TASK_KIND
+                    && serde_json::from_value::<TaskParams>(t.params.clone()).is_ok_and(|p| p.scope == scope)
+            });
+            if same.is_some() {
+                return Ok(same);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The matching task a live worker is running (not one abandoned by a dead worker), if any.
+async fn live_running_task(matcher: &Matcher) -> Result<Option<Task>> {
+    let tasks = &matcher.stores().tasks;
+    let now = Timestamp::now();
+    let mut after = 0;
+    loop {
+        let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
+        let Some(last) = running.last() else { return Ok(None) };
+        after = last.id;
+        let lease = matcher.config().lease_seconds;
+        if let Some(t) = running.into_iter().find(|t| t.kind == TASK_KIND && !is_abandoned(t, lease, now)) {
+            return Ok(Some(t));
+        }
+    }
 }
 
 /// Start time of the latest successful matching task.
@@ -331,21 +388,38 @@ pub async fn last_success(matcher: &Matcher) -> Result<Option<Timestamp>> {
 
 /// Enqueue `spec` and run the worker loop until that task is over; older queued tasks
 /// and an interrupted task are run first. Returns the summary of `spec`'s task.
+///
+/// Refused with [`MatcherError::AlreadyRunning`] when a live worker (a server, another
+/// `zhiwen match`) is running a matching task; the refused run leaves no task queued.
 pub async fn run_match_task(
     matcher: &Matcher,
     spec: TaskSpec,
     control: &TaskControl,
     progress: &dyn ProgressSink,
 ) -> Result<TaskSummary> {
-    // Refused before anything is queued when the index is not the store's.
+    // Refused before anything is queued when the index is not the store's, or when a
+    // live worker runs a task.
     matcher.check_index().await?;
-    let wanted = enqueue(matcher, &spec).await?;
+    if let Some(t) = live_running_task(matcher).await? {
+        return Err(MatcherError::AlreadyRunning { task_id: t.id, worker: t.worker.unwrap_or_default() });
+    }
+    let (wanted, created) = enqueue_task(matcher, &spec).await?;
     if wanted.state.is_terminal() {
         return Ok(TaskSummary::of(&wanted, false));
     }
     let worker = worker_name();
     loop {
-        match run_next_task(matcher, &worker, control, progress).await? {
+        let next = match run_next_task(matcher, &worker, control, progress).await {
+            Err(e @ MatcherError::AlreadyRunning { .. }) => {
+                // Another worker started meanwhile: take back the task this run queued.
+                if created {
+                    withdraw(matcher, wanted.id).await;
+                }
+                return Err(e);
+            }
+            other => other?,
+        };
+        match next {
             Some(summary) if summary.task_id == wanted.id => return Ok(summary),
             Some(_) => continue,
             None => {
@@ -354,6 +428,20 @@ pub async fn run_match_task(
                 return Ok(TaskSummary::of(&t, false));
             }
         }
+    }
+}
+
+/// Cancel a task this run queued and cannot run, if it is still queued.
+async fn withdraw(matcher: &Matcher, task_id: i64) {
+    let tasks = &matcher.stores().tasks;
+    match tasks.get_task(task_id).await {
+        Ok(Some(t)) if t.state == TaskState::Queued => {
+            if let Err(e) = tasks.cancel_task(task_id).await {
+                tracing::warn!(task_id, error = %e, "cannot withdraw the queued matching task");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(task_id, error = %e, "cannot withdraw the queued matching task"),
     }
 }
 

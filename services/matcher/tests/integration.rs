@@ -37,6 +37,18 @@ mod support {
 
     pub use zhiwen_testkit::corpus::classics;
 
+    /// The bundled chapters of a JSONL file of `samples/` (`works/classics.jsonl`,
+    /// `site/unregistered.jsonl`, `site/filler.jsonl`): (id, text) in file order.
+    pub fn bundled(name: &str) -> Vec<(String, String)> {
+        let text = String::from_utf8(sample(name)).expect("UTF-8 sample");
+        text.lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("JSONL");
+                (v["id"].as_str().unwrap_or_default().to_owned(), v["text"].as_str().unwrap_or_default().to_owned())
+            })
+            .collect()
+    }
+
     pub fn chars(s: &str, start: usize, len: usize) -> String {
         s.chars().skip(start).take(len).collect()
     }
@@ -490,6 +502,187 @@ mod tasks {
     }
 }
 
+mod mirrors {
+    use zhiwen_matcher::MatcherConfig;
+    use zhiwen_store::{MatchFilter, Stores};
+
+    use crate::support::*;
+
+    /// The bundled Big5 pirate copy, with `comment` (ASCII, as the page is Big5) inserted
+    /// after `<head>` (a mirror: the same text, other offsets in the page).
+    fn copy_with(comment: &str) -> Vec<u8> {
+        let pirate = sample("pirate-copy-big5.html");
+        let at = pirate.windows(6).position(|w| w.eq_ignore_ascii_case(b"<head>")).expect("<head>") + 6;
+        [&pirate[..at], comment.as_bytes(), &pirate[at..]].concat()
+    }
+
+    /// The stored matches of one page: (section, kind, score, comparison).
+    async fn matches_of(stores: &Stores, page_id: i64) -> Vec<(i64, String, u64, serde_json::Value)> {
+        let all = stores.matches.list_matches(&MatchFilter::default(), 0, 100).await.expect("list");
+        let mut out: Vec<_> = all
+            .into_iter()
+            .filter(|m| m.page_id == page_id)
+            .map(|m| (m.section_id, m.kind, m.score.to_bits(), serde_json::to_value(&m.comparison).expect("json")))
+            .collect();
+        out.sort_by_key(|m| m.0);
+        out
+    }
+
+    /// A page whose text equals a page verified before (in its batch or an earlier one)
+    /// gets that page's matches, recorded under its own id, with evidence at offsets of
+    /// its own body: exactly what verifying it on its own gives. It is neither looked up
+    /// nor verified again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_mirror_gets_the_matches_of_the_first_copy_without_a_second_verification() {
+        let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+        let work = work("HLM", "红楼梦", &[("第一回 甄士隐梦幻识通灵", &ch1)]);
+        let mirror_body = copy_with("<!-- mirror of pirate.example -->");
+
+        // The mirror matched alone: the reference.
+        let alone = env(MatcherConfig::default()).await;
+        let w = alone.stores.works.upsert_work(&work).await.expect("work");
+        alone.matcher.index_work(w.id).await.expect("index");
+        let m = alone.stores.pages.upsert_page(&html_page("http://mirror.example/1.html", mirror_body.clone())).await;
+        let m = m.expect("page").id;
+        let out = alone.matcher.match_pages(vec![m]).await.expect("match");
+        assert!(out[0].1.as_ref().expect("matched").verified > 0);
+        let reference = matches_of(&alone.stores, m).await;
+        assert_eq!(reference.len(), 1, "the copy is found: {reference:?}");
+
+        // The first copy and its mirror (and an innocent page between them) in one batch.
+        let e = env(MatcherConfig::default()).await;
+        let w = e.stores.works.upsert_work(&work).await.expect("work");
+        e.matcher.index_work(w.id).await.expect("index");
+        let up = |url: &'static str, body: Vec<u8>| {
+            let stores = e.stores.clone();
+            async move { stores.pages.upsert_page(&html_page(url, body)).await.expect("page").id }
+        };
+        let first = up("http://pirate.example/hlm/1.html", sample("pirate-copy-big5.html")).await;
+        let innocent = up("http://pirate.example/hlm/2.html", sample("other-chapter-gbk.html")).await;
+        let mirror = up("http://mirror.example/1.html", mirror_body.clone()).await;
+        let out = e.matcher.match_pages(vec![first, innocent, mirror]).await.expect("match");
+        let outcome = |id: i64| out.iter().find(|(p, _)| *p == id).and_then(|(_, r)| r.as_ref().ok()).expect("ok");
+        assert!(outcome(first).verified > 0 && outcome(first).same_text_as.is_none());
+        assert_eq!((outcome(mirror).verified, outcome(mirror).same_text_as), (0, Some(first)));
+        assert_eq!(outcome(mirror).matches.len(), 1);
+        assert_eq!(outcome(mirror).matches[0].url, "http://mirror.example/1.html");
+        assert!(matches_of(&e.stores, innocent).await.is_empty());
+        let of_first = matches_of(&e.stores, first).await;
+        let of_mirror = matches_of(&e.stores, mirror).await;
+        assert_eq!(of_mirror, reference, "the mirror's match is the one verifying it alone gives");
+        // The same copy as the first page's: only the page offsets differ, by the comment.
+        let (a, b) = (&of_first[0], &of_mirror[0]);
+        assert_eq!((a.0, &a.1, a.2), (b.0, &b.1, b.2));
+        let shift = "<!-- mirror of pirate.example -->".len() as u64;
+        let (ea, eb) = (&a.3["evidence"][0], &b.3["evidence"][0]);
+        assert_eq!(eb["b_start"].as_u64(), ea["b_start"].as_u64().map(|x| x + shift));
+        assert_eq!((&ea["b_text"], &ea["a_text"]), (&eb["b_text"], &eb["a_text"]));
+
+        // A later batch (a later page of the task) reuses it too.
+        let later = up("http://mirror2.example/copy.html", copy_with("<!-- another mirror -->")).await;
+        let out = e.matcher.match_pages(vec![later]).await.expect("match");
+        let later_outcome = out[0].1.as_ref().expect("matched");
+        assert_eq!((later_outcome.verified, later_outcome.same_text_as), (0, Some(first)));
+        assert_eq!(matches_of(&e.stores, later).await.len(), 1);
+        let quote = later_outcome.matches[0].evidence_page.clone();
+        assert_eq!(quote, outcome(first).matches[0].evidence_page);
+    }
+}
+
+mod pending_tasks {
+    use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
+    use zhiwen_matcher::{MatcherConfig, MatcherError};
+    use zhiwen_store::{NewTask, TaskState};
+
+    use crate::support::*;
+
+    /// The four bundled chapters registered, and 16 pages: excerpts of them inside news
+    /// stories, and innocent pages (unregistered chapters, news).
+    async fn populated() -> Env {
+        let e = env(MatcherConfig { batch_size: 4, concurrency: 2, ..Default::default() }).await;
+        let works = bundled("works/classics.jsonl");
+        let sections: Vec<(&str, &str)> = works.iter().map(|(id, t)| (id.as_str(), t.as_str())).collect();
+        e.stores.works.upsert_work(&work("CLASSICS", "四大名著 第一回", &sections)).await.expect("work");
+        let others: Vec<String> = bundled("site/unregistered.jsonl").into_iter().map(|(_, t)| t).collect();
+        let news: Vec<String> = bundled("site/filler.jsonl").into_iter().map(|(_, t)| t).collect();
+        for i in 0..16usize {
+            let text = if i % 3 == 0 {
+                let (_, chapter) = &works[i / 3 % works.len()];
+                format!("{}{}{}", news[i % news.len()], chars(chapter, 300, 1200), news[(i + 1) % news.len()])
+            } else {
+                chars(&others[i % others.len()], (i / 3 % 4) * 1400, 1500)
+            };
+            e.stores
+                .pages
+                .upsert_page(&text_page(&format!("http://s{}.example/{i}", i % 2), &text))
+                .await
+                .expect("page");
+        }
+        e
+    }
+
+    /// The matching tasks in the store: (state, key).
+    async fn match_tasks(e: &Env) -> Vec<(TaskState, String)> {
+        let all = e.stores.tasks.list_tasks(None, 0, 100).await.expect("tasks");
+        all.into_iter().filter(|t| t.kind == "match").map(|t| (t.state, t.key)).collect()
+    }
+
+    /// A run stopped mid-task leaves its task to the next run of the same request, which
+    /// resumes it instead of queueing another: after three interrupted runs the fourth
+    /// finishes the one task, and no other pass runs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn interrupted_runs_leave_one_task_which_the_next_run_finishes() {
+        let whole = populated().await;
+        let s =
+            run_match_task(&whole.matcher, TaskSpec::new(Scope::NewSinceLastRun), &TaskControl::default(), &NoProgress)
+                .await
+                .expect("uninterrupted");
+        let expected = all_matches(&whole.stores).await;
+        assert!(expected.len() >= 4, "{s:?} {expected:?}");
+
+        let e = populated().await;
+        for stop in [3u64, 6, 2] {
+            let control = TaskControl { stop_after_pages: Some(stop), ..Default::default() };
+            match run_match_task(&e.matcher, TaskSpec::new(Scope::NewSinceLastRun), &control, &NoProgress).await {
+                Err(MatcherError::Interrupted { .. }) => {}
+                other => panic!("expected an interruption, got {other:?}"),
+            }
+            assert_eq!(match_tasks(&e).await.len(), 1, "one task for the one request: {:?}", match_tasks(&e).await);
+        }
+        let s = run_match_task(&e.matcher, TaskSpec::new(Scope::NewSinceLastRun), &TaskControl::default(), &NoProgress)
+            .await
+            .expect("resumed");
+        assert!(s.resumed, "{s:?}");
+        let tasks = match_tasks(&e).await;
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        assert_eq!(tasks[0].0, TaskState::Succeeded);
+        assert_eq!(all_matches(&e.stores).await, expected);
+    }
+
+    /// A run refused because a live worker (a server, another host) is running a matching
+    /// task leaves nothing queued behind, whatever its scope.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_refused_by_a_live_worker_leaves_nothing_queued() {
+        let e = populated().await;
+        let params = serde_json::json!({"scope": {"scope": "all"}, "since": null});
+        let (task, _) = e
+            .stores
+            .tasks
+            .create_task(&NewTask { key: "match:server".into(), kind: "match".into(), params })
+            .await
+            .expect("task");
+        let claimed = e.stores.tasks.claim_task(Some("match"), "a-server-host/4242/1").await.expect("claim");
+        assert_eq!(claimed.map(|t| t.id), Some(task.id));
+        for scope in [Scope::NewSinceLastRun, Scope::All] {
+            match run_match_task(&e.matcher, TaskSpec::new(scope), &TaskControl::default(), &NoProgress).await {
+                Err(MatcherError::AlreadyRunning { task_id, .. }) => assert_eq!(task_id, task.id),
+                other => panic!("expected a refusal, got {other:?}"),
+            }
+        }
+        assert_eq!(match_tasks(&e).await, vec![(TaskState::Running, "match:server".to_owned())]);
+    }
+}
+
 mod export {
     use calamine::Reader;
     use zhiwen_matcher::export::{export_matches, ExportFormat, COLUMNS};
@@ -552,6 +745,41 @@ mod export {
         let none = MatchFilter { work_id: Some(w.id + 1000), ..Default::default() };
         let mut empty = Vec::new();
         assert_eq!(export_matches(&e.stores, &none, ExportFormat::Csv, &mut empty).await.unwrap(), 0);
+    }
+
+    /// A work id and a title a spreadsheet would run as formulas (holders choose both):
+    /// neutralised in CSV, plain strings (never formulas) in XLSX, as stored in JSON.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn formula_like_cells_are_text_in_csv_and_xlsx() {
+        let e = env(MatcherConfig::default()).await;
+        let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).unwrap();
+        let title = "=HYPERLINK(\"http://x\",\"点击\")";
+        let w = e.stores.works.upsert_work(&work("=1+1", title, &[("@第一回", &ch1)])).await.unwrap();
+        e.matcher.index_work(w.id).await.unwrap();
+        let p = html_page("http://pirate.example/hlm/1.html", sample("pirate-copy-big5.html"));
+        let p = e.stores.pages.upsert_page(&p).await.unwrap();
+        assert_eq!(e.matcher.match_page(p.id).await.unwrap().matches.len(), 1);
+        let filter = MatchFilter { work_id: Some(w.id), ..Default::default() };
+
+        let mut csv_bytes = Vec::new();
+        export_matches(&e.stores, &filter, ExportFormat::Csv, &mut csv_bytes).await.unwrap();
+        let mut r = csv::Reader::from_reader(&csv_bytes[3..]);
+        let row = r.records().next().unwrap().unwrap();
+        assert_eq!((&row[0], &row[1], &row[2]), ("'=1+1", format!("'{title}").as_str(), "'@第一回"));
+
+        let mut json = Vec::new();
+        export_matches(&e.stores, &filter, ExportFormat::Json, &mut json).await.unwrap();
+        let v: serde_json::Value = serde_json::from_slice(json.trim_ascii_end()).unwrap();
+        assert_eq!((v["work_external_id"].as_str(), v["work_title"].as_str()), (Some("=1+1"), Some(title)));
+
+        let mut xlsx = Vec::new();
+        export_matches(&e.stores, &filter, ExportFormat::Xlsx, &mut xlsx).await.unwrap();
+        let mut book: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(xlsx)).unwrap();
+        let formulas = book.worksheet_formula("matches").unwrap();
+        assert!(formulas.used_cells().all(|(_, _, f)| f.is_empty()), "no formula in the sheet");
+        let range = book.worksheet_range("matches").unwrap();
+        assert_eq!(range.get_value((1, 0)), Some(&calamine::Data::String("=1+1".into())));
+        assert_eq!(range.get_value((1, 1)), Some(&calamine::Data::String(title.into())));
     }
 }
 

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler};
 
 use crate::cli::CrawlArgs;
+use crate::output::outln;
 use crate::progress::Bar;
 use crate::settings::{DataArgs, Settings};
 
@@ -36,6 +37,6 @@ pub async fn run(data: &DataArgs, args: &CrawlArgs) -> Result<()> {
         }
     });
     let summary = crawler.run_until(&seeds, &Bar::new(), cancel).await?;
-    println!("{summary}");
+    outln!("{summary}")?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `zhiwen dna-frame CORPUS...`: measure the DNA reference frame (expected share of each
 //! pinyin initial) from a corpus, the command that produced the shipped frame.
 
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 
 use anyhow::{Context, Result};
 use zhiwen_core::dna::ReferenceFrame;
@@ -51,7 +51,11 @@ pub fn run(args: &DnaFrameArgs) -> Result<()> {
     let data = frame.to_data_file(&description);
     match &args.out {
         Some(out) => std::fs::write(out, &data).with_context(|| format!("cannot write {}", out.display()))?,
-        None => print!("{data}"),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(data.as_bytes())?;
+            out.flush()?;
+        }
     }
     Ok(())
 }

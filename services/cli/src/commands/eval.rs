@@ -18,6 +18,7 @@ use zhiwen_matcher::{Matcher, MatcherConfig};
 use zhiwen_store::{MatchFilter, NewPage, NewSection, NewWork, PageSource, StoreConfig, Timestamp};
 
 use crate::cli::{EvalArgs, EvalDirection, EvalSize};
+use crate::output::outln;
 use crate::settings::{DataArgs, Settings};
 
 /// The pipeline as a detector: works and pages go through the embedded store, the
@@ -277,12 +278,12 @@ pub fn run(data: &DataArgs, args: &EvalArgs) -> Result<()> {
     let mut detector = PipelineDetector::new(&settings, args.direction)?;
     let (mut report, output) = evaluate(&dataset, &mut detector)?;
     report.generation_secs = generation_secs;
-    println!("{report}");
+    outln!("{report}")?;
     if args.explain {
         let profile = detector.catalogue.clone().unwrap_or_default();
         let (k, t) = (settings.params.winnow.chars_k, &settings.matcher.thresholds);
         let rule = |c: &mut Comparison, a: &Analysis, b: &Analysis| profile.discount(c, a, b, k, t);
-        println!("{}", zhiwen_eval::explain(&dataset, &output, &settings.params, t, &rule)?);
+        outln!("{}", zhiwen_eval::explain(&dataset, &output, &settings.params, t, &rule)?)?;
     }
     if let Some(path) = &args.out {
         write_json(path, &report)?;

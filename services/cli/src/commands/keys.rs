@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use zhiwen_store::{KeyRole, Timestamp};
 
+use crate::output::outln;
 use crate::settings::{DataArgs, Settings};
 
 /// `zhiwen keys`.
@@ -76,7 +77,7 @@ pub async fn run(data: &DataArgs, cmd: &KeysCommand) -> Result<()> {
                 .await
                 .context("cannot store the key")?;
             let k = &created.key;
-            println!("{}", created.secret);
+            outln!("{}", created.secret)?;
             eprintln!(
                 "key {} created: role {}{}, expires {}. Store it now: it is not shown again.",
                 k.id,
@@ -87,12 +88,18 @@ pub async fn run(data: &DataArgs, cmd: &KeysCommand) -> Result<()> {
         }
         KeysCommand::List => {
             let keys = stores.keys.list_keys().await?;
-            println!(
+            outln!(
                 "{:>5}  {:<10} {:<8} {:<16} {:<10} {:<10} {:<10} name",
-                "id", "prefix", "role", "owner", "created", "expires", "revoked"
-            );
+                "id",
+                "prefix",
+                "role",
+                "owner",
+                "created",
+                "expires",
+                "revoked"
+            )?;
             for k in keys {
-                println!(
+                outln!(
                     "{:>5}  {:<10} {:<8} {:<16} {:<10} {:<10} {:<10} {}",
                     k.id,
                     k.prefix,
@@ -102,13 +109,13 @@ pub async fn run(data: &DataArgs, cmd: &KeysCommand) -> Result<()> {
                     when(k.expires_at),
                     when(k.revoked_at),
                     k.name
-                );
+                )?;
             }
         }
         KeysCommand::Revoke { id } => match stores.keys.revoke_key(*id, Timestamp::now()).await? {
             None => bail!("no key with id {id}"),
-            Some(zhiwen_store::Outcome::Unchanged) => println!("key {id} was already revoked"),
-            Some(_) => println!("key {id} revoked"),
+            Some(zhiwen_store::Outcome::Unchanged) => outln!("key {id} was already revoked")?,
+            Some(_) => outln!("key {id} revoked")?,
         },
     }
     Ok(())

@@ -6,6 +6,7 @@ use zhiwen_matcher::task::{run_match_task, ProgressSink, Scope, TaskControl, Tas
 use zhiwen_store::Timestamp;
 
 use crate::cli::{MatchArgs, SchedulerArgs};
+use crate::output::outln;
 use crate::settings::{DataArgs, Settings};
 
 struct Bar(ProgressBar);
@@ -35,7 +36,7 @@ pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
     );
     let summary = run_match_task(&matcher, TaskSpec::new(scope), &TaskControl::from_env(), &Bar(bar.clone())).await?;
     bar.finish_and_clear();
-    println!(
+    outln!(
         "task {} ({}) {:?}{}: {} works and {} pages processed ({} failed); matches: {} new, {} updated, {} unchanged; {:.1} s",
         summary.task_id,
         summary.key,
@@ -48,7 +49,7 @@ pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
         summary.matches_updated,
         summary.matches_unchanged,
         summary.elapsed_ms as f64 / 1000.0
-    );
+    )?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result};
 
+use crate::output::outln;
 use crate::settings::{DataArgs, Settings};
 
 pub async fn run(data: &DataArgs) -> Result<()> {
@@ -11,14 +12,16 @@ pub async fn run(data: &DataArgs) -> Result<()> {
         .await
         .with_context(|| format!("cannot migrate the {} store", settings.store.backend_name()))?;
     if report.applied.is_empty() {
-        println!("{} store is up to date (schema version {})", report.backend, report.to_version);
+        outln!("{} store is up to date (schema version {})", report.backend, report.to_version)?;
     } else {
-        println!(
+        outln!(
             "{} store migrated from schema version {} to {}:",
-            report.backend, report.from_version, report.to_version
-        );
+            report.backend,
+            report.from_version,
+            report.to_version
+        )?;
         for name in &report.applied {
-            println!("  applied {name}");
+            outln!("  applied {name}")?;
         }
     }
     Ok(())

@@ -17,6 +17,7 @@ use zhiwen_matcher::{Matcher, MatcherError};
 use zhiwen_store::{FingerprintStore, SubjectKind};
 
 use crate::cli::{NamespaceArg, ReindexArgs};
+use crate::output::outln;
 use crate::settings::{DataArgs, Settings};
 
 /// Records read per store request.
@@ -48,12 +49,12 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
         let report = zhiwen_index::rebuild_stream(index.as_ref(), Namespace::Sections, docs)
             .await
             .context("rebuilding the section index")?;
-        println!("section: {} documents, {} keys indexed", report.documents, report.keys);
+        outln!("section: {} documents, {} keys indexed", report.documents, report.keys)?;
         let stale = stale.into_inner();
         if stale > 0 {
-            println!(
+            outln!(
                 "section: {stale} records skipped: made with other fingerprint parameters; re-fingerprint them first"
-            );
+            )?;
         }
     }
     if pages {
@@ -62,10 +63,10 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
         let report = zhiwen_index::rebuild_stream(index.as_ref(), Namespace::Pages, docs)
             .await
             .context("rebuilding the page index")?;
-        println!("page: {} documents, {} keys indexed", report.documents, report.keys);
+        outln!("page: {} documents, {} keys indexed", report.documents, report.keys)?;
         let skipped = skipped.into_inner();
         if skipped > 0 {
-            println!("page: {skipped} pages skipped: their stored text cannot be analysed (see the warnings)");
+            outln!("page: {skipped} pages skipped: their stored text cannot be analysed (see the warnings)")?;
         }
     }
     matcher.finish_reindex().await.context("recording the rebuilt index in the store")?;

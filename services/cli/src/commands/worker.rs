@@ -6,6 +6,7 @@ use zhiwen_matcher::task::{enqueue, Scope, TaskSpec};
 use zhiwen_store::Timestamp;
 
 use crate::cli::WorkerArgs;
+use crate::output::outln;
 use crate::settings::{DataArgs, IndexBackend, Settings};
 
 pub async fn run(data: &DataArgs, args: &WorkerArgs) -> Result<()> {
@@ -22,7 +23,7 @@ pub async fn run(data: &DataArgs, args: &WorkerArgs) -> Result<()> {
             (false, None) => Scope::NewSinceLastRun,
         };
         let task = enqueue(&matcher, &TaskSpec::new(scope)).await.context("cannot enqueue the matching task")?;
-        println!("task {} ({}) {:?}", task.id, task.key, task.state);
+        outln!("task {} ({}) {:?}", task.id, task.key, task.state)?;
         return Ok(());
     }
     let stream = StreamSettings {
@@ -40,7 +41,7 @@ pub async fn run(data: &DataArgs, args: &WorkerArgs) -> Result<()> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
-    println!(
+    outln!(
         "worker {}: {} task(s) coordinated, {} finished; {} entries ({} taken over), {} pages ({} failed), {} matches",
         worker.name(),
         summary.coordinated,
@@ -50,6 +51,6 @@ pub async fn run(data: &DataArgs, args: &WorkerArgs) -> Result<()> {
         summary.pages,
         summary.pages_failed,
         summary.matches
-    );
+    )?;
     Ok(())
 }

@@ -22,7 +22,6 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 use zhiwen_core::canon::{self, InputFormat};
-use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::params::CanonParams;
 use zhiwen_store::{Outcome, PageSource, Stores, Timestamp};
 
@@ -33,7 +32,7 @@ use self::robots::{parse_sitemap, Robots};
 use crate::error::{IngestError, Result};
 use crate::files::retry_store;
 use crate::html;
-use crate::pages::{build_page, charset_param, stored_duplicate, RawPage};
+use crate::pages::{build_page, charset_param, RawPage};
 use crate::report::{write_rejections, ImportSummary, Progress};
 use crate::url as zurl;
 
@@ -83,9 +82,6 @@ pub struct CrawlConfig {
     pub follow_sitemaps: bool,
     /// Fetch URLs even if the page store already has them (default: never fetch twice).
     pub refetch_stored: bool,
-    /// Skip pages whose text equals a page already stored in this run or stored under
-    /// another URL by an earlier run or import (counted as duplicates).
-    pub dedup_content: bool,
     /// Canonicalisation of fetched pages.
     pub canon: CanonParams,
 }
@@ -115,7 +111,6 @@ impl Default for CrawlConfig {
             address_policy: AddressPolicy::default(),
             follow_sitemaps: true,
             refetch_stored: false,
-            dedup_content: true,
             canon: CanonParams::default(),
         }
     }
@@ -135,8 +130,9 @@ impl CrawlConfig {
 pub struct CrawlSummary {
     /// Pages fetched over HTTP in this run.
     pub fetched: u64,
-    /// Stored pages (imported/updated/unchanged), content duplicates, rejections with
-    /// reasons, and the page ids to fingerprint.
+    /// Stored pages (imported/updated/unchanged; a page with the same text as another is
+    /// stored under its own URL too), rejections with reasons, and the page ids to
+    /// fingerprint.
     pub pages: ImportSummary,
     /// Frontier URLs not fetched because the page store already had them.
     pub already_stored: u64,
@@ -157,14 +153,13 @@ impl fmt::Display for CrawlSummary {
         let p = &self.pages;
         write!(
             f,
-            "{}fetched {}, stored new {}, updated {}, unchanged {}, duplicate content {}, already stored {}, \
+            "{}fetched {}, stored new {}, updated {}, unchanged {}, already stored {}, \
              disallowed by robots.txt {}, from sitemaps {}, rejected {}, still queued {}{}",
             if self.resumed { "resumed: " } else { "" },
             self.fetched,
             p.imported,
             p.updated,
             p.unchanged,
-            p.duplicates.len(),
             self.already_stored,
             self.disallowed.len(),
             self.sitemap_urls,
@@ -190,14 +185,11 @@ struct Shared {
     robots: Mutex<HashMap<String, Arc<OnceCell<Arc<Robots>>>>>,
     /// Hosts whose sitemaps were read (in this or an earlier run of the job).
     sitemaps_done: Mutex<HashSet<String>>,
-    /// Text hash -> URL of pages stored in this run.
-    seen_text: Mutex<HashMap<u64, String>>,
     allowed_domains: Vec<String>,
 }
 
 enum Done {
     Stored { outcome: Outcome, page_id: i64, final_url: Url },
-    Duplicate { of: String, final_url: Url },
     AlreadyStored { page_id: i64 },
     Disallowed(String),
     Failed(IngestError),
@@ -321,7 +313,6 @@ impl Crawler {
             rules: self.rules.clone(),
             robots: Mutex::new(HashMap::new()),
             sitemaps_done: Mutex::new(frontier.sitemap_hosts()?),
-            seen_text: Mutex::new(HashMap::new()),
             allowed_domains: domains,
         });
         // One FIFO per host (breadth first within the host); hosts take turns.
@@ -458,10 +449,6 @@ fn complete(
             }
             let also = (final_url.as_str() != entry.url).then(|| final_url.to_string());
             (UrlState::Done, None, Some(*page_id), also)
-        }
-        Done::Duplicate { of, final_url } => {
-            summary.pages.duplicates.push((final_url.to_string(), of.clone()));
-            (UrlState::Done, Some(format!("same text as {of}")), None, None)
         }
         Done::AlreadyStored { page_id } => {
             summary.already_stored += 1;
@@ -653,35 +640,6 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
             return result;
         }
     };
-    if cfg.dedup_content {
-        let h = hash_bytes(page.text.as_bytes());
-        let in_run = {
-            let mut seen = shared.seen_text.lock().unwrap_or_else(|p| p.into_inner());
-            match seen.get(&h) {
-                Some(of) if *of != page.url => Some(of.clone()),
-                Some(_) => None,
-                None => {
-                    seen.insert(h, page.url.clone());
-                    None
-                }
-            }
-        };
-        // Then across runs: the same text stored under another URL earlier.
-        let of = match in_run {
-            Some(of) => Some(of),
-            None => match stored_duplicate(&shared.stores, h, &page.url).await {
-                Ok(of) => of,
-                Err(e) => {
-                    result.done = Done::Failed(e);
-                    return result;
-                }
-            },
-        };
-        if let Some(of) = of {
-            result.done = Done::Duplicate { of, final_url };
-            return result;
-        }
-    }
     match retry_store("store page", || shared.stores.pages.upsert_page(&page)).await {
         Ok(u) => {
             result.done = Done::Stored { outcome: u.outcome, page_id: u.id, final_url };

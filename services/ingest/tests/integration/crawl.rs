@@ -173,8 +173,8 @@ async fn crawls_the_pirate_site_politely_and_safely() {
     assert!(summary.sitemap_urls >= 2);
     let p5 = pages.find_page(&site.url("/book/5.html")).await.unwrap().expect("redirect target stored");
     assert!(p5.text.contains(&probe(&ch[3].text)));
-    assert_eq!(summary.pages.imported, 6, "{summary}"); // index + books 1-5
-    assert_eq!(summary.pages.changed.pages.len(), 6);
+    assert_eq!(summary.pages.imported, 7, "{summary}"); // index + books 1-5 + the mirror /dup.html
+    assert_eq!(summary.pages.changed.pages.len(), 7);
 
     // Fetched once despite the fragment, the tracking parameter and the sitemap entry.
     assert_eq!(site.hits("/book/1.html"), 1);
@@ -210,9 +210,10 @@ async fn crawls_the_pirate_site_politely_and_safely() {
     assert!(rejection(&summary, "/file.html").contains("binary"));
     assert!(pages.find_page(&site.url("/file.html")).await.unwrap().is_none());
 
-    // Same text at another URL: a duplicate, not stored.
-    assert!(summary.pages.duplicates.iter().any(|(u, of)| u.ends_with("/dup.html") && of.ends_with("/book/1.html")));
-    assert!(pages.find_page(&site.url("/dup.html")).await.unwrap().is_none());
+    // Same text at another URL: a mirror, stored under its own URL.
+    let dup = pages.find_page(&site.url("/dup.html")).await.unwrap().expect("the mirror is stored");
+    let first = pages.find_page(&site.url("/book/1.html")).await.unwrap().expect("stored");
+    assert_eq!(dup.text, first.text);
 
     // Other domains are not followed; nothing else was contacted.
     assert!(!summary.pages.rejected.iter().any(|r| r.item.contains("example.invalid")));
@@ -252,7 +253,7 @@ async fn refuses_loopback_by_default() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_page_whose_text_was_stored_by_an_earlier_run_is_a_duplicate() {
+async fn a_page_whose_text_was_stored_by_an_earlier_run_is_stored_as_a_mirror() {
     let ch = classics(2);
     let site = serve(move |_| {
         let mut r = HashMap::new();
@@ -276,12 +277,11 @@ async fn a_page_whose_text_was_stored_by_an_earlier_run_is_a_duplicate() {
     let second = Crawler::new(CrawlConfig { job: "second".into(), ..config }, st.stores.clone()).unwrap();
     let summary = second.run(&[site.url("/mirror/1.html"), site.url("/book/2.html")], &NoProgress).await.unwrap();
     println!("{summary}");
-    assert_eq!(summary.pages.imported, 1, "{summary}");
-    assert_eq!(summary.pages.duplicates.len(), 1, "{summary}");
-    let (url, of) = &summary.pages.duplicates[0];
-    assert!(url.ends_with("/mirror/1.html") && of.ends_with("/book/1.html"), "{url} {of}");
-    assert!(st.stores.pages.find_page(&site.url("/mirror/1.html")).await.unwrap().is_none());
-    assert_eq!(st.stores.pages.count_pages().await.unwrap(), 2);
+    assert_eq!(summary.pages.imported, 2, "{summary}");
+    let mirror = st.stores.pages.find_page(&site.url("/mirror/1.html")).await.unwrap().expect("the mirror is stored");
+    let first = st.stores.pages.find_page(&site.url("/book/1.html")).await.unwrap().expect("stored");
+    assert_eq!(mirror.text, first.text);
+    assert_eq!(st.stores.pages.count_pages().await.unwrap(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

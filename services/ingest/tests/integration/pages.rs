@@ -7,7 +7,7 @@ use zhiwen_ingest::{import_pages, ImportOptions, NoProgress};
 use crate::common::{self, classics, pirate_page, probe};
 
 #[tokio::test]
-async fn jsonl_pages_deduplicated_by_url_and_content() {
+async fn jsonl_pages_deduplicated_by_url_and_mirrors_stored_under_their_own_url() {
     let st = common::store().await;
     let ch = classics(3);
     let ads = common::ad_lines();
@@ -27,9 +27,10 @@ async fn jsonl_pages_deduplicated_by_url_and_content() {
     let opts = ImportOptions::default();
     let s = import_pages(&st.stores, std::slice::from_ref(&path), &opts, &NoProgress).await.unwrap();
     println!("{s}");
-    assert_eq!(s.imported, 2, "{s}");
-    assert_eq!(s.duplicates.len(), 1);
-    assert_eq!(s.duplicates[0].0, "http://mirror.example/copy.html");
+    // The mirror (same text, another URL) is a URL of its own to take down.
+    assert_eq!(s.imported, 3, "{s}");
+    let mirror = st.stores.pages.find_page("http://mirror.example/copy.html").await.unwrap().expect("mirror stored");
+    assert!(mirror.text.contains(&probe(&ch[0].text)));
     assert_eq!(s.rejected.len(), 4, "{s}");
     assert!(s.rejected.iter().any(|r| r.reason.contains("http")));
     assert!(s.rejected.iter().any(|r| r.reason.contains("url")));
@@ -39,13 +40,13 @@ async fn jsonl_pages_deduplicated_by_url_and_content() {
     assert!(p.text.contains(&probe(&ch[0].text)));
     assert_eq!(p.http_status, Some(200));
     assert_eq!(p.fetched_at_or_first(), 1714564800000);
-    assert_eq!(s.changed.pages.len(), 2);
+    assert_eq!(s.changed.pages.len(), 3);
 
     let s = import_pages(&st.stores, &[path], &opts, &NoProgress).await.unwrap();
-    assert_eq!((s.imported, s.updated, s.unchanged), (0, 0, 2), "{s}");
+    assert_eq!((s.imported, s.updated, s.unchanged), (0, 0, 3), "{s}");
     assert!(s.changed.pages.is_empty());
 
-    // A later run: the same text under a new URL is a duplicate of the stored page.
+    // A later run: the same text under a new URL is stored too.
     let later = dir.path().join("later.jsonl");
     let lines = [
         serde_json::json!({"url": "http://another-mirror.example/ch1.html", "html": html}).to_string(),
@@ -53,13 +54,9 @@ async fn jsonl_pages_deduplicated_by_url_and_content() {
     ];
     std::fs::write(&later, lines.join("\n")).unwrap();
     let s = import_pages(&st.stores, &[later], &opts, &NoProgress).await.unwrap();
-    assert_eq!(s.imported, 1, "{s}");
-    assert_eq!(
-        s.duplicates,
-        vec![("http://another-mirror.example/ch1.html".to_string(), "http://pirate.example/book/1.html".to_string())]
-    );
-    assert!(st.stores.pages.find_page("http://another-mirror.example/ch1.html").await.unwrap().is_none());
-    assert_eq!(st.stores.pages.count_pages().await.unwrap(), 3);
+    assert_eq!(s.imported, 2, "{s}");
+    assert!(st.stores.pages.find_page("http://another-mirror.example/ch1.html").await.unwrap().is_some());
+    assert_eq!(st.stores.pages.count_pages().await.unwrap(), 5);
 }
 
 trait FirstFetched {

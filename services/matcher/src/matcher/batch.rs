@@ -14,13 +14,19 @@
 //! Every write is idempotent (index entries are put by document, matches upserted by
 //! (section, page)), so a batch repeated after a crash
 //! ends exactly as an uninterrupted one.
+//!
+//! A page whose text equals that of a page verified earlier in the task, or of another
+//! page of its batch (a mirror under another URL), is neither looked up nor verified
+//! again: it gets the first page's copies (the same sections, kinds and scores) under its
+//! own page id and URL, with the page side of the evidence quoted from its own original.
+//! Its keys are written to the page namespace like any page's.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 
-use super::{FoundCopy, Matcher, PageOutcome, PreparedPage};
+use super::{FoundCopy, Matcher, PageOutcome, PreparedPage, TextKey, TextResult};
 use crate::{MatchRecord, MatcherError, Result};
 use zhiwen_index::Namespace;
 use zhiwen_store::Page;
@@ -37,8 +43,26 @@ pub struct PreparedPages {
 /// A page looked up and verified: its outcome and the copies on it, not yet recorded.
 pub(super) type Verified = (PageOutcome, Vec<FoundCopy>);
 
-/// A page looked up, not yet verified: its outcome so far and its candidate sections.
-pub(super) type LookedUp = (PreparedPage, PageOutcome, Vec<i64>);
+/// A page after the first round of a batch's verification.
+enum Step {
+    Done(Verified),
+    /// Waits for the page with the same text in the batch.
+    Twin(Box<PreparedPage>),
+}
+
+/// A page looked up, not yet verified: its outcome so far and how it is verified.
+pub(super) type LookedUp = (PreparedPage, PageOutcome, Plan);
+
+/// How a prepared page is verified.
+pub(super) enum Plan {
+    /// Against these candidate sections (best first).
+    Verify(Vec<i64>),
+    /// Not at all: a page with the same text was verified earlier; this is what it found.
+    Reuse(Arc<TextResult>),
+    /// Not at all: a page with the same text in the same batch is looked up and verified
+    /// first, and this page reuses its result.
+    AfterBatchTwin,
+}
 
 /// The pages of a batch verified, their page-namespace keys written
 /// ([`Matcher::verify_pages`]); the copies found are not recorded yet
@@ -87,13 +111,15 @@ impl Matcher {
         // Owned values only in the streams (no borrow held across an await: the futures
         // stay `Send` for every lifetime, as `tokio::spawn` of a worker needs).
         let me = self.clone();
+        // Texts whose first page in this batch is being looked up.
+        let claimed: Arc<Mutex<HashSet<TextKey>>> = Arc::default();
         let pages = futures::stream::iter(page_ids.into_iter().map(move |id| {
-            let m = me.clone();
+            let (m, claimed) = (me.clone(), claimed.clone());
             let page = loaded.remove(&id);
             async move {
                 let looked = match page {
                     Some(page) => match m.prepare_loaded(page).await {
-                        Ok(p) => m.look_up(p).await,
+                        Ok(p) => m.plan(p, &claimed).await,
                         Err(e) => Err(e),
                     },
                     None => Err(MatcherError::NotFound { what: "page", id }),
@@ -105,6 +131,23 @@ impl Matcher {
         .collect()
         .await;
         PreparedPages { pages, failed: None }
+    }
+
+    /// Look a prepared page up, unless its text was verified before in the task (or is
+    /// being looked up for another page of the batch, `claimed`).
+    async fn plan(&self, page: PreparedPage, claimed: &Mutex<HashSet<TextKey>>) -> Result<LookedUp> {
+        if let Some(key) = page.text_key {
+            if let Some(done) = self.remembered_text(&key) {
+                let outcome = PageOutcome { page_id: page.page_id, ..Default::default() };
+                return Ok((page, outcome, Plan::Reuse(done)));
+            }
+            if !claimed.lock().unwrap_or_else(|p| p.into_inner()).insert(key) {
+                let outcome = PageOutcome { page_id: page.page_id, ..Default::default() };
+                return Ok((page, outcome, Plan::AfterBatchTwin));
+            }
+        }
+        let (page, outcome, ids) = self.look_up(page).await?;
+        Ok((page, outcome, Plan::Verify(ids)))
     }
 
     /// Index a prepared batch in the page namespace, then verify and record its pages (the
@@ -161,30 +204,51 @@ impl Matcher {
 
     /// Verify the looked-up pages of a batch: the candidate sections of the whole batch
     /// that are not cached are read in one store call and analysed once, then each page is
-    /// verified. `Err` when the read of the sections failed; a page's own error (from its
+    /// verified; then the pages with the text of a page verified before take its result.
+    /// `Err` when the read of the sections failed; a page's own error (from its
     /// preparation or lookup) is its own.
     pub(super) async fn verify_batch(
         &self,
         looked: Vec<(i64, Result<LookedUp>)>,
     ) -> Result<Vec<(i64, Result<Verified>)>> {
         let concurrency = self.inner.config.concurrency.max(1);
+        // A text verified since the page was looked up (in the batch before, prepared
+        // while this one was) is not verified again either.
+        let looked: Vec<(i64, Result<LookedUp>)> = looked
+            .into_iter()
+            .map(|(id, r)| {
+                let r = r.map(|(page, outcome, plan)| match plan {
+                    Plan::Verify(ids) => match page.text_key.and_then(|key| self.remembered_text(&key)) {
+                        Some(done) => (page, outcome, Plan::Reuse(done)),
+                        None => (page, outcome, Plan::Verify(ids)),
+                    },
+                    other => (page, outcome, other),
+                });
+                (id, r)
+            })
+            .collect();
         let mut seen = HashSet::new();
         let wanted: Vec<i64> = looked
             .iter()
-            .filter_map(|(_, r)| r.as_ref().ok())
-            .flat_map(|(_, _, ids)| ids.iter().copied())
+            .filter_map(|(_, r)| match r {
+                Ok((_, _, Plan::Verify(ids))) => Some(ids),
+                _ => None,
+            })
+            .flat_map(|ids| ids.iter().copied())
             .filter(|id| seen.insert(*id))
             .collect();
         let ready = Arc::new(self.ready_sections(self.candidate_sections(&wanted).await?).await?);
         let me = self.clone();
-        Ok(futures::stream::iter(looked.into_iter().map(move |(id, r)| {
+        let first: Vec<(i64, Result<Step>)> = futures::stream::iter(looked.into_iter().map(move |(id, r)| {
             let (m, ready) = (me.clone(), ready.clone());
             async move {
                 let r = match r {
-                    Ok((page, outcome, ids)) => {
+                    Ok((page, outcome, Plan::Verify(ids))) => {
                         let sections = ids.iter().filter_map(|id| ready.get(id).map(|e| (*id, e.clone()))).collect();
-                        m.verify_against(page, outcome, sections).await
+                        m.verify_against(page, outcome, sections).await.map(Step::Done)
                     }
+                    Ok((page, _, Plan::Reuse(done))) => Ok(Step::Done(done.apply(&page))),
+                    Ok((page, _, Plan::AfterBatchTwin)) => Ok(Step::Twin(Box::new(page))),
                     Err(e) => Err(e),
                 };
                 (id, r)
@@ -192,7 +256,30 @@ impl Matcher {
         }))
         .buffered(concurrency)
         .collect()
-        .await)
+        .await;
+        // The pages whose twin in the batch is verified now.
+        let mut out = Vec::with_capacity(first.len());
+        for (id, step) in first {
+            let r = match step {
+                Ok(Step::Done(v)) => Ok(v),
+                Ok(Step::Twin(page)) => self.verify_twin(*page).await,
+                Err(e) => Err(e),
+            };
+            out.push((id, r));
+        }
+        Ok(out)
+    }
+
+    /// A page whose text is that of another page of its batch: that page's result, or
+    /// (when it failed) the page's own lookup and verification.
+    async fn verify_twin(&self, page: PreparedPage) -> Result<Verified> {
+        if let Some(done) = page.text_key.and_then(|key| self.remembered_text(&key)) {
+            return Ok(done.apply(&page));
+        }
+        let (page, outcome, ids) = self.look_up(page).await?;
+        let ready = self.ready_sections(self.candidate_sections(&ids).await?).await?;
+        let sections = ids.iter().filter_map(|id| ready.get(id).map(|e| (*id, e.clone()))).collect();
+        self.verify_against(page, outcome, sections).await
     }
 
     /// Record the copies found on a verified batch (one store call): the outcome of every
