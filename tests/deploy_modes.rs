@@ -199,8 +199,9 @@ fn serve_crawls_only_crawls_but_leaves_matching_to_the_workers() {
     assert!(match_set_in(&store).is_empty(), "a crawls-only server records no match");
     stop(server);
 
-    // A worker runs the queued matching tasks (the daily one, and the one the crawl
-    // queued for its new pages): the crawled copy is found like the imported ones.
+    // A worker runs the queued matching task (the daily one, which the crawl's request for
+    // its new pages joined: one pending task per scope): the crawled copy is found like
+    // the imported ones.
     let out = run_worker(&data);
     assert!(out.contains("(0 failed)"), "{out}");
     let left: Vec<_> =
