@@ -36,7 +36,8 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
         None => (true, true),
     };
     let trusted = matcher.index_is_trusted().await.context("reading the index's identity")?;
-    if !(sections && pages) && !trusted {
+    let partial = args.only.is_some();
+    if partial && !trusted {
         anyhow::bail!(
             "the index is not the one this store was indexed into (it lost its data, or a rebuild did not \
              finish): rebuild every namespace (`zhiwen reindex` without --only)"
