@@ -12,7 +12,6 @@
 //! negatives are the other chapters of the same novel and every news story of both news
 //! sets, each scored against every chapter. It prints markdown tables (`docs/dna.md`).
 
-
 use std::collections::HashMap;
 use std::env;
 use std::fs;
