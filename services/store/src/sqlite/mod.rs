@@ -18,12 +18,9 @@ use crate::model::*;
 use crate::traits::*;
 use crate::StoreError;
 
-#[path = "sqlite_admin.rs"]
-mod admin;
-#[path = "sqlite_content.rs"]
-mod content;
-#[path = "sqlite_pool.rs"]
+mod content_hash;
 mod pool;
+mod queries;
 
 use pool::ReadPool;
 

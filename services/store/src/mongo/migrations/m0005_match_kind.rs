@@ -4,7 +4,7 @@
 
 use mongodb::bson::doc;
 
-use super::{collect, MongoStore};
+use super::super::{collect, MongoStore};
 use crate::migrations::backfilled_kind;
 use crate::traits::StoreResult;
 
@@ -12,7 +12,7 @@ const BATCH: i64 = 500;
 
 impl MongoStore {
     /// Rewrite every match whose kind is still a verdict kind; safe to run twice.
-    pub(super) async fn backfill_match_kind(&self) -> StoreResult<u64> {
+    pub(in crate::mongo) async fn backfill_match_kind(&self) -> StoreResult<u64> {
         let coll = self.coll("matches");
         let mut done = coll.update_many(doc! {"kind": "b_within_a"}, doc! {"$set": {"kind": "excerpt"}}).await?;
         let mut total = done.modified_count;

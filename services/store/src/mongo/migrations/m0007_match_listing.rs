@@ -6,7 +6,7 @@
 use mongodb::bson::{doc, Document};
 use serde::Deserialize;
 
-use super::{collect, num, MongoStore};
+use super::super::{collect, num, MongoStore};
 use crate::codec::decompress;
 use crate::traits::StoreResult;
 use crate::StoreError;
@@ -15,18 +15,18 @@ const BATCH: i64 = 500;
 
 /// The comparison fields a listing shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
-pub(super) struct ListFields {
+pub(in crate::mongo) struct ListFields {
     #[serde(default)]
-    pub(super) copied_chars: u64,
+    pub(in crate::mongo) copied_chars: u64,
     #[serde(default)]
-    pub(super) evidence_coverage_a: f64,
+    pub(in crate::mongo) evidence_coverage_a: f64,
 }
 
 impl ListFields {
     /// The fields stored in `d`, if it has them.
-    pub(super) fn stored(d: &Document) -> Option<Self> {
+    pub(in crate::mongo) fn stored(d: &Document) -> Option<Self> {
         let copied_chars = num(d, "copied_chars").ok()?;
-        let evidence_coverage_a = super::float(d, "coverage").ok()?;
+        let evidence_coverage_a = super::super::float(d, "coverage").ok()?;
         Some(ListFields { copied_chars: copied_chars.max(0) as u64, evidence_coverage_a })
     }
 }
@@ -34,7 +34,7 @@ impl ListFields {
 impl MongoStore {
     /// The listing fields of the match document `d` (with its comparison) read from its
     /// comparison.
-    pub(super) async fn list_fields_of(&self, d: &Document) -> StoreResult<ListFields> {
+    pub(in crate::mongo) async fn list_fields_of(&self, d: &Document) -> StoreResult<ListFields> {
         let id = num(d, "_id")?;
         let json =
             decompress(&self.get_blob(d, &format!("matches/{id}/comparison"), "comparison").await?, "comparison")?;
@@ -42,7 +42,7 @@ impl MongoStore {
     }
 
     /// Give every match without them its listing fields; safe to run twice.
-    pub(super) async fn backfill_match_list_fields(&self) -> StoreResult<u64> {
+    pub(in crate::mongo) async fn backfill_match_list_fields(&self) -> StoreResult<u64> {
         let coll = self.coll("matches");
         let mut total = 0;
         let mut after = i64::MIN;

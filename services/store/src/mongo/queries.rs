@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use async_trait::async_trait;
 use mongodb::bson::{doc, Bson, Document};
 
-use super::listing::ListFields;
+use super::migrations::m0007_match_listing::ListFields;
 use super::{collect, date, insert_range, num, opt_string, opt_time, page_ref, string, time, MongoStore, Target};
 use crate::admin::*;
 use crate::codec::*;

@@ -27,14 +27,12 @@ use crate::model::*;
 use crate::traits::*;
 use crate::StoreError;
 
-#[path = "mongo_admin.rs"]
-mod admin;
-#[path = "mongo_content.rs"]
-mod content;
-#[path = "mongo_kind.rs"]
-mod kind;
-#[path = "mongo_listing.rs"]
-mod listing;
+mod content_hash;
+mod migrations {
+    pub(super) mod m0005_match_kind;
+    pub(super) mod m0007_match_listing;
+}
+mod queries;
 
 /// Largest compressed field kept inside its document.
 pub(crate) const INLINE_MAX: usize = 4 * 1024 * 1024;
