@@ -1,4 +1,4 @@
-//! The embedded store's pool of read-only connections (a child module of `sqlite`).
+//! The embedded store's pool of read-only connections.
 //!
 //! Hand-written on purpose: the maintained pools for rusqlite (`r2d2_sqlite`,
 //! `deadpool-sqlite`) are built against rusqlite 0.40, while the workspace pins 0.41, and

@@ -1,18 +1,18 @@
-//! Migration 5 on the MongoDB backend (a child module of `mongo`): matches stored with
-//! the verdict kind get the kind of copy. The comparison is a compressed blob, so the
-//! rule ([`backfilled_kind`]) runs here rather than in a database command.
+//! Migration 5 on the MongoDB backend: matches stored with the verdict kind get the kind
+//! of copy. The comparison is a compressed blob, so the rule ([`backfilled_kind`]) runs
+//! here rather than in a database command.
 
 use mongodb::bson::doc;
 
-use super::super::{collect, MongoStore};
 use crate::migrations::backfilled_kind;
+use crate::mongo::{collect, MongoStore};
 use crate::traits::StoreResult;
 
 const BATCH: i64 = 500;
 
 impl MongoStore {
     /// Rewrite every match whose kind is still a verdict kind; safe to run twice.
-    pub(in crate::mongo) async fn backfill_match_kind(&self) -> StoreResult<u64> {
+    pub(super) async fn backfill_match_kind(&self) -> StoreResult<u64> {
         let coll = self.coll("matches");
         let mut done = coll.update_many(doc! {"kind": "b_within_a"}, doc! {"$set": {"kind": "excerpt"}}).await?;
         let mut total = done.modified_count;

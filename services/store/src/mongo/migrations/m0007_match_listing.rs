@@ -1,48 +1,19 @@
-//! Migration 7 on the MongoDB backend (a child module of `mongo`): every match document
-//! carries the two comparison fields a listing shows (`copied_chars`, `coverage`), so a
-//! listing reads neither the compressed comparison nor its chunks. Older documents get
-//! them here, from their comparison (a compressed blob, hence code and not a command).
+//! Migration 7 on the MongoDB backend: every match document carries the two comparison
+//! fields a listing shows (`copied_chars`, `coverage`), so a listing reads neither the
+//! compressed comparison nor its chunks. Older documents get them here, from their
+//! comparison (a compressed blob, hence code and not a command).
 
-use mongodb::bson::{doc, Document};
-use serde::Deserialize;
+use mongodb::bson::doc;
 
-use super::super::{collect, num, MongoStore};
-use crate::codec::decompress;
+use crate::mongo::fields::num;
+use crate::mongo::{collect, MongoStore};
 use crate::traits::StoreResult;
-use crate::StoreError;
 
 const BATCH: i64 = 500;
 
-/// The comparison fields a listing shows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
-pub(in crate::mongo) struct ListFields {
-    #[serde(default)]
-    pub(in crate::mongo) copied_chars: u64,
-    #[serde(default)]
-    pub(in crate::mongo) evidence_coverage_a: f64,
-}
-
-impl ListFields {
-    /// The fields stored in `d`, if it has them.
-    pub(in crate::mongo) fn stored(d: &Document) -> Option<Self> {
-        let copied_chars = num(d, "copied_chars").ok()?;
-        let evidence_coverage_a = super::super::float(d, "coverage").ok()?;
-        Some(ListFields { copied_chars: copied_chars.max(0) as u64, evidence_coverage_a })
-    }
-}
-
 impl MongoStore {
-    /// The listing fields of the match document `d` (with its comparison) read from its
-    /// comparison.
-    pub(in crate::mongo) async fn list_fields_of(&self, d: &Document) -> StoreResult<ListFields> {
-        let id = num(d, "_id")?;
-        let json =
-            decompress(&self.get_blob(d, &format!("matches/{id}/comparison"), "comparison").await?, "comparison")?;
-        serde_json::from_slice(&json).map_err(|e| StoreError::corrupt(format!("comparison of match {id}"), e))
-    }
-
     /// Give every match without them its listing fields; safe to run twice.
-    pub(in crate::mongo) async fn backfill_match_list_fields(&self) -> StoreResult<u64> {
+    pub(super) async fn backfill_match_list_fields(&self) -> StoreResult<u64> {
         let coll = self.coll("matches");
         let mut total = 0;
         let mut after = i64::MIN;
