@@ -73,10 +73,6 @@ impl FingerprintStore for MongoStore {
         Ok(counts)
     }
 
-    async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>> {
-        Ok(self.get_fingerprints_many(&[subject]).await?.pop())
-    }
-
     async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {
         let ids: Vec<String> = subjects.iter().map(|s| fp_id(*s)).collect();
         let mut out = Vec::with_capacity(ids.len());

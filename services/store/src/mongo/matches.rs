@@ -116,11 +116,6 @@ impl MongoStore {
 
 #[async_trait]
 impl MatchStore for MongoStore {
-    async fn upsert_match(&self, m: &NewMatch) -> StoreResult<Upserted> {
-        let mut all = self.upsert_matches(std::slice::from_ref(m)).await?;
-        all.pop().ok_or_else(|| StoreError::Backend { backend: "mongodb", message: "no result for one match".into() })
-    }
-
     async fn upsert_matches(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>> {
         let validated = validate_matches(ms)?;
         if ms.is_empty() {

@@ -63,11 +63,6 @@ impl MongoStore {
 
 #[async_trait]
 impl PageStore for MongoStore {
-    async fn upsert_page(&self, page: &NewPage) -> StoreResult<Upserted> {
-        let mut all = self.upsert_pages(std::slice::from_ref(page)).await?;
-        all.pop().ok_or_else(|| StoreError::Backend { backend: "mongodb", message: "no result for one page".into() })
-    }
-
     async fn upsert_pages(&self, pages: &[NewPage]) -> StoreResult<Vec<Upserted>> {
         let prepared = prepare_pages(pages)?;
         if prepared.is_empty() {

@@ -148,11 +148,6 @@ impl MongoStore {
 
 #[async_trait]
 impl WorkStore for MongoStore {
-    async fn upsert_work(&self, work: &NewWork) -> StoreResult<WorkUpserted> {
-        validate_work(work)?;
-        self.upsert_one_work(work).await
-    }
-
     async fn upsert_works(&self, works: &[NewWork]) -> StoreResult<Vec<WorkUpserted>> {
         validate_works(works)?;
         let mut out = Vec::with_capacity(works.len());

@@ -61,10 +61,6 @@ impl FingerprintStore for SqliteStore {
         .await
     }
 
-    async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>> {
-        Ok(self.get_fingerprints_many(&[subject]).await?.pop())
-    }
-
     async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {
         let subjects = subjects.to_vec();
         self.read(move |c| {

@@ -142,11 +142,6 @@ fn count_by<K: rusqlite::types::FromSql>(
 
 #[async_trait]
 impl MatchStore for SqliteStore {
-    async fn upsert_match(&self, m: &NewMatch) -> StoreResult<Upserted> {
-        let mut all = self.upsert_matches(std::slice::from_ref(m)).await?;
-        all.pop().ok_or_else(|| StoreError::Backend { backend: "embedded", message: "no result for one match".into() })
-    }
-
     async fn upsert_matches(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>> {
         let validated = validate_matches(ms)?;
         let ms = ms.to_vec();

@@ -115,11 +115,6 @@ fn site_row(r: &Row) -> rusqlite::Result<Site> {
 
 #[async_trait]
 impl PageStore for SqliteStore {
-    async fn upsert_page(&self, page: &NewPage) -> StoreResult<Upserted> {
-        let mut all = self.upsert_pages(std::slice::from_ref(page)).await?;
-        all.pop().ok_or_else(|| StoreError::Backend { backend: "sqlite", message: "no result for one page".into() })
-    }
-
     async fn upsert_pages(&self, pages: &[NewPage]) -> StoreResult<Vec<Upserted>> {
         let prepared = prepare_pages(pages)?;
         let pages = pages.to_vec();

@@ -7,7 +7,6 @@ use super::{ts, SqliteStore};
 use crate::codec::*;
 use crate::model::*;
 use crate::traits::{StoreResult, WorkStore};
-use crate::StoreError;
 
 /// A row of `SELECT id, owner, external_id, title, author, section_count, updated_at FROM works`.
 pub(super) fn work_summary(r: &Row) -> rusqlite::Result<WorkSummary> {
@@ -132,11 +131,6 @@ fn finish_section((mut s, z): (Section, Vec<u8>)) -> StoreResult<Section> {
 
 #[async_trait]
 impl WorkStore for SqliteStore {
-    async fn upsert_work(&self, work: &NewWork) -> StoreResult<WorkUpserted> {
-        let mut all = self.upsert_works(std::slice::from_ref(work)).await?;
-        all.pop().ok_or_else(|| StoreError::Backend { backend: "sqlite", message: "no result for one work".into() })
-    }
-
     async fn upsert_works(&self, works: &[NewWork]) -> StoreResult<Vec<WorkUpserted>> {
         validate_works(works)?;
         let works = works.to_vec();
