@@ -99,8 +99,8 @@ impl Stores {
 /// ([`StoreError::SchemaTooNew`]).
 pub async fn open(config: &StoreConfig) -> Result<Stores, StoreError> {
     match config {
-        StoreConfig::Embedded { data_dir } => {
-            let store = sqlite::SqliteStore::open(data_dir).await?;
+        StoreConfig::Embedded { data_dir, readers } => {
+            let store = sqlite::SqliteStore::open(data_dir, *readers).await?;
             store.migrate().await?;
             Ok(Stores::from_backend(store, "embedded"))
         }
@@ -115,7 +115,9 @@ pub async fn open(config: &StoreConfig) -> Result<Stores, StoreError> {
 /// Apply the missing migrations of the configured backend (safe to run twice).
 pub async fn migrate(config: &StoreConfig) -> Result<MigrationReport, StoreError> {
     match config {
-        StoreConfig::Embedded { data_dir } => sqlite::SqliteStore::open(data_dir).await?.migrate().await,
+        StoreConfig::Embedded { data_dir, readers } => {
+            sqlite::SqliteStore::open(data_dir, *readers).await?.migrate().await
+        }
         StoreConfig::Mongo { uri, database } => mongo::MongoStore::connect(uri, database).await?.migrate().await,
     }
 }

@@ -43,7 +43,10 @@ pub(crate) struct SqliteStore {
 }
 
 impl SqliteStore {
-    pub(crate) async fn open(data_dir: &Path) -> StoreResult<Self> {
+    /// Open (creating if missing) the database in `data_dir`, with `readers` read-only
+    /// connections (`None`: the default number, `Some(0)`: none).
+    pub(crate) async fn open(data_dir: &Path, readers: Option<usize>) -> StoreResult<Self> {
+        let size = pool::size(readers)?;
         let dir = data_dir.to_path_buf();
         let conn = tokio::task::spawn_blocking(move || -> StoreResult<Connection> {
             std::fs::create_dir_all(&dir)
@@ -59,7 +62,7 @@ impl SqliteStore {
         })
         .await??;
         // Readers open after the writer has switched the file to WAL.
-        let readers = match pool::configured_size()? {
+        let readers = match size {
             0 => None,
             n => Some(ReadPool::open(&data_dir.join(DB_FILE), n).await?),
         };
