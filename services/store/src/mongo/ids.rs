@@ -5,12 +5,17 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::ReturnDocument;
 
 use super::fields::num;
-use super::{collect, MongoStore, BATCH_READ};
+use super::{collect, MongoStore};
 use crate::codec::sorted_ids;
 use crate::error::is_mongo_duplicate;
 use crate::model::SubjectKind;
 use crate::traits::StoreResult;
 use crate::StoreError;
+
+/// Ids per `$in` read of several documents by id. Small, because a server may check
+/// each document it finds against the whole list (SecantusDB does: a read of n ids costs
+/// it n * n comparisons), while a round trip more costs MongoDB little.
+pub(super) const BATCH_READ: usize = 32;
 
 impl MongoStore {
     /// Reserve `n` consecutive ids of `counter`; returns the first.
@@ -44,6 +49,7 @@ impl MongoStore {
         let d = self.coll("counters").find_one(doc! {"_id": counter}).await?;
         d.map(|d| num(&d, "seq")).transpose().map(|v| v.unwrap_or(0))
     }
+
     /// Documents of `coll` passing `filter` with `_id` in `(after_id, max]`, ascending,
     /// at most `limit`, queried in bounded windows that widen while they come back empty.
     pub(super) async fn scan(
@@ -74,9 +80,7 @@ impl MongoStore {
         }
         Ok(out)
     }
-}
 
-impl MongoStore {
     /// The documents of `coll` with these ids (each once, ascending by id; ids not stored
     /// left out), read with bounded `$in` lists: one round trip per chunk, not per id.
     pub(super) async fn find_by_ids(

@@ -8,8 +8,8 @@ use mongodb::bson::{doc, Bson, Document};
 use serde::Deserialize;
 
 use super::fields::{corrupt, date, float, insert_range, num, opt_string, string, time};
-use super::ids::Target;
-use super::{collect, MongoStore, BATCH_READ};
+use super::ids::{Target, BATCH_READ};
+use super::{collect, MongoStore};
 use crate::codec::*;
 use crate::error::is_mongo_duplicate;
 use crate::model::*;

@@ -38,11 +38,6 @@ mod queries;
 mod tasks;
 mod works;
 
-/// Ids per `$in` read of several documents by id. Small, because a server may check
-/// each document it finds against the whole list (SecantusDB does: a read of n ids costs
-/// it n * n comparisons), while a round trip more costs MongoDB little.
-const BATCH_READ: usize = 32;
-
 /// The MongoDB store.
 pub(crate) struct MongoStore {
     db: Database,
