@@ -7,6 +7,7 @@
 //! [store]
 //! backend = "embedded"          # or "mongodb"
 //! data_dir = ".zhiwen-data"
+//! sqlite_readers = 8            # embedded store: read-only connections (0: none)
 //! mongo_uri = "mongodb://127.0.0.1:27017"
 //! mongo_database = "zhiwen"
 //!
@@ -64,6 +65,10 @@ pub struct DataArgs {
     /// Directory of the embedded store and index [default: .zhiwen-data].
     #[arg(long, env = "ZHIWEN_DATA_DIR", global = true)]
     pub data_dir: Option<PathBuf>,
+    /// Read-only connections of the embedded store, 0 to 256; 0 sends reads through the
+    /// writer connection [default: two per core, 4 to 16].
+    #[arg(long, env = "ZHIWEN_SQLITE_READERS", global = true)]
+    pub sqlite_readers: Option<usize>,
     /// MongoDB connection string [default: mongodb://127.0.0.1:27017].
     #[arg(long, env = "ZHIWEN_MONGO_URI", global = true)]
     pub mongo_uri: Option<String>,
@@ -95,6 +100,7 @@ struct FileConfig {
 struct FileStore {
     backend: Option<StoreBackend>,
     data_dir: Option<PathBuf>,
+    sqlite_readers: Option<usize>,
     mongo_uri: Option<String>,
     mongo_database: Option<String>,
 }
@@ -143,7 +149,10 @@ impl Settings {
             .or(file.store.data_dir)
             .unwrap_or_else(|| PathBuf::from(zhiwen_store::DEFAULT_DATA_DIR));
         let store = match args.store.or(file.store.backend).unwrap_or(StoreBackend::Embedded) {
-            StoreBackend::Embedded => StoreConfig::embedded(&data_dir),
+            StoreBackend::Embedded => match args.sqlite_readers.or(file.store.sqlite_readers) {
+                Some(n) => StoreConfig::embedded(&data_dir).with_readers(n),
+                None => StoreConfig::embedded(&data_dir),
+            },
             StoreBackend::Mongodb => StoreConfig::mongo(
                 args.mongo_uri.clone().or(file.store.mongo_uri).unwrap_or_else(|| "mongodb://127.0.0.1:27017".into()),
                 args.mongo_database
@@ -247,6 +256,24 @@ mod tests {
         };
         let s = Settings::resolve(&args).expect("resolves");
         assert_eq!(s.store, StoreConfig::embedded("elsewhere"));
+    }
+
+    #[test]
+    fn sqlite_readers_come_from_the_flag_the_environment_or_the_file() {
+        let command = DataArgs::augment_args(clap::Command::new("zhiwen"));
+        let arg = command.get_arguments().find(|a| a.get_id() == "sqlite_readers").expect("the flag");
+        assert_eq!(arg.get_env(), Some(std::ffi::OsStr::new("ZHIWEN_SQLITE_READERS")));
+        assert_eq!(arg.get_long(), Some("sqlite-readers"));
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("zhiwen.toml");
+        std::fs::write(&file, "[store]\ndata_dir = \"d\"\nsqlite_readers = 2\n").expect("write");
+        let args = DataArgs { config: Some(file.clone()), ..DataArgs::default() };
+        assert_eq!(Settings::resolve(&args).expect("resolves").store, StoreConfig::embedded("d").with_readers(2));
+        let args = DataArgs { config: Some(file), sqlite_readers: Some(0), ..DataArgs::default() };
+        assert_eq!(Settings::resolve(&args).expect("resolves").store, StoreConfig::embedded("d").with_readers(0));
+        let args = DataArgs { data_dir: Some(PathBuf::from("d")), ..DataArgs::default() };
+        assert_eq!(Settings::resolve(&args).expect("resolves").store, StoreConfig::embedded("d"));
     }
 
     #[test]

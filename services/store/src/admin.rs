@@ -1,7 +1,8 @@
 //! What the admin API needs beyond the pipeline's stores: API keys ([`KeyStore`]) and
 //! the dashboard's queries ([`QueryStore`]: match listings with an owner scope, sorting
 //! and keyset cursors, grouped counts for statistics, work search and deletion, page
-//! search). Both backends implement them (`sqlite_admin.rs`, `mongo_admin.rs`).
+//! search). Both backends implement them (`keys.rs` and `queries.rs` of `sqlite/` and
+//! `mongo/`).
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

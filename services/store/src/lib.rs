@@ -1,17 +1,33 @@
 //! The persistent stores of zhiwen: protected works and their sections (the "mother
 //! library"), fetched pages and their sites, fingerprints of both, matches with their
-//! review trail, and persisted tasks. Each store is one small async trait
-//! ([`WorkStore`], [`PageStore`], [`FingerprintStore`], [`MatchStore`], [`TaskStore`])
-//! with two backends: MongoDB through the official driver (production, MongoDB 6+) and
-//! an embedded SQLite database (bundled, WAL) that needs no server and is the default.
-//! One conformance suite (`tests/integration.rs`) runs against both.
+//! review trail, persisted tasks, API keys, the admin API's queries and a few named meta
+//! values. Each store is one small async trait ([`WorkStore`], [`PageStore`],
+//! [`FingerprintStore`], [`MatchStore`], [`TaskStore`], [`KeyStore`], [`QueryStore`],
+//! [`MetaStore`]) with two backends: MongoDB through the official driver (production,
+//! MongoDB 6+) and an embedded SQLite database (bundled, WAL) that needs no server and is
+//! the default. One conformance suite (`tests/integration/`) runs against both.
 //!
 //! It owns the schemas and their versioned migrations (`migrations/` at the repository
 //! root, embedded here), idempotent writes keyed by natural keys, and the compact
 //! integer ids of sections and pages that the index stores. It must not touch the
 //! algorithms (it stores [`zhiwen_core::Fingerprints`] and comparisons as the core made
-//! them), chapter splitting (the ingest crate's), the Redis index, HTTP or the command
-//! line: callers build a [`StoreConfig`] and call [`open`] or [`migrate`].
+//! them), chapter splitting (the ingest crate's), the Redis index, HTTP, the command
+//! line or the environment: callers build a [`StoreConfig`] (every setting of the
+//! store is in it) and call [`open`] or [`migrate`].
+//!
+//! Layout:
+//!
+//! | file | holds |
+//! |---|---|
+//! | `traits.rs` | the pipeline's traits; a single-record method that is a batch of one is a default method there |
+//! | `admin.rs` | the admin API's traits ([`KeyStore`], [`QueryStore`]) and their types |
+//! | `model.rs` | the records the stores keep, shared by both backends |
+//! | `config.rs` | [`StoreConfig`]: which backend, where, how many SQLite readers |
+//! | `error.rs` | [`StoreError`] |
+//! | `codec.rs`, `fingerprint_blob.rs` | validation, URL normalisation, compression, hashes; the binary form of fingerprints |
+//! | `migrations.rs` | both backends' migrations, embedded, and the schema version |
+//! | `sqlite/` | the embedded backend: `mod.rs` (the store, its writer connection and reads), `pool.rs` (the readers), `migrations.rs`, and one file per resource: `works`, `pages`, `content_hash`, `fingerprints`, `matches`, `tasks`, `keys`, `queries`, `meta` |
+//! | `mongo/` | the MongoDB backend: `mod.rs` (the store, its connection), `fields.rs` (typed BSON fields), `ids.rs` (counters, id-window scans, reads by id), `blobs.rs` (chunked fields), `migrations/` (the runner, and `m0005_match_kind.rs`, `m0007_match_listing.rs` for the migrations that need code), and the same files per resource |
 
 mod admin;
 mod codec;
@@ -99,8 +115,8 @@ impl Stores {
 /// ([`StoreError::SchemaTooNew`]).
 pub async fn open(config: &StoreConfig) -> Result<Stores, StoreError> {
     match config {
-        StoreConfig::Embedded { data_dir } => {
-            let store = sqlite::SqliteStore::open(data_dir).await?;
+        StoreConfig::Embedded { data_dir, readers } => {
+            let store = sqlite::SqliteStore::open(data_dir, *readers).await?;
             store.migrate().await?;
             Ok(Stores::from_backend(store, "embedded"))
         }
@@ -115,7 +131,9 @@ pub async fn open(config: &StoreConfig) -> Result<Stores, StoreError> {
 /// Apply the missing migrations of the configured backend (safe to run twice).
 pub async fn migrate(config: &StoreConfig) -> Result<MigrationReport, StoreError> {
     match config {
-        StoreConfig::Embedded { data_dir } => sqlite::SqliteStore::open(data_dir).await?.migrate().await,
+        StoreConfig::Embedded { data_dir, readers } => {
+            sqlite::SqliteStore::open(data_dir, *readers).await?.migrate().await
+        }
         StoreConfig::Mongo { uri, database } => mongo::MongoStore::connect(uri, database).await?.migrate().await,
     }
 }

@@ -1,5 +1,7 @@
 //! One trait per store. Both backends implement all of them; callers hold
-//! `Arc<dyn Trait>` from [`crate::Stores`].
+//! `Arc<dyn Trait>` from [`crate::Stores`]. A single-record write or read that is the
+//! batch version with one item (`upsert_work`, `upsert_page`, `put_fingerprints`,
+//! `get_fingerprints`, `upsert_match`) is a default method here, written once.
 
 use async_trait::async_trait;
 use zhiwen_core::Fingerprints;
@@ -10,13 +12,21 @@ use crate::StoreError;
 /// Result alias of the store traits.
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// The result of a batch of one, for the single-record defaults: each batch method
+/// returns one result per input, so a batch of one has exactly one.
+fn only<T>(mut results: Vec<T>, what: &str) -> StoreResult<T> {
+    results.pop().ok_or_else(|| StoreError::Backend { backend: "store", message: format!("no result for one {what}") })
+}
+
 /// The protected works ("mother library") and their sections.
 #[async_trait]
 pub trait WorkStore: Send + Sync {
     /// Store a work and its sections, keyed by `(owner, external_id)`. Re-storing the
     /// same content is `Unchanged`; changed content replaces the sections (ids stay
     /// stable per ordinal; sections beyond the new count are deleted).
-    async fn upsert_work(&self, work: &NewWork) -> StoreResult<WorkUpserted>;
+    async fn upsert_work(&self, work: &NewWork) -> StoreResult<WorkUpserted> {
+        only(self.upsert_works(std::slice::from_ref(work)).await?, "work")
+    }
     /// Store several works; the whole batch is validated first (including duplicate
     /// `(owner, external_id)` within it), so bad input writes nothing.
     async fn upsert_works(&self, works: &[NewWork]) -> StoreResult<Vec<WorkUpserted>>;
@@ -46,7 +56,9 @@ pub trait WorkStore: Send + Sync {
 #[async_trait]
 pub trait PageStore: Send + Sync {
     /// Store a page keyed by its normalised URL; the site's counts follow.
-    async fn upsert_page(&self, page: &NewPage) -> StoreResult<Upserted>;
+    async fn upsert_page(&self, page: &NewPage) -> StoreResult<Upserted> {
+        only(self.upsert_pages(std::slice::from_ref(page)).await?, "page")
+    }
     /// Store many pages (validated first; one transaction on the embedded store).
     /// Returns one result per input, in order.
     async fn upsert_pages(&self, pages: &[NewPage]) -> StoreResult<Vec<Upserted>>;
@@ -94,7 +106,9 @@ pub trait FingerprintStore: Send + Sync {
     /// Store many (validated first; duplicates of one subject in the batch are refused).
     async fn put_fingerprints_many(&self, items: &[(Subject, Fingerprints)]) -> StoreResult<BatchCounts>;
     /// The fingerprints of one subject.
-    async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>>;
+    async fn get_fingerprints(&self, subject: Subject) -> StoreResult<Option<FingerprintRecord>> {
+        Ok(self.get_fingerprints_many(&[subject]).await?.pop())
+    }
     /// The fingerprints of those of `subjects` that have some, in no particular order (a
     /// few requests for many subjects, where reading them one by one costs a round trip
     /// each).
@@ -128,7 +142,9 @@ pub trait MatchStore: Send + Sync {
     /// Record a comparison keyed by `(section_id, page_id)`: the first sighting is kept,
     /// the last sighting and the scores follow the newest call. `Unchanged` when the
     /// comparison is identical (only `last_seen` may move). Section and page must exist.
-    async fn upsert_match(&self, m: &NewMatch) -> StoreResult<Upserted>;
+    async fn upsert_match(&self, m: &NewMatch) -> StoreResult<Upserted> {
+        only(self.upsert_matches(std::slice::from_ref(m)).await?, "match")
+    }
     /// Record several comparisons as [`MatchStore::upsert_match`] does each, in a few
     /// reads and writes: one result per input, in order. The whole batch is validated
     /// first (sections and pages must exist; one `(section, page)` at most once), so bad

@@ -10,6 +10,7 @@ mod admin;
 mod content_hash;
 mod fixtures;
 mod migrations;
+mod readers;
 mod suite;
 
 macro_rules! conformance {

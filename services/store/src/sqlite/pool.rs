@@ -1,4 +1,4 @@
-//! The embedded store's pool of read-only connections (a child module of `sqlite`).
+//! The embedded store's pool of read-only connections.
 //!
 //! Hand-written on purpose: the maintained pools for rusqlite (`r2d2_sqlite`,
 //! `deadpool-sqlite`) are built against rusqlite 0.40, while the workspace pins 0.41, and
@@ -14,22 +14,22 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::config::MAX_SQLITE_READERS;
 use crate::traits::StoreResult;
 use crate::StoreError;
 
-/// Environment variable overriding the number of reader connections; `0` sends reads
-/// through the writer connection as before the pool (for comparisons).
-pub(super) const READERS_ENV: &str = "ZHIWEN_SQLITE_READERS";
-
-/// Number of reader connections: [`READERS_ENV`] if set, else two per core, at least 4
-/// and at most 16. SQLite readers in WAL mode do not block each other or the writer;
-/// past a few per core they only add memory (each keeps its own page cache).
-pub(super) fn configured_size() -> StoreResult<usize> {
-    match std::env::var(READERS_ENV) {
-        Ok(v) => v.trim().parse::<usize>().ok().filter(|n| *n <= 256).ok_or_else(|| {
-            StoreError::Config(format!("{READERS_ENV}={v:?}: expected a number of connections from 0 to 256"))
-        }),
-        Err(_) => {
+/// Number of reader connections: `configured` ([`crate::StoreConfig::with_readers`];
+/// `0` sends reads through the writer connection as before the pool, for comparisons)
+/// if given, else two per core, at least 4 and at most 16. SQLite readers in WAL mode do
+/// not block each other or the writer; past a few per core they only add memory (each
+/// keeps its own page cache).
+pub(super) fn size(configured: Option<usize>) -> StoreResult<usize> {
+    match configured {
+        Some(n) if n <= MAX_SQLITE_READERS => Ok(n),
+        Some(n) => Err(StoreError::Config(format!(
+            "{n} SQLite readers: expected a number of connections from 0 to {MAX_SQLITE_READERS}"
+        ))),
+        None => {
             let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
             Ok((cores * 2).clamp(4, 16))
         }

@@ -1,11 +1,11 @@
-//! Migration 5 on the MongoDB backend (a child module of `mongo`): matches stored with
-//! the verdict kind get the kind of copy. The comparison is a compressed blob, so the
-//! rule ([`backfilled_kind`]) runs here rather than in a database command.
+//! Migration 5 on the MongoDB backend: matches stored with the verdict kind get the kind
+//! of copy. The comparison is a compressed blob, so the rule ([`backfilled_kind`]) runs
+//! here rather than in a database command.
 
 use mongodb::bson::doc;
 
-use super::{collect, MongoStore};
 use crate::migrations::backfilled_kind;
+use crate::mongo::{collect, MongoStore};
 use crate::traits::StoreResult;
 
 const BATCH: i64 = 500;

@@ -1,23 +1,18 @@
-//! `ZHIWEN_SQLITE_READERS=0`: the embedded store without its reader pool sends every read
-//! through the writer connection and still answers reads and writes. Its own test binary:
-//! the variable is read when a store opens, and tests of one binary share the environment.
+//! Readers 0 (`StoreConfig::with_readers(0)`, what the CLI makes of
+//! `ZHIWEN_SQLITE_READERS=0`): the embedded store without its reader pool sends every read
+//! through the writer connection and still answers reads and writes.
 
-#[allow(dead_code)]
-#[path = "integration/fixtures.rs"]
-mod fixtures;
-
-use fixtures::*;
 use zhiwen_store::*;
+
+use crate::fixtures::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_store_without_reader_pool() {
-    std::env::set_var("ZHIWEN_SQLITE_READERS", "many");
     let dir = tempfile::tempdir().unwrap();
-    let err = open(&StoreConfig::embedded(dir.path())).await.unwrap_err();
-    assert!(matches!(err, StoreError::Config(_)) && err.to_string().contains("ZHIWEN_SQLITE_READERS"), "{err}");
+    let err = open(&StoreConfig::embedded(dir.path()).with_readers(257)).await.unwrap_err();
+    assert!(matches!(err, StoreError::Config(_)) && err.to_string().contains("SQLite readers"), "{err}");
 
-    std::env::set_var("ZHIWEN_SQLITE_READERS", "0");
-    let s = open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    let s = open(&StoreConfig::embedded(dir.path()).with_readers(0)).await.unwrap();
     let w = s.works.upsert_work(&work("甲", "w1")).await.unwrap();
     let p = s.pages.upsert_page(&page("https://a.example/1", TEXT_A, 10)).await.unwrap().id;
     let m = NewMatch {

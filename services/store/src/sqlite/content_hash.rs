@@ -1,8 +1,9 @@
-//! Pages by content hash on the embedded store (a child module of `sqlite`).
+//! Pages by content hash on the embedded store.
 
 use rusqlite::params;
 
-use super::{page_ref, SqliteStore};
+use super::pages::page_ref;
+use super::SqliteStore;
 use crate::codec::*;
 use crate::model::PageRef;
 use crate::traits::StoreResult;

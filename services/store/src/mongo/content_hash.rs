@@ -1,8 +1,9 @@
-//! Pages by content hash on MongoDB (a child module of `mongo`).
+//! Pages by content hash on MongoDB.
 
 use mongodb::bson::doc;
 
-use super::{collect, page_ref, MongoStore};
+use super::pages::page_ref;
+use super::{collect, MongoStore};
 use crate::codec::*;
 use crate::model::PageRef;
 use crate::traits::StoreResult;

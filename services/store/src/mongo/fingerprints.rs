@@ -1,0 +1,126 @@
+//! [`FingerprintStore`] on MongoDB: one document per subject (`_id` `kind:id`), the
+//! fingerprints in their binary form, large ones in chunks.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use mongodb::bson::{doc, Document};
+use zhiwen_core::Fingerprints;
+
+use super::fields::{date, num, string, time};
+use super::ids::Target;
+use super::MongoStore;
+use crate::codec::*;
+use crate::model::*;
+use crate::traits::{FingerprintStore, StoreResult};
+
+fn fp_id(s: Subject) -> String {
+    s.to_string()
+}
+
+impl MongoStore {
+    async fn fp_from(&self, d: Document) -> StoreResult<FingerprintRecord> {
+        let subject = Subject { kind: SubjectKind::parse(&string(&d, "kind")?)?, id: num(&d, "subject_id")? };
+        let data = self.get_blob(&d, &format!("fingerprints/{subject}"), "data").await?;
+        Ok(FingerprintRecord {
+            subject,
+            params_tag: string(&d, "params_tag")?,
+            fingerprints: decode_fingerprints(&data, subject)?,
+            updated_at: time(&d, "updated_at")?,
+        })
+    }
+}
+
+#[async_trait]
+impl FingerprintStore for MongoStore {
+    async fn put_fingerprints_many(&self, items: &[(Subject, Fingerprints)]) -> StoreResult<BatchCounts> {
+        validate_fingerprints(items)?;
+        let encoded = items
+            .iter()
+            .map(|(s, fp)| Ok((*s, fp.params_tag.as_str(), encode_fingerprints(fp)?)))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let coll = self.coll("fingerprints");
+        let ids: Vec<String> = items.iter().map(|(s, _)| fp_id(*s)).collect();
+        let existing: HashMap<String, i64> = self
+            .find_in("fingerprints", &ids, Some(doc! {"_id": 1, "data_hash": 1}))
+            .await?
+            .iter()
+            .filter_map(|d| Some((d.get_str("_id").ok()?.to_owned(), num(d, "data_hash").ok()?)))
+            .collect();
+        let now = date(Timestamp::now());
+        let mut counts = BatchCounts::default();
+        let mut inserts = Vec::new();
+        for ((s, tag, data), id) in encoded.into_iter().zip(ids) {
+            let hash = h2i(zhiwen_core::hash::hash_bytes(&data));
+            let old = existing.get(&id);
+            if old == Some(&hash) {
+                counts.add(Outcome::Unchanged);
+                continue;
+            }
+            let mut d = doc! {"_id": &id, "kind": s.kind.as_str(), "subject_id": s.id, "params_tag": tag, "data_hash": hash, "updated_at": now.clone()};
+            d.extend(self.put_blob(&format!("fingerprints/{s}"), "data", data, old.is_none()).await?);
+            if old.is_none() {
+                inserts.push(d);
+                counts.add(Outcome::Inserted);
+            } else {
+                coll.replace_one(doc! {"_id": &id}, d).await?;
+                counts.add(Outcome::Updated);
+            }
+        }
+        if !inserts.is_empty() {
+            coll.insert_many(inserts).await?;
+        }
+        Ok(counts)
+    }
+
+    async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {
+        let ids: Vec<String> = subjects.iter().map(|s| fp_id(*s)).collect();
+        let mut out = Vec::with_capacity(ids.len());
+        for d in self.find_in("fingerprints", &ids, None).await? {
+            out.push(self.fp_from(d).await?);
+        }
+        Ok(out)
+    }
+
+    async fn stale_subjects(
+        &self,
+        kind: SubjectKind,
+        current_tag: &str,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<i64>> {
+        let limit = check_limit(limit)?;
+        let filter = doc! {"kind": kind.as_str(), "params_tag": {"$ne": current_tag}};
+        let docs = self.scan(Target::fingerprints(kind), filter, after_id, limit, Some(doc! {"subject_id": 1})).await?;
+        docs.iter().map(|d| num(d, "subject_id")).collect()
+    }
+
+    async fn scan_fingerprints(
+        &self,
+        kind: SubjectKind,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<FingerprintRecord>> {
+        let limit = check_limit(limit)?;
+        let docs = self.scan(Target::fingerprints(kind), doc! {"kind": kind.as_str()}, after_id, limit, None).await?;
+        let mut out = Vec::with_capacity(docs.len());
+        for d in docs {
+            out.push(self.fp_from(d).await?);
+        }
+        Ok(out)
+    }
+
+    async fn count_fingerprints(&self, kind: SubjectKind, params_tag: Option<&str>) -> StoreResult<u64> {
+        let mut filter = doc! {"kind": kind.as_str()};
+        if let Some(t) = params_tag {
+            filter.insert("params_tag", t);
+        }
+        Ok(self.coll("fingerprints").count_documents(filter).await?)
+    }
+
+    async fn delete_fingerprints(&self, subject: Subject) -> StoreResult<bool> {
+        let r = self.coll("fingerprints").delete_one(doc! {"_id": fp_id(subject)}).await?;
+        self.coll("blob_chunks").delete_many(doc! {"owner": format!("fingerprints/{subject}")}).await?;
+        Ok(r.deleted_count > 0)
+    }
+}

@@ -1,0 +1,318 @@
+//! [`MatchStore`] on MongoDB: matches keyed by `(section, page)`, the review trail inside
+//! each match document, the comparison compressed beside the two fields a listing shows.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use mongodb::bson::{doc, Bson, Document};
+use serde::Deserialize;
+
+use super::fields::{corrupt, date, float, insert_range, num, opt_string, string, time};
+use super::ids::{Target, BATCH_READ};
+use super::{collect, MongoStore};
+use crate::codec::*;
+use crate::error::is_mongo_duplicate;
+use crate::model::*;
+use crate::traits::{MatchStore, StoreResult};
+use crate::StoreError;
+
+fn match_filter(f: &MatchFilter) -> Document {
+    let mut d = Document::new();
+    if let Some(v) = f.work_id {
+        d.insert("work_id", v);
+    }
+    if let Some(v) = f.section_id {
+        d.insert("section_id", v);
+    }
+    if let Some(v) = &f.site {
+        d.insert("site", v.to_lowercase());
+    }
+    if let Some(v) = &f.kind {
+        d.insert("kind", v.clone());
+    }
+    if let Some(v) = f.status {
+        d.insert("status", v.as_str());
+    }
+    insert_range(&mut d, "score", ("$gte", f.min_score), ("$lte", f.max_score));
+    insert_range(&mut d, "last_seen", ("$gte", f.seen_from.map(date)), ("$lt", f.seen_until.map(date)));
+    d
+}
+
+impl MongoStore {
+    pub(super) async fn match_from(&self, d: Document) -> StoreResult<Match> {
+        let id = num(&d, "_id")?;
+        let json =
+            decompress(&self.get_blob(&d, &format!("matches/{id}/comparison"), "comparison").await?, "comparison")?;
+        let comparison =
+            serde_json::from_slice(&json).map_err(|e| StoreError::corrupt(format!("comparison of match {id}"), e))?;
+        let status_of =
+            |s: String| ReviewStatus::parse(&s).ok_or_else(|| StoreError::corrupt(format!("status of match {id}"), s));
+        let mut review_log = Vec::new();
+        if let Ok(events) = d.get_array("review_log") {
+            for e in events {
+                let Bson::Document(e) = e else { return Err(corrupt(&d, "review_log")) };
+                review_log.push(ReviewEvent {
+                    by: string(e, "by")?,
+                    at: time(e, "at")?,
+                    from: status_of(string(e, "from")?)?,
+                    to: status_of(string(e, "to")?)?,
+                    note: opt_string(e, "note")?,
+                });
+            }
+        }
+        Ok(Match {
+            id,
+            section_id: num(&d, "section_id")?,
+            work_id: num(&d, "work_id")?,
+            page_id: num(&d, "page_id")?,
+            site: string(&d, "site")?,
+            kind: string(&d, "kind")?,
+            score: float(&d, "score")?,
+            duplicate: d.get_bool("duplicate").map_err(|_| corrupt(&d, "duplicate"))?,
+            comparison,
+            first_seen: time(&d, "first_seen")?,
+            last_seen: time(&d, "last_seen")?,
+            status: status_of(string(&d, "status")?)?,
+            review_log,
+        })
+    }
+
+    pub(super) async fn count_by(&self, filter: &Document, field: &str) -> StoreResult<Vec<(Bson, u64)>> {
+        let pipeline =
+            vec![doc! {"$match": filter.clone()}, doc! {"$group": {"_id": format!("${field}"), "n": {"$sum": 1}}}];
+        let docs = collect(self.coll("matches").aggregate(pipeline).await?).await?;
+        docs.iter().map(|d| Ok((d.get("_id").cloned().unwrap_or(Bson::Null), num(d, "n")? as u64))).collect()
+    }
+}
+
+/// The comparison fields a listing shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+pub(super) struct ListFields {
+    #[serde(default)]
+    pub(super) copied_chars: u64,
+    #[serde(default)]
+    pub(super) evidence_coverage_a: f64,
+}
+
+impl ListFields {
+    /// The fields stored in `d`, if it has them.
+    pub(super) fn stored(d: &Document) -> Option<Self> {
+        let copied_chars = num(d, "copied_chars").ok()?;
+        let evidence_coverage_a = float(d, "coverage").ok()?;
+        Some(ListFields { copied_chars: copied_chars.max(0) as u64, evidence_coverage_a })
+    }
+}
+
+impl MongoStore {
+    /// The listing fields of the match document `d` (with its comparison) read from its
+    /// comparison.
+    pub(super) async fn list_fields_of(&self, d: &Document) -> StoreResult<ListFields> {
+        let id = num(d, "_id")?;
+        let json =
+            decompress(&self.get_blob(d, &format!("matches/{id}/comparison"), "comparison").await?, "comparison")?;
+        serde_json::from_slice(&json).map_err(|e| StoreError::corrupt(format!("comparison of match {id}"), e))
+    }
+}
+
+#[async_trait]
+impl MatchStore for MongoStore {
+    async fn upsert_matches(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>> {
+        let validated = validate_matches(ms)?;
+        if ms.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Reads first (works of the sections, sites of the pages, the matches already
+        // stored), so a missing section or page writes nothing.
+        let section_ids: Vec<i64> = ms.iter().map(|m| m.section_id).collect();
+        let mut work_of = HashMap::new();
+        for d in self.find_by_ids("sections", &section_ids, Some(doc! {"work_id": 1})).await? {
+            work_of.insert(num(&d, "_id")?, num(&d, "work_id")?);
+        }
+        let page_ids: Vec<i64> = ms.iter().map(|m| m.page_id).collect();
+        let mut site_of = HashMap::new();
+        for d in self.find_by_ids("pages", &page_ids, Some(doc! {"site": 1})).await? {
+            site_of.insert(num(&d, "_id")?, string(&d, "site")?);
+        }
+        let mut existing = HashMap::new();
+        let coll = self.coll("matches");
+        for chunk in sorted_ids(&page_ids).chunks(BATCH_READ) {
+            // Every match of these pages (the `page` index; a page has few).
+            let proj =
+                doc! {"_id": 1, "section_id": 1, "page_id": 1, "comparison_hash": 1, "first_seen": 1, "last_seen": 1};
+            for d in collect(coll.find(doc! {"page_id": {"$in": chunk}}).projection(proj).await?).await? {
+                existing.insert((num(&d, "section_id")?, num(&d, "page_id")?), d);
+            }
+        }
+        for m in ms {
+            if !work_of.contains_key(&m.section_id) {
+                return Err(StoreError::not_found("section", m.section_id));
+            }
+            if !site_of.contains_key(&m.page_id) {
+                return Err(StoreError::not_found("page", m.page_id));
+            }
+        }
+        let new_count = ms.iter().filter(|m| !existing.contains_key(&(m.section_id, m.page_id))).count() as i64;
+        let mut next = if new_count > 0 { self.next_ids("matches", new_count).await? } else { 0 };
+        let mut out = Vec::with_capacity(ms.len());
+        let mut inserts = Vec::new();
+        for (m, (json, hash)) in ms.iter().zip(validated) {
+            let v = &m.comparison.verdict;
+            let t = m.seen_at;
+            let mut scores = doc! {
+                "kind": &m.kind, "score": v.score, "duplicate": v.duplicate, "comparison_hash": h2i(hash),
+                "copied_chars": m.comparison.copied_chars as i64, "coverage": m.comparison.evidence_coverage_a,
+            };
+            match existing.get(&(m.section_id, m.page_id)) {
+                None => {
+                    let id = next;
+                    next += 1;
+                    let blob = compress(json.as_bytes());
+                    scores.extend(self.put_blob(&format!("matches/{id}/comparison"), "comparison", blob, true).await?);
+                    let work_id = work_of.get(&m.section_id).copied().unwrap_or_default();
+                    let site = site_of.get(&m.page_id).cloned().unwrap_or_default();
+                    let mut d = doc! {
+                        "_id": id, "section_id": m.section_id, "work_id": work_id, "page_id": m.page_id,
+                        "site": site, "first_seen": date(t), "first_day": t.day(), "last_seen": date(t),
+                        "status": ReviewStatus::New.as_str(), "review_log": [],
+                    };
+                    d.extend(scores);
+                    inserts.push(d);
+                    out.push(Upserted { id, outcome: Outcome::Inserted });
+                }
+                Some(old) => {
+                    let id = num(old, "_id")?;
+                    let (first, last) = (time(old, "first_seen")?, time(old, "last_seen")?);
+                    let first = first.min(t);
+                    let mut set =
+                        doc! {"first_seen": date(first), "first_day": first.day(), "last_seen": date(last.max(t))};
+                    if t >= last {
+                        // The kind follows thresholds that may have moved: a run at least as
+                        // new sets it even when the scores are unchanged.
+                        set.insert("kind", &m.kind);
+                    }
+                    let outcome = if i2h(num(old, "comparison_hash")?) == hash || t < last {
+                        Outcome::Unchanged
+                    } else {
+                        let blob = compress(json.as_bytes());
+                        scores.extend(
+                            self.put_blob(&format!("matches/{id}/comparison"), "comparison", blob, false).await?,
+                        );
+                        set.extend(scores);
+                        Outcome::Updated
+                    };
+                    coll.update_one(doc! {"_id": id}, doc! {"$set": set}).await?;
+                    out.push(Upserted { id, outcome });
+                }
+            }
+        }
+        if !inserts.is_empty() {
+            coll.insert_many(inserts).await.map_err(|e| {
+                if is_mongo_duplicate(&e) {
+                    StoreError::Duplicate { what: "match (concurrent insert)", key: e.to_string() }
+                } else {
+                    e.into()
+                }
+            })?;
+        }
+        Ok(out)
+    }
+
+    async fn get_match(&self, id: i64) -> StoreResult<Option<Match>> {
+        match self.coll("matches").find_one(doc! {"_id": id}).await? {
+            Some(d) => Ok(Some(self.match_from(d).await?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn find_match(&self, section_id: i64, page_id: i64) -> StoreResult<Option<Match>> {
+        match self.coll("matches").find_one(doc! {"section_id": section_id, "page_id": page_id}).await? {
+            Some(d) => Ok(Some(self.match_from(d).await?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn set_review(
+        &self,
+        id: i64,
+        to: ReviewStatus,
+        by: &str,
+        note: Option<&str>,
+        at: Timestamp,
+    ) -> StoreResult<Outcome> {
+        validate_review(by, note)?;
+        let coll = self.coll("matches");
+        let d = coll
+            .find_one(doc! {"_id": id})
+            .projection(doc! {"status": 1})
+            .await?
+            .ok_or_else(|| StoreError::not_found("match", id))?;
+        let from = string(&d, "status")?;
+        if from == to.as_str() {
+            return Ok(Outcome::Unchanged);
+        }
+        let event = doc! {"by": by, "at": date(at), "from": &from, "to": to.as_str(), "note": note.map_or(Bson::Null, |n| Bson::String(n.to_owned()))};
+        // Conditional on the status read: a concurrent reviewer makes this a conflict
+        // rather than a lost update.
+        let r = coll
+            .update_one(
+                doc! {"_id": id, "status": &from},
+                doc! {"$set": {"status": to.as_str()}, "$push": {"review_log": event}},
+            )
+            .await?;
+        if r.matched_count == 0 {
+            return Err(StoreError::Conflict {
+                what: format!("match {id}"),
+                reason: "its status changed concurrently; retry".into(),
+            });
+        }
+        Ok(Outcome::Updated)
+    }
+
+    async fn list_matches(&self, filter: &MatchFilter, after_id: i64, limit: u32) -> StoreResult<Vec<Match>> {
+        let limit = check_limit(limit)?;
+        let docs = self.scan(Target::ids("matches"), match_filter(filter), after_id, limit, None).await?;
+        let mut out = Vec::with_capacity(docs.len());
+        for d in docs {
+            out.push(self.match_from(d).await?);
+        }
+        Ok(out)
+    }
+
+    async fn match_stats(&self, filter: &MatchFilter) -> StoreResult<MatchStats> {
+        let f = match_filter(filter);
+        let total = self.coll("matches").count_documents(f.clone()).await?;
+        let mut by_status = Vec::new();
+        for (k, n) in self.count_by(&f, "status").await? {
+            let s = k.as_str().and_then(ReviewStatus::parse).ok_or_else(|| StoreError::corrupt("match status", &k))?;
+            by_status.push((s, n));
+        }
+        by_status.sort();
+        let strings = |v: Vec<(Bson, u64)>| -> StoreResult<Vec<(String, u64)>> {
+            let mut out = v
+                .into_iter()
+                .map(|(k, n)| {
+                    k.as_str().map(|s| (s.to_owned(), n)).ok_or_else(|| StoreError::corrupt("match group key", &k))
+                })
+                .collect::<StoreResult<Vec<_>>>()?;
+            out.sort();
+            Ok(out)
+        };
+        let mut by_work = Vec::new();
+        for (k, n) in self.count_by(&f, "work_id").await? {
+            let w = match k {
+                Bson::Int64(v) => v,
+                Bson::Int32(v) => v as i64,
+                other => return Err(StoreError::corrupt("match work id", other)),
+            };
+            by_work.push((w, n));
+        }
+        by_work.sort();
+        Ok(MatchStats {
+            total,
+            by_status,
+            by_site: strings(self.count_by(&f, "site").await?)?,
+            by_work,
+            by_day: strings(self.count_by(&f, "first_day").await?)?,
+        })
+    }
+}
