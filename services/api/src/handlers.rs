@@ -249,14 +249,12 @@ async fn upload_works(
     let dir = tempfile::tempdir().map_err(ApiError::internal)?;
     let path = dir.path().join(&name);
     tokio::fs::write(&path, &body).await.map_err(ApiError::internal)?;
-    let summary = zhiwen_ingest::import_works(
-        &state.stores,
-        &[path],
-        &owner,
-        &zhiwen_ingest::ImportOptions::default(),
-        &zhiwen_ingest::NoProgress,
-    )
-    .await?;
+    drop(body);
+    // Runs in this request: when the request times out (503) or its client goes away, this
+    // future is dropped, and with it the import, whose reader thread then stops at once.
+    let opts = zhiwen_ingest::ImportOptions { limits: state.config.import_limits, ..Default::default() };
+    let summary =
+        zhiwen_ingest::import_works(&state.stores, &[path], &owner, &opts, &zhiwen_ingest::NoProgress).await?;
     if summary.changed.works.is_empty() && summary.unchanged == 0 {
         let reasons: Vec<String> = summary.rejected.iter().map(|r| r.reason.clone()).collect();
         return Err(ApiError::bad_request(format!("no work could be read from {name}: {}", reasons.join("; "))));
@@ -275,6 +273,8 @@ async fn upload_works(
     Ok(HttpResponse::build(status).json(json!({
         "works": works, "imported": summary.imported, "updated": summary.updated, "unchanged": summary.unchanged,
         "rejected": summary.rejected.iter().map(|r| json!({"item": r.item, "reason": r.reason})).collect::<Vec<_>>(),
+        "replaced_bytes": summary.replaced_bytes,
+        "notes": summary.notes.iter().map(|n| json!({"item": n.item, "note": n.note})).collect::<Vec<_>>(),
     })))
 }
 
