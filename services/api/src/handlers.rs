@@ -278,15 +278,17 @@ async fn upload_works(
     let dir = tempfile::tempdir().map_err(ApiError::internal)?;
     let path = dir.path().join(&name);
     tokio::fs::write(&path, &body).await.map_err(ApiError::internal)?;
-    let summary = zhiwen_ingest::import_works(
-        &state.stores,
-        &[path],
-        &owner,
-        // A holder's file may not name another owner inside (an admin's may).
-        &zhiwen_ingest::ImportOptions { owner_from_lines: caller.scope().is_none(), ..Default::default() },
-        &zhiwen_ingest::NoProgress,
-    )
-    .await?;
+    drop(body);
+    // Runs in this request: when the request times out (503) or its client goes away, this
+    // future is dropped, and with it the import, whose reader thread then stops at once.
+    // A holder's file may not name another owner inside (an admin's may).
+    let opts = zhiwen_ingest::ImportOptions {
+        limits: state.config.import_limits,
+        owner_from_lines: caller.scope().is_none(),
+        ..Default::default()
+    };
+    let summary =
+        zhiwen_ingest::import_works(&state.stores, &[path], &owner, &opts, &zhiwen_ingest::NoProgress).await?;
     if summary.changed.works.is_empty() && summary.unchanged == 0 {
         let reasons: Vec<String> =
             summary.rejected.iter().map(|r| r.reason.replace(&*dir.path().to_string_lossy(), "")).collect();
@@ -307,6 +309,8 @@ async fn upload_works(
         "works": works, "imported": summary.imported, "updated": summary.updated, "unchanged": summary.unchanged,
         // Items name the file as uploaded, never the server's temporary directory.
         "rejected": summary.rejected.iter().map(|r| json!({"item": uploaded_item(&r.item, dir.path()), "reason": r.reason})).collect::<Vec<_>>(),
+        "replaced_bytes": summary.replaced_bytes,
+        "notes": summary.notes.iter().map(|n| json!({"item": uploaded_item(&n.item, dir.path()), "note": n.note})).collect::<Vec<_>>(),
     })))
 }
 

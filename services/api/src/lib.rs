@@ -55,6 +55,9 @@ pub struct ApiConfig {
     pub workers: usize,
     /// Chromium used to print evidence reports as PDF (`None`: PDF reports answer 501).
     pub chromium: Option<PathBuf>,
+    /// Bounds on uploaded works (archive entries, uncompressed sizes, ratios). An upload
+    /// whose request times out or loses its client stops being read at once.
+    pub import_limits: zhiwen_ingest::ImportLimits,
 }
 
 impl Default for ApiConfig {
@@ -69,6 +72,7 @@ impl Default for ApiConfig {
             ui_dir: None,
             workers: 0,
             chromium: None,
+            import_limits: zhiwen_ingest::ImportLimits::default(),
         }
     }
 }
@@ -140,6 +144,9 @@ pub fn server(state: Arc<AppState>, listener: TcpListener) -> std::io::Result<ac
     })
     .client_request_timeout(timeout)
     .client_disconnect_timeout(Duration::from_secs(5))
+    // A client that hangs up mid-request ends its connection, and with it the handler
+    // (and an upload's import), instead of leaving it to run until the request timeout.
+    .h1_allow_half_closed(false)
     .shutdown_timeout(10)
     // SIGINT/SIGTERM stop the server gracefully (in-flight requests finish).
     .disable_signals()

@@ -121,6 +121,11 @@ pub(crate) async fn render(state: web::Data<AppState>) -> Result<HttpResponse, A
     }
     text.push_str(&gauge("zhiwen_works_total", "Registered works", state.stores.works.count_works().await? as f64));
     text.push_str(&gauge("zhiwen_pages_total", "Stored pages", state.stores.pages.count_pages().await? as f64));
+    text.push_str(&gauge(
+        "zhiwen_import_readers",
+        "Import reader threads running (uploads being read; a dropped upload's reader stops within moments)",
+        zhiwen_ingest::running_import_readers() as f64,
+    ));
     match state.index.stats().await {
         Ok(s) => {
             let docs = s.namespace(Namespace::Sections).documents + s.namespace(Namespace::Pages).documents;

@@ -15,7 +15,9 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// default), unless `MIMALLOC_PURGE_DELAY` is set. Fingerprinting allocates and frees the same
 /// amounts again and again: with purging, 20% of a matching process's CPU at 100k
 /// sections went to the kernel zeroing the pages it had given back (docs/bench-matcher.md,
-/// tenth round). The process then stays at its peak resident memory.
+/// tenth round). The process then stays at its peak resident memory, which is why
+/// `zhiwen serve` does not call this: the memory of an upload or a report comes back
+/// after it (a second after it is freed), even when the upload was abandoned.
 pub fn keep_freed_memory() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
         return;

@@ -237,6 +237,9 @@ pub struct ImportWorksArgs {
     /// The rights holder the works belong to (JSONL lines may name their own).
     #[arg(long)]
     pub owner: String,
+    /// Bounds on what one input may cost.
+    #[command(flatten)]
+    pub limits: crate::settings::ImportLimitArgs,
 }
 
 /// `zhiwen import pages`.
@@ -248,6 +251,9 @@ pub struct ImportPagesArgs {
     /// URL prefix for saved .html files that do not carry their own URL.
     #[arg(long)]
     pub base_url: Option<String>,
+    /// Bounds on what one input may cost.
+    #[command(flatten)]
+    pub limits: crate::settings::ImportLimitArgs,
 }
 
 /// `zhiwen crawl`.

@@ -19,8 +19,12 @@ mod progress;
 mod settings;
 
 fn main() -> ExitCode {
-    alloc::keep_freed_memory();
     let args = cli::Cli::parse();
+    // The API server returns memory it freed (an upload's, a report's) to the OS; the
+    // processes that match keep it for reuse (see alloc.rs).
+    if !matches!(args.command, cli::Command::Serve(_)) {
+        alloc::keep_freed_memory();
+    }
     init_tracing(args.verbose);
     match commands::run(args) {
         Ok(()) => ExitCode::SUCCESS,

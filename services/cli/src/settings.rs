@@ -20,6 +20,14 @@
 //! query_key_budget = 768
 //!
 //! [params]                      # fingerprint parameters (docs/parameters.md)
+//!
+//! [import]                      # bounds of `import works|pages` and of uploads
+//! max_file_mb = 256
+//! max_page_kb = 4096
+//! max_archive_mb = 256
+//! max_entry_mb = 64
+//! max_archive_entries = 10000
+//! max_ratio = 100
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -86,6 +94,86 @@ pub struct DataArgs {
     pub redis_prefix: Option<String>,
 }
 
+/// Bounds on what one import input may cost (`zhiwen import works|pages`, uploads to
+/// `zhiwen serve`): flags and environment variables here, over `[import]` in the settings
+/// file, over the defaults. Inputs over a bound are rejected (pages: cut) with the bound
+/// in the reason; see docs/operations.md.
+#[derive(Debug, Args, Default, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ImportLimitArgs {
+    /// Largest input file, and largest single record (JSONL line, WARC record), in MiB
+    /// [default: 256].
+    #[arg(long, env = "ZHIWEN_IMPORT_MAX_FILE_MB")]
+    pub max_file_mb: Option<u64>,
+    /// Bytes of one page's body decoded and stored, in KiB; a longer page is cut there
+    /// (its text and body stored cut, noted in the summary) [default: 4096].
+    #[arg(long, env = "ZHIWEN_IMPORT_MAX_PAGE_KB")]
+    pub max_page_kb: Option<u64>,
+    /// Uncompressed MiB read from one archive (an EPUB's documents together) [default: 256].
+    #[arg(long, env = "ZHIWEN_IMPORT_MAX_ARCHIVE_MB")]
+    pub max_archive_mb: Option<u64>,
+    /// Uncompressed MiB of one archive entry or one compressed HTTP body in a WARC
+    /// [default: 64].
+    #[arg(long, env = "ZHIWEN_IMPORT_MAX_ENTRY_MB")]
+    pub max_entry_mb: Option<u64>,
+    /// Entries one archive (EPUB) may list [default: 10000].
+    #[arg(long, env = "ZHIWEN_IMPORT_MAX_ARCHIVE_ENTRIES")]
+    pub max_archive_entries: Option<usize>,
+    /// Largest ratio of uncompressed to compressed bytes (EPUB entries and the whole EPUB,
+    /// WARC.gz files, compressed HTTP bodies; the first MiB is exempt) [default: 100].
+    #[arg(long, env = "ZHIWEN_IMPORT_MAX_RATIO")]
+    pub max_ratio: Option<u64>,
+}
+
+/// Import options resolved from the flags and environment over `[import]` over defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportBounds {
+    /// Largest file and single record, in bytes.
+    pub max_file_bytes: u64,
+    /// Archive, ratio and page bounds.
+    pub limits: zhiwen_ingest::ImportLimits,
+}
+
+impl ImportBounds {
+    /// `over` (flags and environment) over `file` over the defaults; every bound must be
+    /// at least 1.
+    fn resolve(over: &ImportLimitArgs, file: &ImportLimitArgs) -> Result<ImportBounds> {
+        let defaults = zhiwen_ingest::ImportOptions::default();
+        let d = defaults.limits;
+        let pick = |name: &str, a: Option<u64>, b: Option<u64>, default: u64, unit: u64| -> Result<u64> {
+            match a.or(b) {
+                None => Ok(default),
+                Some(0) => anyhow::bail!("import bound {name} must be at least 1"),
+                Some(v) => v.checked_mul(unit).with_context(|| format!("import bound {name} is too large")),
+            }
+        };
+        let entries = over.max_archive_entries.or(file.max_archive_entries).map(|v| v as u64);
+        Ok(ImportBounds {
+            max_file_bytes: pick("max_file_mb", over.max_file_mb, file.max_file_mb, defaults.max_file_bytes, 1 << 20)?,
+            limits: zhiwen_ingest::ImportLimits {
+                max_page_bytes: pick("max_page_kb", over.max_page_kb, file.max_page_kb, d.max_page_bytes, 1 << 10)?,
+                max_archive_bytes: pick(
+                    "max_archive_mb",
+                    over.max_archive_mb,
+                    file.max_archive_mb,
+                    d.max_archive_bytes,
+                    1 << 20,
+                )?,
+                max_entry_bytes: pick(
+                    "max_entry_mb",
+                    over.max_entry_mb,
+                    file.max_entry_mb,
+                    d.max_entry_bytes,
+                    1 << 20,
+                )?,
+                max_archive_entries: pick("max_archive_entries", entries, None, d.max_archive_entries as u64, 1)?
+                    as usize,
+                max_ratio: pick("max_ratio", over.max_ratio, file.max_ratio, d.max_ratio, 1)?,
+            },
+        })
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct FileConfig {
@@ -93,6 +181,7 @@ struct FileConfig {
     index: FileIndex,
     params: Option<Params>,
     matcher: Option<zhiwen_matcher::MatcherConfig>,
+    import: ImportLimitArgs,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -134,6 +223,8 @@ pub struct Settings {
     pub params: Params,
     /// Matching thresholds, schedule, webhook.
     pub matcher: zhiwen_matcher::MatcherConfig,
+    /// `[import]` of the settings file (flags and environment go over it: [`Settings::import_bounds`]).
+    import_file: ImportLimitArgs,
 }
 
 impl Settings {
@@ -185,7 +276,13 @@ impl Settings {
             index,
             params,
             matcher: file.matcher.unwrap_or_default(),
+            import_file: file.import,
         })
+    }
+
+    /// The import bounds: `args` (flags and environment) over `[import]` over defaults.
+    pub fn import_bounds(&self, args: &ImportLimitArgs) -> Result<ImportBounds> {
+        ImportBounds::resolve(args, &self.import_file).context("invalid import bounds")
     }
 
     /// Open the stores (the embedded store migrates itself; MongoDB needs `zhiwen migrate`).
@@ -274,6 +371,23 @@ mod tests {
         assert_eq!(Settings::resolve(&args).expect("resolves").store, StoreConfig::embedded("d").with_readers(0));
         let args = DataArgs { data_dir: Some(PathBuf::from("d")), ..DataArgs::default() };
         assert_eq!(Settings::resolve(&args).expect("resolves").store, StoreConfig::embedded("d"));
+    }
+
+    #[test]
+    fn import_bounds_flags_over_the_file_over_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("zhiwen.toml");
+        std::fs::write(&file, "[import]\nmax_page_kb = 512\nmax_ratio = 50\nmax_archive_entries = 300\n")
+            .expect("write");
+        let s = Settings::resolve(&DataArgs { config: Some(file), ..DataArgs::default() }).expect("resolves");
+        let b = s.import_bounds(&ImportLimitArgs::default()).expect("bounds");
+        assert_eq!((b.limits.max_page_bytes, b.limits.max_ratio, b.limits.max_archive_entries), (512 << 10, 50, 300));
+        assert_eq!(b.max_file_bytes, zhiwen_ingest::ImportOptions::default().max_file_bytes);
+        let flags = ImportLimitArgs { max_ratio: Some(20), max_archive_mb: Some(8), ..ImportLimitArgs::default() };
+        let b = s.import_bounds(&flags).expect("bounds");
+        assert_eq!((b.limits.max_ratio, b.limits.max_archive_bytes, b.limits.max_page_bytes), (20, 8 << 20, 512 << 10));
+        let zero = ImportLimitArgs { max_entry_mb: Some(0), ..ImportLimitArgs::default() };
+        assert!(format!("{:#}", s.import_bounds(&zero).expect_err("refused")).contains("max_entry_mb"));
     }
 
     #[test]

@@ -164,6 +164,82 @@ mod charsets {
         assert_eq!((d.charset, d.replacements), ("UTF-8", 1));
     }
 
+    /// `bytes` with one byte in `every` overwritten by 0xFF (at a varying offset in each
+    /// stretch of `every` bytes, as corruption in transit or on disk falls).
+    pub(crate) fn overwrite_every(bytes: &[u8], every: usize) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        let mut state = 0x2545_F491_u64;
+        for start in (0..out.len()).step_by(every) {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let i = start + (state >> 33) as usize % every;
+            if let Some(b) = out.get_mut(i) {
+                *b = 0xFF;
+            }
+        }
+        out
+    }
+
+    /// `bytes` with `n` multi-byte sequences broken, spread over the text: every other one
+    /// loses its trail byte to 0xFF, the others get a stray lead byte before them.
+    pub(crate) fn break_sequences(bytes: &[u8], n: usize) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        for k in 0..n {
+            let mut i = (k * 2 + 1) * out.len() / (2 * n);
+            // A non-ASCII byte after an ASCII one: the start of a two-byte character, or
+            // (GBK's trail bytes include ASCII's range) rarely a trail byte; overwriting a
+            // trail byte and inserting before a lead byte keep the alignment either way.
+            while i + 1 < out.len() && (!out[i - 1].is_ascii() || out[i].is_ascii()) {
+                i += 1;
+            }
+            if k % 2 == 0 {
+                out[i + 1] = 0xFF;
+            } else {
+                out.insert(i, 0x81);
+                out.insert(i + 1, b'\n');
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn utf8_with_one_byte_in_300_overwritten_stays_utf8() {
+        let original = fixture_text("sanguo-001.txt");
+        for every in [300, 100, 30] {
+            let bytes = overwrite_every(original.as_bytes(), every);
+            let d = decode(&bytes, None).unwrap();
+            assert_eq!(d.charset, "UTF-8", "one byte in {every}");
+            let overwritten = bytes.iter().zip(original.as_bytes()).filter(|(a, b)| a != b).count();
+            assert!(d.replaced_bytes >= overwritten && d.replacements >= overwritten, "one byte in {every}: {d:?}");
+            // Each 0xFF costs at most the character it landed in.
+            let decoded: Vec<char> = d.text.chars().filter(|&c| c != '\u{FFFD}').collect();
+            let agreement = lcs_agreement(&decoded, &original.chars().collect::<Vec<_>>());
+            assert!(agreement > 1.0 - 1.5 / every as f64 * 3.0, "one byte in {every}: agreement {agreement}");
+        }
+        // Also with a (wrong) legacy label, and inside an HTML page.
+        let bytes = overwrite_every(original.as_bytes(), 300);
+        assert_eq!(decode(&bytes, Some("gbk")).unwrap().charset, "UTF-8");
+        let page = format!("<html><head><meta charset=\"utf-8\"></head><body><p>{original}</p></body></html>");
+        assert_eq!(decode(&overwrite_every(page.as_bytes(), 300), None).unwrap().charset, "UTF-8");
+    }
+
+    #[test]
+    fn gbk_and_big5_with_a_few_broken_sequences_keep_their_charset() {
+        for (file, text_file, charset) in
+            [("sanguo-001.gbk", "sanguo-001.txt", "GBK"), ("sanguo-001-hant.big5", "sanguo-001-hant.txt", "Big5")]
+        {
+            let original = fixture_text(text_file);
+            let bytes = break_sequences(&fixture(file), 6);
+            for hint in [None, Some(charset)] {
+                let d = decode(&bytes, hint).unwrap();
+                assert_eq!(d.charset, charset, "{file} with hint {hint:?}");
+                assert!(d.replacements >= 6 && d.replaced_bytes >= 6, "{file}: {} replacements", d.replacements);
+                let decoded: Vec<char> = d.text.chars().filter(|&c| c != '\u{FFFD}').collect();
+                let agreement = lcs_agreement(&decoded, &original.chars().collect::<Vec<_>>());
+                assert!(agreement > 0.99, "{file} with hint {hint:?}: agreement {agreement}");
+            }
+        }
+    }
+
     #[test]
     fn canonical_text_is_the_same_whatever_the_charset() {
         let reference = canon_text(&fixture_text("sanguo-001.txt"));
@@ -190,9 +266,15 @@ fn agreement(a: &str, b: &str) -> f64 {
         // Conversions keep the length almost always: compare position by position.
         return a.iter().zip(&b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64;
     }
+    lcs_agreement(&a, &b)
+}
+
+/// [`agreement`] by the longest common subsequence always (for texts that lost and gained
+/// characters, whose lengths may agree by chance).
+fn lcs_agreement(a: &[char], b: &[char]) -> f64 {
     let mut prev = vec![0u32; b.len() + 1];
     let mut cur = vec![0u32; b.len() + 1];
-    for &x in &a {
+    for &x in a {
         for j in 0..b.len() {
             cur[j + 1] = if x == b[j] { prev[j] + 1 } else { prev[j + 1].max(cur[j]) };
         }

@@ -31,6 +31,23 @@ fn analyze(text: &str) -> Analysis {
     fingerprinter().analyze_text(text, InputFormat::Text).expect("analysable")
 }
 
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/canon").join(name)).expect("fixture")
+}
+
+/// `bytes` with one byte in `every` overwritten by 0xFF, at a varying offset.
+fn overwrite_every(bytes: &[u8], every: usize) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let mut state = 0x9E37_79B9_u64;
+    for start in (0..out.len()).step_by(every) {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        if let Some(b) = out.get_mut(start + (state >> 33) as usize % every) {
+            *b = 0xFF;
+        }
+    }
+    out
+}
+
 fn cmp(a: &Analysis, b: &Analysis) -> Comparison {
     compare(a, b, &Params::default(), &Thresholds::default())
 }
@@ -189,5 +206,36 @@ proptest! {
         }
         // Up to 15% edits: the copy is still found.
         prop_assert!(c.verdict.duplicate, "{:?} at rate {}", c.verdict, rate);
+    }
+}
+
+#[test]
+fn a_copy_with_a_few_bad_bytes_is_still_a_copy() {
+    // Mostly-valid bytes decode in their own charset with U+FFFD, not as windows-1252
+    // mojibake that shares nothing with the original (one byte in 300 used to flip it).
+    let fp = fingerprinter();
+    let text = chapter();
+    let original = analyze(&text);
+    let utf8 = overwrite_every(text.as_bytes(), 300);
+    let copy = fp.analyze_bytes(&utf8, InputFormat::Text, None).expect("decodes");
+    assert_eq!(copy.canonical.charset(), "UTF-8");
+    let c = cmp(&original, &copy);
+    assert!(c.verdict.duplicate && c.verdict.kind == VerdictKind::NearDuplicate, "{:?}", c.verdict);
+
+    // GBK and Big5 copies with a few broken sequences (a byte lost, a stray lead byte).
+    let reference = fp.analyze_bytes(&fixture("sanguo-001.txt"), InputFormat::Text, None).expect("decodes");
+    for (file, charset) in [("sanguo-001.gbk", "GBK"), ("sanguo-001-hant.big5", "Big5")] {
+        let mut bytes = fixture(file);
+        for k in 1..=5 {
+            let mut i = k * bytes.len() / 6;
+            while i + 1 < bytes.len() && (!bytes[i - 1].is_ascii() || bytes[i].is_ascii()) {
+                i += 1;
+            }
+            bytes[i + 1] = 0xFF;
+        }
+        let copy = fp.analyze_bytes(&bytes, InputFormat::Text, None).expect("decodes");
+        assert_eq!(copy.canonical.charset(), charset, "{file}");
+        let c = cmp(&reference, &copy);
+        assert!(c.verdict.duplicate && c.verdict.kind == VerdictKind::NearDuplicate, "{file}: {:?}", c.verdict);
     }
 }

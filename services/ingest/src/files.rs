@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -93,6 +94,12 @@ pub(crate) enum Item<T> {
     Record(String, T),
     /// An item that could not be read.
     Reject(String, String),
+    /// A remark on an item that was read (bytes replaced, text cut).
+    Note(String, String),
+    /// Bytes of input replaced by U+FFFD while decoding.
+    Replaced(u64),
+    /// Bytes of input skipped to find the next record after a corrupt one.
+    SkippedBytes(u64),
     /// Not content, skipped on purpose.
     Skip,
     /// Progress in bytes of input.
@@ -101,21 +108,76 @@ pub(crate) enum Item<T> {
     File(String),
 }
 
+/// The reader thread's end of the channel: sends items to the storing loop and tells the
+/// reader when nobody listens any more (the import future was dropped: an API request
+/// that timed out or whose client went away). Readers check it between items and, through
+/// [`CancelRead`], while inflating, so that dropped work stops instead of running on.
+pub(crate) struct Feed<T> {
+    tx: mpsc::Sender<Item<T>>,
+}
+
+impl<T> Feed<T> {
+    /// Send one item; `false` when the import was dropped (stop reading).
+    pub fn send(&self, item: Item<T>) -> bool {
+        self.tx.blocking_send(item).is_ok()
+    }
+
+    /// Has the import been dropped?
+    pub fn is_cancelled(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+/// A reader that fails with "cancelled" once `cancelled()` says so (checked every 64 KiB),
+/// so that a long inflate of a dropped import stops within milliseconds.
+pub(crate) struct CancelRead<'a, R> {
+    inner: R,
+    cancelled: &'a dyn Fn() -> bool,
+    since_check: usize,
+}
+
+impl<'a, R> CancelRead<'a, R> {
+    pub fn new(inner: R, cancelled: &'a dyn Fn() -> bool) -> Self {
+        CancelRead { inner, cancelled, since_check: 0 }
+    }
+}
+
+/// The error [`CancelRead`] fails with.
+pub(crate) const CANCELLED: &str = "the import was cancelled";
+
+impl<R: std::io::Read> std::io::Read for CancelRead<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.since_check >= 64 << 10 {
+            self.since_check = 0;
+            if (self.cancelled)() {
+                return Err(std::io::Error::other(CANCELLED));
+            }
+        }
+        let n = self.inner.read(buf)?;
+        self.since_check += n;
+        Ok(n)
+    }
+}
+
+/// A record read from one JSONL line, with the items to send after it (notes).
+pub(crate) type LineRecord<T> = (T, Vec<Item<T>>);
+
 /// Read a JSONL file line by line (lines longer than `max_line_bytes` are rejected and
 /// skipped), turning each line into a record with `parse(line, item_name)`; bad lines
-/// become rejections, blank lines (`Ok(None)`) nothing. Stops early when `send` says so.
+/// become rejections, blank lines (`Ok(None)`) nothing. Stops early when the import is
+/// dropped.
 pub(crate) fn read_jsonl<T>(
     f: &InputFile,
     max_line_bytes: u64,
-    send: &dyn Fn(Item<T>) -> bool,
-    parse: impl Fn(&[u8], &str) -> Result<Option<T>, String>,
+    feed: &Feed<T>,
+    parse: impl Fn(&[u8], &str) -> Result<Option<LineRecord<T>>, String>,
 ) {
     use std::io::{BufRead, Read};
     let name = f.display();
     let file = match std::fs::File::open(&f.path) {
         Ok(file) => file,
         Err(e) => {
-            send(Item::Reject(name, format!("cannot open: {e}")));
+            feed.send(Item::Reject(name, format!("cannot open: {e}")));
             return;
         }
     };
@@ -129,40 +191,91 @@ pub(crate) fn read_jsonl<T>(
             Ok(0) => break,
             Ok(r) => r,
             Err(e) => {
-                send(Item::Reject(format!("{name}:{n}"), format!("cannot read: {e}")));
+                feed.send(Item::Reject(format!("{name}:{n}"), format!("cannot read: {e}")));
                 break;
             }
         };
         let item = format!("{name}:{n}");
         if line.len() as u64 > max_line_bytes {
-            send(Item::Reject(item, format!("line longer than {max_line_bytes} bytes")));
-            // Skip the rest of the over-long line.
-            let mut sink = Vec::new();
-            let _ = reader.read_until(b'\n', &mut sink);
+            // Skip the rest of the over-long line without holding it in memory.
+            let mut skipped = read as u64;
+            loop {
+                let buf = match reader.fill_buf() {
+                    Ok(b) if !b.is_empty() => b,
+                    _ => break,
+                };
+                let (used, end) = match memchr_newline(buf) {
+                    Some(i) => (i + 1, true),
+                    None => (buf.len(), false),
+                };
+                reader.consume(used);
+                skipped += used as u64;
+                if end || feed.is_cancelled() {
+                    break;
+                }
+            }
+            feed.send(Item::Reject(item, format!("line longer than {max_line_bytes} bytes")));
+            if !feed.send(Item::Advance(skipped)) {
+                break;
+            }
             continue;
         }
         let keep_going = match parse(&line, &item) {
             Ok(None) => true,
-            Ok(Some(record)) => send(Item::Record(item, record)),
-            Err(e) => send(Item::Reject(item, e)),
+            Ok(Some((record, extra))) => {
+                let sent = feed.send(Item::Record(item, record));
+                extra.into_iter().fold(sent, |ok, x| feed.send(x) && ok)
+            }
+            Err(e) => feed.send(Item::Reject(item, e)),
         };
-        send(Item::Advance(read as u64));
-        if !keep_going {
+        if !feed.send(Item::Advance(read as u64)) || !keep_going {
             break;
         }
     }
 }
 
-/// Run `read` on a blocking thread, feeding the returned channel.
+fn memchr_newline(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|&b| b == b'\n')
+}
+
+/// Reader threads running now (also those of dropped imports still winding down).
+static READERS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many import reader threads are running in this process. An import whose future is
+/// dropped (an API request that timed out or lost its client) stops its reader at the next
+/// item or within 64 KiB of inflating; this count shows it (`zhiwen serve` exports it).
+pub fn running_import_readers() -> usize {
+    READERS.load(Ordering::SeqCst)
+}
+
+struct ReaderGuard;
+
+impl ReaderGuard {
+    fn enter() -> Self {
+        READERS.fetch_add(1, Ordering::SeqCst);
+        ReaderGuard
+    }
+}
+
+impl Drop for ReaderGuard {
+    fn drop(&mut self) {
+        READERS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Run `read` on a blocking thread, feeding the returned channel. Dropping the receiver
+/// (the import future) makes [`Feed::send`] fail and [`Feed::is_cancelled`] true.
 pub(crate) fn spawn_reader<T, F>(read: F) -> (mpsc::Receiver<Item<T>>, tokio::task::JoinHandle<()>)
 where
     T: Send + 'static,
-    F: FnOnce(&dyn Fn(Item<T>) -> bool) + Send + 'static,
+    F: FnOnce(&Feed<T>) + Send + 'static,
 {
     let (tx, rx) = mpsc::channel::<Item<T>>(64);
+    let guard = ReaderGuard::enter();
     let handle = tokio::task::spawn_blocking(move || {
-        let send = |item: Item<T>| tx.blocking_send(item).is_ok();
-        read(&send);
+        let _guard = guard;
+        let feed = Feed { tx };
+        read(&feed);
     });
     (rx, handle)
 }
@@ -172,6 +285,9 @@ pub(crate) fn route<T>(item: Item<T>, summary: &mut ImportSummary, progress: &dy
     match item {
         Item::Record(name, t) => return Some((name, t)),
         Item::Reject(what, why) => summary.reject(what, why),
+        Item::Note(what, note) => summary.note(what, note),
+        Item::Replaced(n) => summary.replaced_bytes += n,
+        Item::SkippedBytes(n) => summary.skipped_bytes += n,
         Item::Skip => summary.skipped += 1,
         Item::Advance(n) => progress.advance(n),
         Item::File(name) => progress.message(&name),

@@ -25,12 +25,14 @@ mod options;
 pub mod pages;
 pub mod report;
 pub mod url;
+mod warc;
 pub mod works;
 
 pub use crawler::{read_seeds, AddressPolicy, CrawlConfig, CrawlSummary, Crawler};
 pub use error::{IngestError, Result};
-pub use options::ImportOptions;
+pub use files::running_import_readers;
+pub use options::{ImportLimits, ImportOptions, RATIO_GRACE_BYTES};
 pub use pages::import_pages;
-pub use report::{Changed, ImportSummary, NoProgress, Progress, Rejection};
+pub use report::{Changed, ImportSummary, NoProgress, Note, Progress, Rejection};
 pub use tokio_util::sync::CancellationToken;
 pub use works::import_works;

@@ -6,8 +6,11 @@
 //! its own URL like any other: every URL serving a copy is one to take down. The matcher
 //! analyses the shared text once per task ([`zhiwen_store`] keeps one record per URL).
 
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use serde_json::Value;
 use zhiwen_core::canon::{self, InputFormat};
@@ -15,11 +18,12 @@ use zhiwen_core::params::CanonParams;
 use zhiwen_store::{NewPage, Outcome, PageSource, Stores, Timestamp};
 
 use crate::error::{IngestError, Result};
-use crate::files::{self, InputFile, Item};
+use crate::files::{self, Feed, InputFile, Item};
 use crate::html;
-use crate::options::ImportOptions;
+use crate::options::{ImportLimits, ImportOptions, RATIO_GRACE_BYTES};
 use crate::report::{ImportSummary, Progress};
 use crate::url as zurl;
+use crate::warc;
 use crate::works::check_text_like;
 
 const PAGE_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "html", "htm", "xhtml", "warc", "warc.gz"];
@@ -36,10 +40,12 @@ pub async fn import_pages(
     let inputs = files::collect(paths, &|ext| PAGE_EXTENSIONS.contains(&ext), &mut summary);
     progress.start("import pages", Some(inputs.iter().map(|f| f.size).sum()));
     let read_opts = opts.clone();
-    let (mut rx, reader) = files::spawn_reader(move |send| {
+    let (mut rx, reader) = files::spawn_reader(move |feed| {
         for f in &inputs {
-            send(Item::File(f.display()));
-            read_file(f, &read_opts, send);
+            if !feed.send(Item::File(f.display())) {
+                return;
+            }
+            read_file(f, &read_opts, feed);
         }
     });
     let mut batch: Vec<(String, NewPage)> = Vec::new();
@@ -121,25 +127,39 @@ pub struct RawPage<'a> {
     pub source: PageSource,
 }
 
-/// Canonicalise a collected page into a [`NewPage`]: URL normalised, charset detected,
-/// binary bodies refused, text extracted by the core.
-pub fn build_page(raw: RawPage<'_>, params: &CanonParams) -> Result<NewPage> {
-    let RawPage { url, body, format, charset_hint: hint, fetched_at, http_status, source } = raw;
+/// A page built by [`build_page`], with what happened to it on the way.
+#[derive(Debug, Clone)]
+pub struct BuiltPage {
+    /// The page to store.
+    pub page: NewPage,
+    /// Bytes of the body that were malformed in its charset (replaced by U+FFFD).
+    pub replaced_bytes: u64,
+    /// The body's length when it was cut at [`ImportLimits::max_page_bytes`].
+    pub cut_from: Option<u64>,
+}
+
+/// Canonicalise a collected page into a [`NewPage`]: URL normalised, body cut at
+/// `limits.max_page_bytes`, charset detected, binary bodies refused, text extracted by
+/// the core.
+pub fn build_page(raw: RawPage<'_>, params: &CanonParams, limits: &ImportLimits) -> Result<BuiltPage> {
+    let RawPage { url, mut body, format, charset_hint: hint, fetched_at, http_status, source } = raw;
     let norm = zurl::normalize(url)?;
     let what = norm.to_string();
     if body.is_empty() {
         return Err(IngestError::Text { what, source: zhiwen_core::CoreError::EmptyInput });
     }
+    let cut_from = cut_body(&mut body, limits.max_page_bytes);
     let decoded = canon::decode(&body, hint).map_err(|e| IngestError::Text { what: what.clone(), source: e })?;
     check_text_like(&decoded.text, decoded.replacements)
         .map_err(|_| IngestError::invalid(what.clone(), "the body is binary data, not text"))?;
+    let replaced_bytes = decoded.replaced_bytes as u64;
     let format = match format {
         InputFormat::Auto => canon::sniff_format(&decoded.text),
         f => f,
     };
     let c = canon::canonicalize_decoded(decoded.text, decoded.charset, format, params)
         .map_err(|e| IngestError::Text { what: what.clone(), source: e })?;
-    Ok(NewPage {
+    let page = NewPage {
         url: what,
         fetched_at,
         http_status,
@@ -147,21 +167,83 @@ pub fn build_page(raw: RawPage<'_>, params: &CanonParams) -> Result<NewPage> {
         body,
         text: c.text().to_owned(),
         source,
-    })
+    };
+    Ok(BuiltPage { page, replaced_bytes, cut_from })
 }
 
-fn read_file(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -> bool) {
+/// Cut `body` to at most `max` bytes, backing off to a UTF-8 character boundary when the
+/// cut falls inside one (other charsets lose at most the character cut in two, which the
+/// decoder replaces). Returns the original length when it cut.
+fn cut_body(body: &mut Vec<u8>, max: u64) -> Option<u64> {
+    let len = body.len() as u64;
+    if len <= max {
+        return None;
+    }
+    let mut cut = usize::try_from(max).unwrap_or(usize::MAX).min(body.len());
+    // At most three continuation bytes precede the cut inside one UTF-8 character.
+    let mut back = 0;
+    while back < 3 && cut > back && (body[cut - back] & 0xC0) == 0x80 {
+        back += 1;
+    }
+    if cut > back && (body[cut - back] & 0xC0) == 0xC0 {
+        cut -= back;
+    }
+    body.truncate(cut);
+    body.shrink_to_fit();
+    Some(len)
+}
+
+/// Send a built page (or its rejection) with its notes; `false` when the import was dropped.
+pub(crate) fn send_page(feed: &Feed<NewPage>, name: String, built: Result<BuiltPage>) -> bool {
+    match built {
+        Ok(b) => {
+            let notes = page_notes(&name, &b);
+            let mut go = feed.send(Item::Record(name, b.page));
+            for item in notes {
+                go = feed.send(item) && go;
+            }
+            go
+        }
+        Err(e) => feed.send(Item::Reject(name, e.to_string())),
+    }
+}
+
+fn page_notes<T>(name: &str, b: &BuiltPage) -> Vec<Item<T>> {
+    let mut notes = Vec::new();
+    if b.replaced_bytes > 0 {
+        notes.push(Item::Replaced(b.replaced_bytes));
+        notes.push(Item::Note(
+            name.to_owned(),
+            format!(
+                "{} malformed bytes of its {} replaced by U+FFFD",
+                b.replaced_bytes,
+                b.page.charset.as_deref().unwrap_or("charset")
+            ),
+        ));
+    }
+    if let Some(from) = b.cut_from {
+        notes.push(Item::Note(
+            name.to_owned(),
+            format!(
+                "page of {from} bytes cut at {} bytes (the page size bound); the rest is not stored",
+                b.page.body.len()
+            ),
+        ));
+    }
+    notes
+}
+
+fn read_file(f: &InputFile, opts: &ImportOptions, feed: &Feed<NewPage>) {
     match f.extension().as_str() {
-        "jsonl" | "ndjson" => read_jsonl(f, opts, send),
-        "warc" | "warc.gz" => read_warc(f, opts, send),
+        "jsonl" | "ndjson" => read_jsonl(f, opts, feed),
+        "warc" | "warc.gz" => read_warc(f, opts, feed),
         _ => {
             let name = f.display();
-            let r = files::read_limited(&f.path, opts.max_file_bytes).and_then(|b| saved_page(f, b, opts));
-            match r {
-                Ok(p) => send(Item::Record(name, p)),
-                Err(e) => send(Item::Reject(name, e)),
-            };
-            send(Item::Advance(f.size));
+            let built = files::read_limited(&f.path, opts.max_file_bytes)
+                .map_err(|e| IngestError::invalid(name.clone(), e))
+                .and_then(|b| saved_page(f, b, opts));
+            send_page(feed, name, built);
+            feed.send(Item::Advance(f.size));
         }
     }
 }
@@ -174,10 +256,14 @@ fn file_time(f: &InputFile) -> Timestamp {
         .map_or_else(Timestamp::now, |d| Timestamp(d.as_millis() as i64))
 }
 
-fn saved_page(f: &InputFile, bytes: Vec<u8>, opts: &ImportOptions) -> Result<NewPage, String> {
-    let decoded = canon::decode(&bytes, None).map_err(|e| e.to_string())?;
+fn saved_page(f: &InputFile, mut bytes: Vec<u8>, opts: &ImportOptions) -> Result<BuiltPage> {
+    let what = f.display();
+    // Only the head is needed to find the page's own URL; the body is cut by build_page.
+    let head = &bytes[..bytes.len().min(usize::try_from(opts.limits.max_page_bytes).unwrap_or(usize::MAX))];
+    let decoded = canon::decode(head, None).map_err(|e| IngestError::Text { what: what.clone(), source: e })?;
     // Binary data says so before anything else (not "no URL").
-    check_text_like(&decoded.text, decoded.replacements).map_err(|_| "the file is binary data, not text".to_owned())?;
+    check_text_like(&decoded.text, decoded.replacements)
+        .map_err(|_| IngestError::invalid(what.clone(), "the file is binary data, not text"))?;
     let url =
         match html::own_url(&decoded.text) {
             Some(u) => u,
@@ -189,22 +275,23 @@ fn saved_page(f: &InputFile, bytes: Vec<u8>, opts: &ImportOptions) -> Result<New
                         .replace("%2F", "/");
                     format!("{base}{rel}")
                 }
-                None => return Err(
-                    "no URL: the file has no \"saved from\" mark, canonical link or og:url, and no base URL was given"
-                        .into(),
-                ),
+                None => return Err(IngestError::invalid(
+                    what,
+                    "no URL: the file has no \"saved from\" mark, canonical link or og:url, and no base URL was given",
+                )),
             },
         };
+    drop(decoded);
     let raw = RawPage {
         url: &url,
-        body: bytes,
+        body: std::mem::take(&mut bytes),
         format: InputFormat::Html,
         charset_hint: None,
         fetched_at: file_time(f),
         http_status: None,
         source: PageSource::Import(f.display()),
     };
-    build_page(raw, &opts.canon).map_err(|e| e.to_string())
+    build_page(raw, &opts.canon, &opts.limits)
 }
 
 fn parse_time(v: Option<&Value>) -> Result<Option<Timestamp>, String> {
@@ -225,7 +312,12 @@ fn parse_time(v: Option<&Value>) -> Result<Option<Timestamp>, String> {
     }
 }
 
-fn jsonl_page(line: &[u8], file: &str, opts: &ImportOptions) -> Result<Option<NewPage>, String> {
+fn jsonl_page(
+    line: &[u8],
+    item: &str,
+    file: &str,
+    opts: &ImportOptions,
+) -> Result<Option<files::LineRecord<NewPage>>, String> {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return Ok(None);
@@ -252,12 +344,14 @@ fn jsonl_page(line: &[u8], file: &str, opts: &ImportOptions) -> Result<Option<Ne
         http_status: status,
         source: PageSource::Import(file.to_owned()),
     };
-    build_page(raw, &opts.canon).map(Some).map_err(|e| e.to_string())
+    let built = build_page(raw, &opts.canon, &opts.limits).map_err(|e| e.to_string())?;
+    let notes = page_notes(item, &built);
+    Ok(Some((built.page, notes)))
 }
 
-fn read_jsonl(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -> bool) {
+fn read_jsonl(f: &InputFile, opts: &ImportOptions, feed: &Feed<NewPage>) {
     let name = f.display();
-    files::read_jsonl(f, opts.max_file_bytes, send, |line, _item| jsonl_page(line, &name, opts));
+    files::read_jsonl(f, opts.max_file_bytes, feed, |line, item| jsonl_page(line, item, &name, opts));
 }
 
 // ---------------------------------------------------------------------------------
@@ -287,14 +381,27 @@ pub enum WarcItem {
     Skip(&'static str),
     /// A page that cannot be imported.
     Reject(String),
+    /// A record that could not be framed (corrupt header, wrong `Content-Length`, over the
+    /// size bound, cut short): `skipped_bytes` were passed over to reach the next record.
+    Corrupt {
+        /// What was wrong.
+        reason: String,
+        /// Bytes skipped to the next `WARC/1.x` record header (or the end of the file).
+        skipped_bytes: u64,
+    },
 }
 
 /// Read WARC records from `reader` (already decompressed if the file was gzipped),
-/// calling `each(record number, item)`; returns an error when the file cannot be read
-/// further (the records before it were delivered). `each` returns `false` to stop.
+/// calling `each(record number, item)`. A corrupt record is reported as
+/// [`WarcItem::Corrupt`] and reading resumes at the next record header; blocks over
+/// `max_record` bytes are skipped the same way, without being read into memory. Returns
+/// an error only when the input itself cannot be read further (an I/O or decompression
+/// error, a decompression bomb; the records before it were delivered). `each` returns
+/// `false` to stop.
 pub fn read_warc_records<R: BufRead>(
     mut reader: R,
     max_record: u64,
+    limits: &ImportLimits,
     mut each: impl FnMut(u64, WarcItem) -> bool,
 ) -> Result<(), String> {
     // A WARC file is a sequence of records, each beginning with its version line: anything
@@ -308,42 +415,49 @@ pub fn read_warc_records<R: BufRead>(
     if !MAGIC.starts_with(&head[..head.len().min(MAGIC.len())]) {
         return Err("not a WARC file: it does not begin with a WARC record (\"WARC/1.0\")".into());
     }
+    let mut records = warc::Records::new(reader, max_record);
     let mut n = 0u64;
-    for rec in warc::WarcReader::new(reader).iter_records() {
+    loop {
+        let framed = records.next_record().map_err(|e| match n {
+            0 => format!("cannot read: {e}"),
+            _ => format!("after record {n}: {e}; the rest of the file was skipped"),
+        })?;
+        let Some(framed) = framed else { return Ok(()) };
         n += 1;
-        let rec = rec.map_err(|e| format!("record {n}: {e}; the rest of the file was skipped"))?;
-        if !each(n, warc_item(rec, max_record)) {
-            break;
+        let item = match framed {
+            warc::Framed::Record(rec) => warc_item(rec, limits),
+            warc::Framed::Corrupt { reason, skipped } => WarcItem::Corrupt { reason, skipped_bytes: skipped },
+        };
+        if !each(n, item) {
+            return Ok(());
         }
     }
-    Ok(())
 }
 
-fn warc_item(rec: warc::Record<warc::BufferedBody>, max_record: u64) -> WarcItem {
-    use warc::{RecordType, WarcHeader};
-    let kind = rec.warc_type().clone();
-    if !matches!(kind, RecordType::Response | RecordType::Resource) {
+fn warc_item(rec: warc::RawRecord, limits: &ImportLimits) -> WarcItem {
+    let Some(kind) = rec.header("warc-type").map(str::to_ascii_lowercase) else {
+        return WarcItem::Reject("no WARC-Type".into());
+    };
+    if kind != "response" && kind != "resource" {
         return WarcItem::Skip("not a response");
     }
-    let date_ms = Some(rec.date().timestamp_millis());
-    // Header values are read from the raw parts: the crate's `Record::header` unwraps
-    // their UTF-8 decoding and panics on a malformed file (found by the `warc` fuzz target).
-    let (head, body) = rec.into_raw_parts();
-    let header = |h: WarcHeader| head.headers.get(&h).map(|v| String::from_utf8_lossy(v).into_owned());
-    let Some(url) = header(WarcHeader::TargetURI).map(|u| u.trim_matches(['<', '>', ' ']).to_owned()) else {
+    let date_ms = rec.header("warc-date").and_then(|d| {
+        time::OffsetDateTime::parse(d, &time::format_description::well_known::Rfc3339)
+            .ok()
+            .map(|t| Timestamp::from_offset(t).0)
+    });
+    let Some(url) = rec.header("warc-target-uri").map(|u| u.trim_matches(['<', '>', ' ']).to_owned()) else {
         return WarcItem::Reject("no WARC-Target-URI".into());
     };
-    if body.len() as u64 > max_record {
-        return WarcItem::Reject(format!("record larger than {max_record} bytes"));
-    }
-    if kind == RecordType::Resource {
-        let ctype = header(WarcHeader::ContentType).unwrap_or_default();
-        if !is_text_type(&ctype) {
+    if kind == "resource" {
+        let ctype = rec.header("content-type").unwrap_or_default();
+        if !is_text_type(ctype) {
             return WarcItem::Skip("not HTML or text");
         }
-        return WarcItem::Page(WarcPage { url, status: None, charset: charset_param(&ctype), body, date_ms });
+        let charset = charset_param(ctype);
+        return WarcItem::Page(WarcPage { url, status: None, charset, body: rec.block, date_ms });
     }
-    match parse_http_response(&body) {
+    match parse_http_response_limited(&rec.block, limits) {
         Ok(r) => {
             if !(200..300).contains(&r.status) {
                 return WarcItem::Skip("HTTP status is not 2xx");
@@ -387,8 +501,15 @@ pub struct HttpResponse {
     pub body: Vec<u8>,
 }
 
-/// Parse a raw HTTP/1.x response (status line, headers, body).
+/// Parse a raw HTTP/1.x response (status line, headers, body) with the default
+/// [`ImportLimits`] on decompression.
 pub fn parse_http_response(raw: &[u8]) -> Result<HttpResponse, String> {
+    parse_http_response_limited(raw, &ImportLimits::default())
+}
+
+/// Parse a raw HTTP/1.x response; a compressed body may inflate to at most
+/// `limits.max_entry_bytes`, and at most `limits.max_ratio` times its size.
+pub fn parse_http_response_limited(raw: &[u8], limits: &ImportLimits) -> Result<HttpResponse, String> {
     if !raw.starts_with(b"HTTP/") {
         let start = String::from_utf8_lossy(&raw[..raw.len().min(60)]).into_owned();
         return Err(format!("not an HTTP response: {start:?}"));
@@ -431,27 +552,33 @@ pub fn parse_http_response(raw: &[u8]) -> Result<HttpResponse, String> {
     }
     body = match encoding.as_str() {
         "" | "identity" => body,
-        "gzip" | "x-gzip" => inflate(flate2::read::MultiGzDecoder::new(&body[..]))?,
-        "deflate" => inflate(flate2::read::ZlibDecoder::new(&body[..]))
-            .or_else(|_| inflate(flate2::read::DeflateDecoder::new(&body[..])))?,
+        "gzip" | "x-gzip" => inflate(flate2::read::MultiGzDecoder::new(&body[..]), body.len(), limits)?,
+        "deflate" => inflate(flate2::read::ZlibDecoder::new(&body[..]), body.len(), limits)
+            .or_else(|_| inflate(flate2::read::DeflateDecoder::new(&body[..]), body.len(), limits))?,
         other => return Err(format!("unsupported Content-Encoding {other}")),
     };
     Ok(HttpResponse { status, content_type, body })
 }
 
-const MAX_INFLATED: u64 = 64 << 20;
-
-fn inflate(r: impl Read) -> Result<Vec<u8>, String> {
+/// Inflate a compressed body of `compressed` bytes within the entry size and ratio bounds.
+fn inflate(r: impl Read, compressed: usize, limits: &ImportLimits) -> Result<Vec<u8>, String> {
+    let cap = limits
+        .max_entry_bytes
+        .min((compressed as u64).max(1).saturating_mul(limits.max_ratio.max(1)).max(RATIO_GRACE_BYTES));
     let mut out = Vec::new();
-    r.take(MAX_INFLATED + 1).read_to_end(&mut out).map_err(|e| format!("cannot decompress the body: {e}"))?;
-    if out.len() as u64 > MAX_INFLATED {
-        return Err(format!("the decompressed body is larger than {MAX_INFLATED} bytes"));
+    r.take(cap + 1).read_to_end(&mut out).map_err(|e| format!("cannot decompress the body: {e}"))?;
+    if out.len() as u64 > cap {
+        return Err(format!(
+            "the decompressed body is larger than {cap} bytes (the bounds are {} bytes and {} times the \
+             compressed size): a decompression bomb",
+            limits.max_entry_bytes, limits.max_ratio
+        ));
     }
     Ok(out)
 }
 
 fn memfind(h: &[u8], n: &[u8]) -> Option<usize> {
-    h.windows(n.len()).position(|w| w == n)
+    memchr::memmem::find(h, n)
 }
 
 fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
@@ -470,21 +597,26 @@ fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-fn read_warc(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -> bool) {
+fn read_warc(f: &InputFile, opts: &ImportOptions, feed: &Feed<NewPage>) {
     let name = f.display();
     let file = match std::fs::File::open(&f.path) {
         Ok(file) => file,
         Err(e) => {
-            send(Item::Reject(name, format!("cannot open: {e}")));
+            feed.send(Item::Reject(name, format!("cannot open: {e}")));
             return;
         }
     };
     let source = PageSource::Import(name.clone());
+    let cancelled = || feed.is_cancelled();
     let handle = |n: u64, item: WarcItem| -> bool {
         let what = format!("{name}#{n}");
         match item {
-            WarcItem::Skip(_) => send(Item::Skip),
-            WarcItem::Reject(why) => send(Item::Reject(what, why)),
+            WarcItem::Skip(_) => feed.send(Item::Skip),
+            WarcItem::Reject(why) => feed.send(Item::Reject(what, why)),
+            WarcItem::Corrupt { reason, skipped_bytes } => {
+                let why = format!("corrupt record: {reason}; {skipped_bytes} bytes skipped to the next record");
+                feed.send(Item::Reject(what, why)) && feed.send(Item::SkippedBytes(skipped_bytes))
+            }
             WarcItem::Page(p) => {
                 let len = p.body.len() as u64;
                 let at = p.date_ms.map_or_else(Timestamp::now, Timestamp);
@@ -497,22 +629,34 @@ fn read_warc(f: &InputFile, opts: &ImportOptions, send: &dyn Fn(Item<NewPage>) -
                     http_status: p.status,
                     source: source.clone(),
                 };
-                let page = build_page(raw, &opts.canon);
-                let go = match page {
-                    Ok(page) => send(Item::Record(format!("{what} {}", p.url), page)),
-                    Err(e) => send(Item::Reject(format!("{what} {}", p.url), e.to_string())),
-                };
-                send(Item::Advance(len)) && go
+                let go = send_page(feed, format!("{what} {}", p.url), build_page(raw, &opts.canon, &opts.limits));
+                feed.send(Item::Advance(len)) && go
             }
         }
     };
+    let limits = &opts.limits;
+    let input = BufReader::new(files::CancelRead::new(file, &cancelled));
     let result = if f.extension() == "warc.gz" {
-        read_warc_records(BufReader::new(flate2::read::MultiGzDecoder::new(file)), opts.max_file_bytes, handle)
+        let compressed = Rc::new(Cell::new(0u64));
+        let damage = Rc::new(Cell::new(warc::GzDamage::default()));
+        let members = warc::GzMembers::new(warc::CountConsumed::new(input, compressed.clone()), damage.clone());
+        let inflated = BufReader::new(warc::RatioRead::new(members, compressed, *limits));
+        let result = read_warc_records(inflated, opts.max_file_bytes, limits, handle);
+        let d = damage.get();
+        if d.corrupt_members > 0 || d.skipped_bytes > 0 {
+            let mut why = format!("{} corrupt gzip member(s) (cut short or damaged)", d.corrupt_members);
+            if d.skipped_bytes > 0 {
+                why.push_str(&format!("; {} compressed bytes skipped to the next gzip member", d.skipped_bytes));
+            }
+            feed.send(Item::Reject(name.clone(), why));
+            feed.send(Item::SkippedBytes(d.skipped_bytes));
+        }
+        result
     } else {
-        read_warc_records(BufReader::new(file), opts.max_file_bytes, handle)
+        read_warc_records(input, opts.max_file_bytes, limits, handle)
     };
     if let Err(e) = result {
-        send(Item::Reject(name, e));
+        feed.send(Item::Reject(name, e));
     }
 }
 
@@ -548,7 +692,7 @@ mod tests {
         raw.extend_from_slice(payload);
         raw.extend_from_slice(b"\r\n\r\n");
         let mut urls = Vec::new();
-        read_warc_records(std::io::Cursor::new(raw), 1 << 20, |_, item| {
+        read_warc_records(std::io::Cursor::new(raw), 1 << 20, &ImportLimits::default(), |_, item| {
             if let WarcItem::Page(p) = item {
                 urls.push(p.url);
             }

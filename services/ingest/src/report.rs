@@ -14,6 +14,16 @@ pub struct Rejection {
     pub reason: String,
 }
 
+/// Something worth knowing about an item that was imported: bytes replaced while
+/// decoding, a page cut at the page size bound.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Note {
+    /// The item: a file, `file:line`, `file#record`, or a URL.
+    pub item: String,
+    /// What happened to it.
+    pub note: String,
+}
+
 /// Ids of stored records that are new or whose content changed: the caller schedules
 /// fingerprinting for exactly these (ingest never fingerprints).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -49,6 +59,17 @@ pub struct ImportSummary {
     pub skipped: u64,
     /// Items refused, with reasons.
     pub rejected: Vec<Rejection>,
+    /// Bytes of input that were malformed in their charset and replaced by U+FFFD in the
+    /// texts read (a text mostly valid in its charset is kept, its bad bytes replaced).
+    #[serde(default)]
+    pub replaced_bytes: u64,
+    /// Bytes of input skipped to find the next record after a corrupt one (WARC files
+    /// resynchronise on the next `WARC/1.x` record header; each skip is also a rejection).
+    #[serde(default)]
+    pub skipped_bytes: u64,
+    /// Items imported with a remark (bytes replaced, page cut at the size bound).
+    #[serde(default)]
+    pub notes: Vec<Note>,
     /// What the caller should fingerprint.
     pub changed: Changed,
 }
@@ -73,6 +94,12 @@ impl ImportSummary {
         self.rejected.push(Rejection { item, reason });
     }
 
+    pub(crate) fn note(&mut self, item: impl Into<String>, note: impl Into<String>) {
+        let (item, note) = (item.into(), note.into());
+        tracing::info!(%item, %note, "imported with a note");
+        self.notes.push(Note { item, note });
+    }
+
     /// Items looked at that were content: stored, unchanged or rejected.
     pub fn total(&self) -> u64 {
         self.imported + self.updated + self.unchanged + self.rejected.len() as u64
@@ -90,6 +117,15 @@ impl fmt::Display for ImportSummary {
             self.skipped,
             self.rejected.len()
         )?;
+        if self.replaced_bytes > 0 {
+            write!(f, ", malformed bytes replaced {}", self.replaced_bytes)?;
+        }
+        if self.skipped_bytes > 0 {
+            write!(f, ", corrupt bytes skipped {}", self.skipped_bytes)?;
+        }
+        for n in &self.notes {
+            write!(f, "\n  note: {}: {}", n.item, n.note)?;
+        }
         write_rejections(f, &self.rejected)
     }
 }

@@ -12,9 +12,9 @@ use zhiwen_store::{NewWork, Outcome, Stores, Subject, WorkUpserted};
 
 use crate::chapters;
 use crate::error::{IngestError, Result};
-use crate::files::{self, InputFile, Item};
+use crate::files::{self, CancelRead, Feed, InputFile, Item, CANCELLED};
 use crate::html;
-use crate::options::ImportOptions;
+use crate::options::{ImportLimits, ImportOptions};
 use crate::report::{ImportSummary, Progress};
 
 const WORK_EXTENSIONS: &[&str] = &["txt", "text", "md", "markdown", "html", "htm", "xhtml", "epub", "jsonl", "ndjson"];
@@ -40,10 +40,12 @@ pub async fn import_works(
     progress.start("import works", Some(inputs.iter().map(|f| f.size).sum()));
     let owner_s = owner.to_owned();
     let read_opts = opts.clone();
-    let (mut rx, reader) = files::spawn_reader(move |send| {
+    let (mut rx, reader) = files::spawn_reader(move |feed| {
         for f in &inputs {
-            send(Item::File(f.display()));
-            read_file(f, &owner_s, &read_opts, send);
+            if !feed.send(Item::File(f.display())) {
+                return;
+            }
+            read_file(f, &owner_s, &read_opts, feed);
         }
     });
     let mut batch: Vec<(String, NewWork)> = Vec::new();
@@ -135,31 +137,56 @@ async fn record(
 }
 
 /// Read one input file, sending its works (or rejections) and progress.
-fn read_file(f: &InputFile, owner: &str, opts: &ImportOptions, send: &dyn Fn(Item<NewWork>) -> bool) {
+fn read_file(f: &InputFile, owner: &str, opts: &ImportOptions, feed: &Feed<NewWork>) {
     let name = f.display();
     match f.extension().as_str() {
-        "jsonl" | "ndjson" => read_jsonl(f, owner, opts, send),
+        "jsonl" | "ndjson" => read_jsonl(f, owner, opts, feed),
         ext => {
-            let result = files::read_limited(&f.path, opts.max_file_bytes).and_then(|bytes| read_document(ext, &bytes));
+            let cancelled = || feed.is_cancelled();
+            let result = files::read_limited(&f.path, opts.max_file_bytes)
+                .and_then(|bytes| read_document(ext, &bytes, &opts.limits, &cancelled));
             match result {
                 Ok(doc) => {
                     let external_id = strip_extension(&f.relative());
                     let title =
                         doc.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| file_stem(&f.path));
                     let author = doc.author.clone().unwrap_or_default();
+                    let notes = work_notes(&name, &doc);
                     let work = build_work(owner, &external_id, &title, &author, doc, &name, opts);
                     match work {
-                        Ok(w) => send(Item::Record(name, w)),
-                        Err(e) => send(Item::Reject(name, e)),
+                        Ok(w) => {
+                            feed.send(Item::Record(name, w));
+                            for n in notes {
+                                feed.send(n);
+                            }
+                        }
+                        Err(e) => {
+                            feed.send(Item::Reject(name, e));
+                        }
                     };
                 }
                 Err(e) => {
-                    send(Item::Reject(name, e));
+                    feed.send(Item::Reject(name, e));
                 }
             }
-            send(Item::Advance(f.size));
+            feed.send(Item::Advance(f.size));
         }
     }
+}
+
+/// The notes of a document read with replacements.
+fn work_notes(name: &str, doc: &Document) -> Vec<Item<NewWork>> {
+    if doc.replaced_bytes == 0 {
+        return Vec::new();
+    }
+    let charset = doc.charset.as_deref().unwrap_or("its charset");
+    vec![
+        Item::Replaced(doc.replaced_bytes),
+        Item::Note(
+            name.to_owned(),
+            format!("{} malformed bytes of its {charset} replaced by U+FFFD", doc.replaced_bytes),
+        ),
+    ]
 }
 
 /// A document's text as read from one file.
@@ -171,11 +198,18 @@ pub(crate) struct Document {
     /// For EPUBs: the text range of each spine document with its title (used as
     /// sections when the text has no headings of its own).
     pub parts: Vec<(String, usize, usize)>,
+    /// Bytes malformed in the document's charset, replaced by U+FFFD.
+    pub replaced_bytes: u64,
 }
 
-fn read_document(ext: &str, bytes: &[u8]) -> Result<Document, String> {
+fn read_document(
+    ext: &str,
+    bytes: &[u8],
+    limits: &ImportLimits,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Document, String> {
     match ext {
-        "epub" => read_epub(bytes),
+        "epub" => read_epub(bytes, limits, cancelled),
         "html" | "htm" | "xhtml" => html_document(bytes, None).map_err(|e| e.to_string()),
         _ => text_document(bytes).map_err(|e| e.to_string()),
     }
@@ -191,12 +225,29 @@ fn text_document(bytes: &[u8]) -> Result<Document, IngestError> {
     let decoded = canon::decode(bytes, None).map_err(|e| IngestError::Text { what: "text".into(), source: e })?;
     check_text_like(&decoded.text, decoded.replacements)?;
     let text = normalise_newlines(&decoded.text);
-    Ok(Document { text, charset: Some(decoded.charset.to_owned()), title: None, author: None, parts: Vec::new() })
+    Ok(Document {
+        text,
+        charset: Some(decoded.charset.to_owned()),
+        title: None,
+        author: None,
+        parts: Vec::new(),
+        replaced_bytes: decoded.replaced_bytes as u64,
+    })
 }
 
 fn html_document(bytes: &[u8], hint: Option<&str>) -> Result<Document, IngestError> {
-    let c = canon::canonicalize_with_hint(bytes, InputFormat::Html, hint, &works_canon_params())
-        .map_err(|e| IngestError::Text { what: "html".into(), source: e })?;
+    let params = works_canon_params();
+    let text_error = |e| IngestError::Text { what: "html".into(), source: e };
+    if bytes.is_empty() {
+        return Err(text_error(zhiwen_core::CoreError::EmptyInput));
+    }
+    if bytes.len() > params.max_input_bytes {
+        return Err(text_error(zhiwen_core::CoreError::TooLarge { size: bytes.len(), limit: params.max_input_bytes }));
+    }
+    let decoded = canon::decode(bytes, hint).map_err(text_error)?;
+    let replaced_bytes = decoded.replaced_bytes as u64;
+    let c =
+        canon::canonicalize_decoded(decoded.text, decoded.charset, InputFormat::Html, &params).map_err(text_error)?;
     let text = html::original_text(&c);
     Ok(Document {
         text,
@@ -204,6 +255,7 @@ fn html_document(bytes: &[u8], hint: Option<&str>) -> Result<Document, IngestErr
         title: c.title().map(str::to_owned),
         author: None,
         parts: Vec::new(),
+        replaced_bytes,
     })
 }
 
@@ -288,8 +340,10 @@ fn strip_extension(rel: &str) -> String {
     }
 }
 
-fn read_jsonl(f: &InputFile, owner: &str, opts: &ImportOptions, send: &dyn Fn(Item<NewWork>) -> bool) {
-    files::read_jsonl(f, opts.max_file_bytes, send, |line, item| jsonl_work(line, owner, item, opts));
+fn read_jsonl(f: &InputFile, owner: &str, opts: &ImportOptions, feed: &Feed<NewWork>) {
+    files::read_jsonl(f, opts.max_file_bytes, feed, |line, item| {
+        jsonl_work(line, owner, item, opts).map(|w| w.map(|w| (w, Vec::new())))
+    });
 }
 
 /// Why a line naming another owner is refused (the same whoever it names).
@@ -326,6 +380,7 @@ fn jsonl_work(line: &[u8], owner: &str, item: &str, opts: &ImportOptions) -> Res
                 title: None,
                 author: None,
                 parts: Vec::new(),
+                replaced_bytes: 0,
             }
         }
         (None, Some(h)) => html_document(h.as_bytes(), Some("utf-8")).map_err(|e| e.to_string())?,
@@ -338,26 +393,48 @@ fn jsonl_work(line: &[u8], owner: &str, item: &str, opts: &ImportOptions) -> Res
 // ---------------------------------------------------------------------------------
 // EPUB: a zip with META-INF/container.xml -> the OPF package -> manifest and spine.
 
-const MAX_EPUB_ENTRY: u64 = 64 << 20;
-const MAX_EPUB_TOTAL: u64 = 512 << 20;
-
 /// The text of an EPUB (its spine documents in order), with its title and author:
-/// `(title, author, text)`.
+/// `(title, author, text)`, within the default [`ImportLimits`].
 pub fn read_epub_text(bytes: &[u8]) -> Result<(Option<String>, Option<String>, String), String> {
-    read_epub(bytes).map(|d| (d.title, d.author, d.text))
+    read_epub_text_limited(bytes, &ImportLimits::default())
+}
+
+/// [`read_epub_text`] within `limits`: entry count, declared and actual uncompressed sizes
+/// (per entry and in all), and compression ratios are checked before and while inflating.
+pub fn read_epub_text_limited(
+    bytes: &[u8],
+    limits: &ImportLimits,
+) -> Result<(Option<String>, Option<String>, String), String> {
+    read_epub(bytes, limits, &|| false).map(|d| (d.title, d.author, d.text))
+}
+
+type Zip<'a> = zip::ZipArchive<std::io::Cursor<&'a [u8]>>;
+
+/// What has been inflated from one EPUB so far, against its bounds.
+struct Inflated<'l> {
+    limits: &'l ImportLimits,
+    bytes: u64,
+    compressed: u64,
 }
 
 /// Read an EPUB's spine documents in order into one text.
-pub(crate) fn read_epub(bytes: &[u8]) -> Result<Document, String> {
+pub(crate) fn read_epub(bytes: &[u8], limits: &ImportLimits, cancelled: &dyn Fn() -> bool) -> Result<Document, String> {
     let mut zip =
         zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not a valid EPUB (zip): {e}"))?;
-    let mut budget = MAX_EPUB_TOTAL;
-    let container = zip_text(&mut zip, "META-INF/container.xml", &mut budget)?;
+    if zip.len() > limits.max_archive_entries {
+        return Err(format!(
+            "the EPUB lists {} entries, more than the bound of {} (a zip bomb?)",
+            zip.len(),
+            limits.max_archive_entries
+        ));
+    }
+    let mut inflated = Inflated { limits, bytes: 0, compressed: 0 };
+    let container = zip_text(&mut zip, "META-INF/container.xml", &mut inflated, cancelled)?;
     let opf_path = html::tags(&container)
         .find(|t| t.name == "rootfile")
         .and_then(|t| t.attr("full-path"))
         .ok_or("EPUB container names no package (rootfile)")?;
-    let opf = zip_text(&mut zip, &opf_path, &mut budget)?;
+    let opf = zip_text(&mut zip, &opf_path, &mut inflated, cancelled)?;
     let base = match opf_path.rfind('/') {
         Some(i) => &opf_path[..=i],
         None => "",
@@ -378,16 +455,24 @@ pub(crate) fn read_epub(bytes: &[u8]) -> Result<Document, String> {
     }
     let title = element_text(&opf, "title");
     let author = element_text(&opf, "creator");
-    let mut text = String::new();
-    let mut parts = Vec::new();
-    let mut charset = None;
+    let mut documents = Vec::new();
     for idref in &spine {
         let Some((_, href, media)) = manifest.iter().find(|(id, _, _)| id == idref) else { continue };
         if !media.is_empty() && !media.contains("html") && !media.contains("xml") {
             continue;
         }
-        let path = resolve_zip_path(base, href);
-        let raw = zip_bytes(&mut zip, &path, &mut budget)?;
+        documents.push(resolve_zip_path(base, href));
+    }
+    check_declared_sizes(&mut zip, &documents, &inflated)?;
+    let mut text = String::new();
+    let mut parts = Vec::new();
+    let mut charset = None;
+    let mut replaced_bytes = 0u64;
+    for path in &documents {
+        if cancelled() {
+            return Err(CANCELLED.into());
+        }
+        let raw = zip_bytes(&mut zip, path, &mut inflated, cancelled)?;
         let doc = match html_document(&raw, None) {
             Ok(d) => d,
             Err(IngestError::Text { source: zhiwen_core::CoreError::NoText, .. }) => continue,
@@ -396,6 +481,7 @@ pub(crate) fn read_epub(bytes: &[u8]) -> Result<Document, String> {
         if doc.text.trim().is_empty() {
             continue;
         }
+        replaced_bytes += doc.replaced_bytes;
         charset.get_or_insert(doc.charset.clone().unwrap_or_default());
         if !text.is_empty() {
             text.push_str("\n\n");
@@ -418,7 +504,50 @@ pub(crate) fn read_epub(bytes: &[u8]) -> Result<Document, String> {
     if let Some(first) = parts.first_mut() {
         first.1 = 0;
     }
-    Ok(Document { text, charset, title, author, parts })
+    Ok(Document { text, charset, title, author, parts, replaced_bytes })
+}
+
+/// Refuse a bomb before inflating it: the spine documents' sizes as the zip declares them
+/// (an entry named twice counts twice) must fit the per-entry, total and ratio bounds.
+fn check_declared_sizes(zip: &mut Zip<'_>, paths: &[String], inflated: &Inflated<'_>) -> Result<(), String> {
+    let limits = inflated.limits;
+    let (mut total, mut compressed) = (inflated.bytes, inflated.compressed);
+    for path in paths {
+        let Some(i) = zip.index_for_name(path) else { continue };
+        let entry = zip.by_index_raw(i).map_err(|e| format!("EPUB entry {path}: {e}"))?;
+        check_entry(path, entry.size(), entry.compressed_size(), limits)?;
+        total = total.saturating_add(entry.size());
+        compressed = compressed.saturating_add(entry.compressed_size());
+    }
+    if total > limits.max_archive_bytes {
+        return Err(format!(
+            "the EPUB's spine documents declare {total} bytes uncompressed, more than the bound of {} bytes (a zip bomb?)",
+            limits.max_archive_bytes
+        ));
+    }
+    if limits.ratio_exceeded(total, compressed) {
+        return Err(format!(
+            "the EPUB's spine documents declare {total} bytes uncompressed from {compressed}, more than {} times (a zip bomb?)",
+            limits.max_ratio
+        ));
+    }
+    Ok(())
+}
+
+fn check_entry(name: &str, size: u64, compressed: u64, limits: &ImportLimits) -> Result<(), String> {
+    if size > limits.max_entry_bytes {
+        return Err(format!(
+            "EPUB entry {name} declares {size} bytes uncompressed, more than the bound of {} bytes",
+            limits.max_entry_bytes
+        ));
+    }
+    if limits.ratio_exceeded(size, compressed) {
+        return Err(format!(
+            "EPUB entry {name} declares {size} bytes uncompressed from {compressed}, more than {} times (a zip bomb?)",
+            limits.max_ratio
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_zip_path(base: &str, href: &str) -> String {
@@ -440,24 +569,52 @@ fn resolve_zip_path(base: &str, href: &str) -> String {
     parts.join("/")
 }
 
+/// Inflate one entry within the bounds: its declared size is checked first, and it may
+/// not inflate past it (headers lie), nor past what is left of the archive's budget, nor
+/// past the ratio bound for the archive as a whole.
 fn zip_bytes(
-    zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+    zip: &mut Zip<'_>,
     name: &str,
-    budget: &mut u64,
+    inflated: &mut Inflated<'_>,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<Vec<u8>, String> {
+    let limits = inflated.limits;
     let entry = zip.by_name(name).map_err(|e| format!("EPUB entry {name}: {e}"))?;
-    let limit = MAX_EPUB_ENTRY.min(*budget);
-    let mut out = Vec::new();
-    entry.take(limit + 1).read_to_end(&mut out).map_err(|e| format!("EPUB entry {name}: {e}"))?;
-    if out.len() as u64 > limit {
-        return Err(format!("EPUB entry {name} is larger than {limit} bytes uncompressed"));
+    let (declared, compressed) = (entry.size(), entry.compressed_size());
+    check_entry(name, declared, compressed, limits)?;
+    let left = limits.max_archive_bytes.saturating_sub(inflated.bytes);
+    if declared > left {
+        return Err(format!(
+            "EPUB entry {name}: the EPUB inflates to more than the bound of {} bytes (a zip bomb?)",
+            limits.max_archive_bytes
+        ));
     }
-    *budget -= out.len() as u64;
+    let mut out = Vec::with_capacity(declared.min(1 << 20) as usize);
+    CancelRead::new(entry, cancelled)
+        .take(declared + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("EPUB entry {name}: {e}"))?;
+    if out.len() as u64 > declared {
+        return Err(format!("EPUB entry {name} inflates to more than the {declared} bytes its header declares"));
+    }
+    inflated.bytes += out.len() as u64;
+    inflated.compressed += compressed;
+    if limits.ratio_exceeded(inflated.bytes, inflated.compressed) {
+        return Err(format!(
+            "the EPUB inflates to {} bytes from {}, more than {} times (a zip bomb?)",
+            inflated.bytes, inflated.compressed, limits.max_ratio
+        ));
+    }
     Ok(out)
 }
 
-fn zip_text(zip: &mut zip::ZipArchive<std::io::Cursor<&[u8]>>, name: &str, budget: &mut u64) -> Result<String, String> {
-    let bytes = zip_bytes(zip, name, budget)?;
+fn zip_text(
+    zip: &mut Zip<'_>,
+    name: &str,
+    inflated: &mut Inflated<'_>,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<String, String> {
+    let bytes = zip_bytes(zip, name, inflated, cancelled)?;
     canon::decode(&bytes, Some("utf-8")).map(|d| d.text).map_err(|e| format!("EPUB entry {name}: {e}"))
 }
 

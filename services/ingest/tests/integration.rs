@@ -7,6 +7,8 @@
 mod common;
 #[path = "integration/crawl.rs"]
 mod crawl;
+#[path = "integration/hostile.rs"]
+mod hostile;
 #[path = "integration/pages.rs"]
 mod pages;
 #[path = "integration/works.rs"]

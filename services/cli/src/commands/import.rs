@@ -14,7 +14,17 @@ use crate::settings::{DataArgs, Settings};
 pub async fn run(data: &DataArgs, cmd: &ImportCommand) -> Result<()> {
     let settings = Settings::resolve(data)?;
     let stores = settings.open_stores().await?;
-    let mut opts = ImportOptions { canon: settings.params.canon.clone(), ..ImportOptions::default() };
+    let limits = match cmd {
+        ImportCommand::Works(args) => &args.limits,
+        ImportCommand::Pages(args) => &args.limits,
+    };
+    let bounds = settings.import_bounds(limits)?;
+    let mut opts = ImportOptions {
+        canon: settings.params.canon.clone(),
+        max_file_bytes: bounds.max_file_bytes,
+        limits: bounds.limits,
+        ..ImportOptions::default()
+    };
     let bar = Bar::new();
     let summary = match cmd {
         ImportCommand::Works(args) => {

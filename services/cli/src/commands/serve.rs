@@ -52,6 +52,9 @@ pub struct ServeArgs {
     /// Let crawls started from the API fetch private-network addresses.
     #[arg(long)]
     pub crawl_allow_private: bool,
+    /// Bounds on uploaded works (as for `zhiwen import works`).
+    #[command(flatten)]
+    pub limits: crate::settings::ImportLimitArgs,
 }
 
 pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
@@ -68,6 +71,7 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
         rate_burst: args.rate_burst,
         workers: args.http_workers,
         chromium: args.chromium.clone().or_else(zhiwen_api::pdf::find_chromium),
+        import_limits: settings.import_bounds(&args.limits)?.limits,
         ..ApiConfig::default()
     };
     let state = AppState::new(matcher, settings.data_dir.clone(), config);

@@ -2,9 +2,14 @@
 //! detection (`chardetng`) among the legacy charsets, GB18030/GBK and Big5 first of all.
 //! Binary data (images, archives, NUL-heavy bytes) is refused rather than decoded into
 //! garbage that would be fingerprinted like text.
+//!
+//! A few bad bytes must not make a copy invisible: bytes that are mostly valid UTF-8 are
+//! decoded as UTF-8, and bytes mostly valid in a declared or detectable multi-byte
+//! charset (GBK/GB18030, Big5, ...) in that charset, with U+FFFD for the malformed
+//! sequences, rather than as a single-byte charset that "decodes" anything into mojibake.
 
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
-use encoding_rs::{DecoderResult, Encoding, GB18030, GBK, UTF_16BE, UTF_16LE, UTF_8};
+use encoding_rs::{DecoderResult, Encoding, BIG5, EUC_JP, EUC_KR, GB18030, GBK, SHIFT_JIS, UTF_16BE, UTF_16LE, UTF_8};
 use memchr::{memchr, memmem};
 
 use super::Decoded;
@@ -16,6 +21,18 @@ const META_SCAN_BYTES: usize = 4096;
 /// How many bytes the detector reads: tens of kilobytes settle GBK vs Big5 vs the rest,
 /// and the detector is the slowest part of decoding.
 const DETECT_BYTES: usize = 64 << 10;
+/// Bytes are "mostly UTF-8" when at most one in this many of their non-ASCII bytes is
+/// malformed. UTF-8 with one byte in 30 overwritten has 10% malformed non-ASCII bytes;
+/// GBK, GB18030 and EUC-JP text read as UTF-8 has about 65%, Big5, Shift_JIS and EUC-KR
+/// over 80%.
+const MOSTLY_UTF8_DENOMINATOR: usize = 5;
+/// Text decoded in a multi-byte legacy charset is "mostly valid" when at most one in this
+/// many of its non-ASCII characters is a replacement. A wrong multi-byte charset fails by
+/// far; a right one with a few broken sequences (a cut download, a stray byte) passes.
+const MOSTLY_VALID_DENOMINATOR: usize = 20;
+/// The multi-byte legacy charsets tried when the detector, misled by malformed
+/// sequences, falls back to a single-byte guess.
+const LEGACY_MULTIBYTE: [&Encoding; 5] = [GBK, BIG5, SHIFT_JIS, EUC_KR, EUC_JP];
 
 pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreError> {
     if bytes.is_empty() {
@@ -25,9 +42,9 @@ pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreEr
         return Err(CoreError::Undecodable { reason: format!("the bytes are a {kind} file, not text") });
     }
     if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
-        let (text, replacements) = decode_counting(encoding, &bytes[bom_len..]);
+        let (text, replacements, replaced_bytes) = decode_counting(encoding, &bytes[bom_len..]);
         check_decoded_text(&text, encoding)?;
-        return Ok(Decoded { text, charset: encoding.name(), replacements });
+        return Ok(Decoded { text, charset: encoding.name(), replacements, replaced_bytes });
     }
 
     let controls = count_control_bytes(bytes);
@@ -45,23 +62,25 @@ pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreEr
     }
 
     match std::str::from_utf8(bytes) {
-        Ok(s) => return Ok(Decoded { text: s.to_owned(), charset: UTF_8.name(), replacements: 0 }),
+        Ok(s) => return Ok(Decoded { text: s.to_owned(), charset: UTF_8.name(), replacements: 0, replaced_bytes: 0 }),
         Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
             // Valid UTF-8 cut short inside the last character (a truncated download).
-            let (text, replacements) = decode_counting(UTF_8, bytes);
-            return Ok(Decoded { text, charset: UTF_8.name(), replacements });
+            return Ok(decoded_in(UTF_8, bytes));
         }
         Err(_) => {}
     }
     if mostly_utf8(bytes) {
-        let (text, replacements) = decode_counting(UTF_8, bytes);
-        return Ok(Decoded { text, charset: UTF_8.name(), replacements });
+        return Ok(decoded_in(UTF_8, bytes));
     }
 
     let declared = hint.and_then(label_to_encoding).into_iter().chain(sniff_meta_charset(bytes));
     for encoding in declared {
-        let (text, replacements) = decode_counting(encoding, bytes);
+        let (text, replacements, replaced_bytes) = decode_counting(encoding, bytes);
         if replacements > 0 {
+            if !encoding.is_single_byte() && mostly_valid(&text, replacements) {
+                // The declared multi-byte charset with a few broken sequences.
+                return Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements, replaced_bytes });
+            }
             continue;
         }
         if encoding.is_single_byte() {
@@ -69,17 +88,35 @@ pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreEr
             // ISO-8859-1 label GBK pages so. Prefer a multi-byte guess that decodes cleanly.
             let guess = detect(bytes);
             if !guess.is_single_byte() {
-                let (guessed, guessed_replacements) = decode_counting(guess, bytes);
+                let (guessed, guessed_replacements, _) = decode_counting(guess, bytes);
                 if guessed_replacements == 0 {
-                    return Ok(Decoded { text: guessed, charset: charset_name(guess, bytes), replacements: 0 });
+                    return Ok(Decoded {
+                        text: guessed,
+                        charset: charset_name(guess, bytes),
+                        replacements: 0,
+                        replaced_bytes: 0,
+                    });
                 }
             }
+            if let Some(decoded) = multibyte_with_errors(bytes) {
+                return Ok(decoded);
+            }
         }
-        return Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements });
+        return Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements, replaced_bytes });
     }
 
     let encoding = detect(bytes);
-    let (text, replacements) = decode_counting(encoding, bytes);
+    let (text, replacements, replaced_bytes) = decode_counting(encoding, bytes);
+    if encoding.is_single_byte() || replacements > 0 {
+        // The detector disqualifies a multi-byte charset at its first malformed sequence,
+        // so a few broken bytes in GBK or Big5 text make it fall back to a single-byte
+        // guess (mojibake) or a wrong multi-byte one.
+        if let Some(decoded) = multibyte_with_errors(bytes) {
+            if decoded.replacements < replacements || encoding.is_single_byte() {
+                return Ok(decoded);
+            }
+        }
+    }
     let chars = text.chars().count().max(1);
     if replacements * 5 > chars {
         return Err(CoreError::Undecodable {
@@ -89,7 +126,46 @@ pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreEr
             ),
         });
     }
-    Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements })
+    Ok(Decoded { text, charset: charset_name(encoding, bytes), replacements, replaced_bytes })
+}
+
+/// `bytes` decoded in `encoding` with replacements.
+fn decoded_in(encoding: &'static Encoding, bytes: &[u8]) -> Decoded {
+    let (text, replacements, replaced_bytes) = decode_counting(encoding, bytes);
+    Decoded { text, charset: charset_name(encoding, bytes), replacements, replaced_bytes }
+}
+
+/// Is `text` (decoded with `replacements` U+FFFD) mostly valid: at most one replacement in
+/// [`MOSTLY_VALID_DENOMINATOR`] non-ASCII characters?
+fn mostly_valid(text: &str, replacements: usize) -> bool {
+    let non_ascii = text.chars().filter(|&c| !c.is_ascii() && c != '\u{FFFD}').count();
+    replacements.saturating_mul(MOSTLY_VALID_DENOMINATOR) <= non_ascii
+}
+
+/// The multi-byte legacy charset the bytes are mostly valid in, decoded with
+/// replacements; `None` if there is none. A candidate must decode the detector's sample
+/// with few malformed sequences AND be the detector's own guess for that sample once its
+/// malformed sequences are removed (so that GBK text is not taken for Big5 or Shift_JIS,
+/// which decode much of it without errors too).
+fn multibyte_with_errors(bytes: &[u8]) -> Option<Decoded> {
+    let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
+    let mut best: Option<(&'static Encoding, usize)> = None;
+    for encoding in LEGACY_MULTIBYTE {
+        let (text, replacements, _) = decode_counting(encoding, sample);
+        if !mostly_valid(&text, replacements) || best.is_some_and(|(_, r)| r <= replacements) {
+            continue;
+        }
+        let repaired: String = text.chars().filter(|&c| c != '\u{FFFD}').collect();
+        let (repaired, _, _) = encoding.encode(&repaired);
+        let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
+        detector.feed(&repaired, sample.len() == bytes.len());
+        if detector.guess(None, Utf8Detection::Deny) == encoding {
+            best = Some((encoding, replacements));
+        }
+    }
+    let (encoding, _) = best?;
+    let decoded = decoded_in(encoding, bytes);
+    mostly_valid(&decoded.text, decoded.replacements).then_some(decoded)
 }
 
 /// The detector's guess from the first [`DETECT_BYTES`] bytes (never UTF-8: the caller
@@ -147,21 +223,24 @@ fn has_gb18030_four_byte(bytes: &[u8]) -> bool {
     false
 }
 
-/// Decode without BOM handling, counting the malformed sequences replaced by U+FFFD.
-fn decode_counting(encoding: &'static Encoding, bytes: &[u8]) -> (String, usize) {
+/// Decode without BOM handling, counting the malformed sequences replaced by U+FFFD and
+/// the bytes they held: `(text, replacements, replaced bytes)`.
+fn decode_counting(encoding: &'static Encoding, bytes: &[u8]) -> (String, usize, usize) {
     let mut decoder = encoding.new_decoder_without_bom_handling();
     let mut out = String::with_capacity(
         decoder.max_utf8_buffer_length_without_replacement(bytes.len()).unwrap_or(bytes.len().saturating_mul(3)),
     );
     let mut replacements = 0;
+    let mut replaced_bytes = 0;
     let mut src = bytes;
     loop {
         let (result, read) = decoder.decode_to_string_without_replacement(src, &mut out, true);
         src = &src[read..];
         match result {
             DecoderResult::InputEmpty => break,
-            DecoderResult::Malformed(_, _) => {
+            DecoderResult::Malformed(bad, _) => {
                 replacements += 1;
+                replaced_bytes += usize::from(bad);
                 out.push('\u{FFFD}');
             }
             DecoderResult::OutputFull => {
@@ -169,7 +248,7 @@ fn decode_counting(encoding: &'static Encoding, bytes: &[u8]) -> (String, usize)
             }
         }
     }
-    (out, replacements)
+    (out, replacements, replaced_bytes)
 }
 
 /// Magic numbers of common binary formats that crawlers meet instead of pages.
@@ -315,27 +394,27 @@ fn utf16_without_bom(bytes: &[u8]) -> Option<Decoded> {
     } else {
         return None;
     };
-    let (text, replacements) = decode_counting(encoding, bytes);
-    Some(Decoded { text, charset: encoding.name(), replacements })
+    Some(decoded_in(encoding, bytes))
 }
 
-/// UTF-8 with a few corrupt bytes (at most one malformed sequence per 50 well-formed
-/// non-ASCII characters). Legacy CJK text fails this by far: most of its byte pairs are
-/// not UTF-8.
+/// UTF-8 with a few corrupt bytes: at most one in [`MOSTLY_UTF8_DENOMINATOR`] of the
+/// non-ASCII bytes is malformed (one byte in 300 overwritten with 0xFF malforms about 1% of
+/// a Chinese text's non-ASCII bytes; legacy CJK text read as UTF-8, 65% or more).
 fn mostly_utf8(bytes: &[u8]) -> bool {
     let mut invalid = 0usize;
-    let mut multibyte = 0usize;
+    let mut non_ascii = 0usize;
     for chunk in bytes.utf8_chunks() {
-        multibyte += chunk.valid().bytes().filter(|&b| b >= 0xC0).count();
-        if !chunk.invalid().is_empty() {
-            invalid += 1;
-            if invalid >= 16 && invalid.saturating_mul(50) > multibyte {
-                // Legacy text: give up early instead of walking it byte by byte.
-                return false;
-            }
+        let valid = chunk.valid();
+        non_ascii += valid.len() - valid.bytes().filter(u8::is_ascii).count();
+        // Malformed sequences are never ASCII.
+        invalid += chunk.invalid().len();
+        non_ascii += chunk.invalid().len();
+        if invalid >= 1024 && invalid.saturating_mul(MOSTLY_UTF8_DENOMINATOR) > non_ascii {
+            // Legacy text: give up early instead of walking it byte by byte.
+            return false;
         }
     }
-    invalid > 0 && invalid.saturating_mul(50) <= multibyte
+    invalid > 0 && invalid.saturating_mul(MOSTLY_UTF8_DENOMINATOR) <= non_ascii
 }
 
 /// The charset declared by `<meta charset=...>`, `<meta http-equiv=... content="...;

@@ -56,6 +56,8 @@ pub struct Decoded {
     pub charset: &'static str,
     /// Number of malformed byte sequences replaced by U+FFFD.
     pub replacements: usize,
+    /// Number of input bytes in those malformed sequences (what the replacements stand for).
+    pub replaced_bytes: usize,
 }
 
 /// A half-open span of characters in the decoded original.
@@ -166,9 +168,12 @@ pub fn slice_chars(s: &str, start: usize, end: usize) -> &str {
     &s[a..b]
 }
 
-/// Decode bytes to text: BOM, then strict UTF-8, then detection among the Chinese
-/// charsets (GB18030/GBK, Big5, ...). `hint` is a charset label from an HTTP header or
-/// a caller; it is used when it decodes the bytes cleanly.
+/// Decode bytes to text: BOM, then UTF-8 (strict, or with a few malformed bytes replaced
+/// by U+FFFD), then the declared charset, then detection among the Chinese charsets
+/// (GB18030/GBK, Big5, ...). `hint` is a charset label from an HTTP header or a caller; it
+/// is used when it decodes the bytes cleanly, or, for a multi-byte charset, with only a
+/// few malformed sequences. Text that is mostly valid in a multi-byte charset is decoded
+/// in it with replacements rather than as a single-byte charset that "decodes" anything.
 pub fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreError> {
     charset::decode(bytes, hint)
 }

@@ -76,6 +76,9 @@ pub struct CrawlConfig {
     pub max_redirects: u32,
     /// Largest body accepted (after decompression), in bytes.
     pub max_body_bytes: u64,
+    /// Bytes of one page's body that are decoded, canonicalised and stored (a longer body
+    /// is cut, as by the importers: [`crate::ImportLimits::max_page_bytes`]).
+    pub max_page_bytes: u64,
     /// Which addresses may be contacted.
     pub address_policy: AddressPolicy,
     /// Read `Sitemap:` lines of robots.txt and `/sitemap.xml`.
@@ -108,6 +111,7 @@ impl Default for CrawlConfig {
             retry_backoff: Duration::from_millis(500),
             max_redirects: 5,
             max_body_bytes: 8 << 20,
+            max_page_bytes: crate::ImportLimits::default().max_page_bytes,
             address_policy: AddressPolicy::default(),
             follow_sitemaps: true,
             refetch_stored: false,
@@ -629,8 +633,14 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
         http_status: Some(fetched.status),
         source: PageSource::Crawl,
     };
-    let page = match build_page(raw, &cfg.canon) {
-        Ok(p) => p,
+    let limits = crate::ImportLimits { max_page_bytes: cfg.max_page_bytes, ..crate::ImportLimits::default() };
+    let page = match build_page(raw, &cfg.canon, &limits) {
+        Ok(b) => {
+            if let Some(from) = b.cut_from {
+                tracing::info!(url = %b.page.url, from, to = b.page.body.len(), "page cut at the page size bound");
+            }
+            b.page
+        }
         Err(e) => {
             // A link list without text of its own still leads somewhere; garbage does not.
             if !matches!(e, IngestError::Text { source: zhiwen_core::CoreError::NoText, .. }) {
