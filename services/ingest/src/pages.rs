@@ -7,7 +7,6 @@
 //! analyses the shared text once per task ([`zhiwen_store`] keeps one record per URL).
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::rc::Rc;

@@ -355,8 +355,8 @@ async fn a_50_mb_page_is_cut_at_the_page_bound_and_the_others_kept() {
     drop(huge_body);
 
     let st = common::store().await;
-    // The three huge pages share their first megabyte: keep them all.
-    let o = ImportOptions { dedup_content: false, ..opts(limits) };
+    // The three huge pages share their first megabyte: each URL is kept (mirrors are).
+    let o = opts(limits);
     let s = import_pages(&st.stores, &[jsonl, saved, warc], &o, &NoProgress).await.unwrap();
     println!("{s}");
     assert_eq!((s.imported, s.rejected.len()), (4, 0), "{s}");
