@@ -117,7 +117,9 @@ fn a_zip_bomb_is_refused_at_once_and_the_bounds_follow_flags_and_environment() {
     std::fs::write(&bomb, epub(300, 6 << 20)).expect("write");
     let o = zhiwen(dir.path(), &["import", "works", bomb.to_str().expect("path"), "--owner", "o"], &[]);
     let text = out(&o);
-    assert!(o.status.success(), "{text}");
+    // Refused, so the import fails: exit status 1, one line on stderr.
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert_eq!(String::from_utf8_lossy(&o.stderr).trim_end().lines().count(), 1, "{text}");
     assert!(text.contains("imported 0,") && text.contains("rejected 1") && text.contains("zip bomb"), "{text}");
 
     // A small, ordinary EPUB of 8 documents: refused with 5 entries allowed, by flag or by

@@ -634,7 +634,21 @@ fn read_warc(f: &InputFile, opts: &ImportOptions, feed: &Feed<NewPage>) {
         }
     };
     let limits = &opts.limits;
-    let input = BufReader::new(files::CancelRead::new(file, &cancelled));
+    let mut input = BufReader::new(files::CancelRead::new(file, &cancelled));
+    if f.extension() == "warc.gz" {
+        // Not gzip at all (another file named .warc.gz): one reason, not a damaged member
+        // and an empty WARC file.
+        match input.fill_buf() {
+            Ok(head)
+                if !head.is_empty()
+                    && !warc::GZIP_MAGIC.starts_with(&head[..head.len().min(warc::GZIP_MAGIC.len())]) =>
+            {
+                feed.send(Item::Reject(name, "not a WARC.gz file: it does not begin with a gzip member".into()));
+                return;
+            }
+            _ => {}
+        }
+    }
     let result = if f.extension() == "warc.gz" {
         let compressed = Rc::new(Cell::new(0u64));
         let damage = Rc::new(Cell::new(warc::GzDamage::default()));

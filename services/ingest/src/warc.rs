@@ -381,7 +381,8 @@ impl<R: BufRead> GzMembers<R> {
     }
 }
 
-const GZIP_MAGIC: &[u8] = b"\x1f\x8b\x08";
+/// The first bytes of a gzip member (deflate method).
+pub(crate) const GZIP_MAGIC: &[u8] = b"\x1f\x8b\x08";
 
 impl<R: BufRead> Read for GzMembers<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
