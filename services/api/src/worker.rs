@@ -175,6 +175,7 @@ async fn crawl(
         max_pages: params.max_pages.or(Some(10_000)),
         address_policy: options.address_policy,
         canon: state.matcher.fingerprinter().params().canon.clone(),
+        max_page_bytes: state.config.import_limits.max_page_bytes,
         ..CrawlConfig::default()
     };
     let crawler = Crawler::new(config, state.stores.clone()).map_err(|e| e.to_string())?;

@@ -286,6 +286,10 @@ pub struct CrawlArgs {
     /// Allow private network addresses (refused by default).
     #[arg(long)]
     pub allow_private: bool,
+    /// Bytes of one page's body decoded and stored, in KiB; a longer page is cut there
+    /// (as by `zhiwen import pages`) [default: 4096, or `[import] max_page_kb`].
+    #[arg(long, env = "ZHIWEN_IMPORT_MAX_PAGE_KB")]
+    pub max_page_kb: Option<u64>,
 }
 
 /// `zhiwen scheduler`.

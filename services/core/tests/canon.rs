@@ -223,6 +223,21 @@ mod charsets {
     }
 
     #[test]
+    fn a_utf8_text_that_starts_with_a_legacy_encoded_block_stays_utf8() {
+        // A pirate page in UTF-8 whose first lines (an ad, a notice) were pasted in GBK.
+        let text = fixture_text("sanguo-001.txt");
+        let head: String = text.chars().take(1500).collect();
+        let (gbk_head, _, _) = GBK.encode(&head);
+        let mut bytes = gbk_head.into_owned();
+        for _ in 0..12 {
+            bytes.extend_from_slice(text.as_bytes());
+        }
+        let d = decode(&bytes, None).unwrap();
+        assert_eq!(d.charset, "UTF-8");
+        assert!(d.text.ends_with(text.as_str()));
+    }
+
+    #[test]
     fn gbk_and_big5_with_a_few_broken_sequences_keep_their_charset() {
         for (file, text_file, charset) in
             [("sanguo-001.gbk", "sanguo-001.txt", "GBK"), ("sanguo-001-hant.big5", "sanguo-001-hant.txt", "Big5")]

@@ -84,6 +84,28 @@ warc = (
 )
 write("warc", "three-records.warc", warc)
 write("warc", "response-only.warc", record("response", "http://example.com/x", plain_http))
+# A record whose Content-Length runs past it, between two good ones (resynchronisation).
+good = record("resource", "http://example.com/book/3.txt", body.encode("utf-8"), b"Content-Type: text/plain\r\n")
+bad = record("resource", "http://example.com/bad", b"short", b"Content-Type: text/plain\r\n").replace(
+    b"Content-Length: 5", b"Content-Length: 500"
+)
+write("warc", "corrupt-length.warc", good + bad + good)
+
+# warc_gz: one gzip member per record (Common Crawl style), then the same with a damaged
+# member and a member cut short.
+members = [
+    gzip.compress(r, mtime=0)
+    for r in (
+        record("warcinfo", None, b"software: hand-made seed\r\n", b"Content-Type: application/warc-fields\r\n"),
+        record("response", "http://example.com/book/1.html", http, b"Content-Type: application/http; msgtype=response\r\n"),
+        good,
+    )
+]
+write("warc_gz", "per-record.warc.gz", b"".join(members))
+damaged = bytearray(members[1])
+for i in range(len(damaged) // 2, len(damaged) // 2 + 8):
+    damaged[i] ^= 0xA5
+write("warc_gz", "damaged-member.warc.gz", members[0] + bytes(damaged) + members[2] + members[2][: len(members[2]) // 2])
 
 # epub: the smallest valid package (mimetype, container, OPF, two spine documents).
 buf = io.BytesIO()
@@ -111,6 +133,31 @@ with zipfile.ZipFile(buf, "w") as z:
     add("OEBPS/c1.xhtml", f"<html><body><h1>{title}</h1><p>{body}</p></body></html>")
     add("OEBPS/text/c2.xhtml", f"<html><body><h1>第二回</h1><p>{body[:50]}</p></body></html>")
 write("epub", "two-chapters.epub", buf.getvalue())
+
+
+# epub: two small bombs that reach the bound checks: one spine document of 2 MiB that
+# deflates about a thousand times, and 70 entries (over the target's bound of 64).
+def small_epub(docs, spine, extra=0):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        def add(name, data):
+            info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
+
+        add("META-INF/container.xml", '<container><rootfiles><rootfile full-path="c.opf"/></rootfiles></container>')
+        items = "".join(f'<item id="d{i}" href="d{i}.xhtml" media-type="application/xhtml+xml"/>' for i in range(len(docs)))
+        refs = "".join(f'<itemref idref="d{i}"/>' for i in spine)
+        add("c.opf", f"<package><manifest>{items}</manifest><spine>{refs}</spine></package>")
+        for i, d in enumerate(docs):
+            add(f"d{i}.xhtml", d)
+        for i in range(extra):
+            add(f"x{i}.css", "p{}")
+    return out.getvalue()
+
+
+write("epub", "ratio-bomb.epub", small_epub([b"<p>" + "啊".encode() * ((2 << 20) // 3) + b"</p>"], [0]))
+write("epub", "many-entries.epub", small_epub([f"<p>{body}</p>".encode()], [0, 0, 0], extra=70))
 
 # url: a few shapes of URL the normaliser must keep idempotent.
 for i, u in enumerate(

@@ -23,6 +23,7 @@ use crate::options::{ImportLimits, ImportOptions, RATIO_GRACE_BYTES};
 use crate::report::{ImportSummary, Progress};
 use crate::url as zurl;
 use crate::warc;
+pub use crate::warc::GzDamage;
 use crate::works::check_text_like;
 
 const PAGE_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "html", "htm", "xhtml", "warc", "warc.gz"];
@@ -633,44 +634,51 @@ fn read_warc(f: &InputFile, opts: &ImportOptions, feed: &Feed<NewPage>) {
             }
         }
     };
-    let limits = &opts.limits;
-    let mut input = BufReader::new(files::CancelRead::new(file, &cancelled));
-    if f.extension() == "warc.gz" {
-        // Not gzip at all (another file named .warc.gz): one reason, not a damaged member
-        // and an empty WARC file.
-        match input.fill_buf() {
-            Ok(head)
-                if !head.is_empty()
-                    && !warc::GZIP_MAGIC.starts_with(&head[..head.len().min(warc::GZIP_MAGIC.len())]) =>
-            {
-                feed.send(Item::Reject(name, "not a WARC.gz file: it does not begin with a gzip member".into()));
-                return;
-            }
-            _ => {}
+    let input = files::CancelRead::new(file, &cancelled);
+    let gzipped = f.extension() == "warc.gz";
+    let (result, d) = read_warc_stream(input, gzipped, opts.max_file_bytes, &opts.limits, handle);
+    if d.corrupt_members > 0 || d.skipped_bytes > 0 {
+        let mut why = format!("{} corrupt gzip member(s) (cut short or damaged)", d.corrupt_members);
+        if d.skipped_bytes > 0 {
+            why.push_str(&format!("; {} compressed bytes skipped to the next gzip member", d.skipped_bytes));
         }
+        feed.send(Item::Reject(name.clone(), why));
+        feed.send(Item::SkippedBytes(d.skipped_bytes));
     }
-    let result = if f.extension() == "warc.gz" {
-        let compressed = Rc::new(Cell::new(0u64));
-        let damage = Rc::new(Cell::new(warc::GzDamage::default()));
-        let members = warc::GzMembers::new(warc::CountConsumed::new(input, compressed.clone()), damage.clone());
-        let inflated = BufReader::new(warc::RatioRead::new(members, compressed, *limits));
-        let result = read_warc_records(inflated, opts.max_file_bytes, limits, handle);
-        let d = damage.get();
-        if d.corrupt_members > 0 || d.skipped_bytes > 0 {
-            let mut why = format!("{} corrupt gzip member(s) (cut short or damaged)", d.corrupt_members);
-            if d.skipped_bytes > 0 {
-                why.push_str(&format!("; {} compressed bytes skipped to the next gzip member", d.skipped_bytes));
-            }
-            feed.send(Item::Reject(name.clone(), why));
-            feed.send(Item::SkippedBytes(d.skipped_bytes));
-        }
-        result
-    } else {
-        read_warc_records(input, opts.max_file_bytes, limits, handle)
-    };
     if let Err(e) = result {
         feed.send(Item::Reject(name, e));
     }
+}
+
+/// Read a WARC stream as `import pages` reads a `.warc` file (`gzipped == false`) or a
+/// `.warc.gz` file (`true`: gzip members decompressed one after the other, a corrupt
+/// member skipped to the next, the stream stopped at `limits.max_ratio`), calling
+/// `each(record number, item)` as [`read_warc_records`] does. Returns how that ended, and
+/// what the gzip layer skipped.
+pub fn read_warc_stream<R: Read>(
+    input: R,
+    gzipped: bool,
+    max_record: u64,
+    limits: &ImportLimits,
+    each: impl FnMut(u64, WarcItem) -> bool,
+) -> (Result<(), String>, GzDamage) {
+    let mut input = BufReader::new(input);
+    if !gzipped {
+        return (read_warc_records(input, max_record, limits, each), GzDamage::default());
+    }
+    // Not gzip at all (another file named .warc.gz): one reason, not a damaged member and
+    // an empty WARC file.
+    if let Ok(head) = input.fill_buf() {
+        if !head.is_empty() && !warc::GZIP_MAGIC.starts_with(&head[..head.len().min(warc::GZIP_MAGIC.len())]) {
+            return (Err("not a WARC.gz file: it does not begin with a gzip member".into()), GzDamage::default());
+        }
+    }
+    let compressed = Rc::new(Cell::new(0u64));
+    let damage = Rc::new(Cell::new(GzDamage::default()));
+    let members = warc::GzMembers::new(warc::CountConsumed::new(input, compressed.clone()), damage.clone());
+    let inflated = BufReader::new(warc::RatioRead::new(members, compressed, *limits));
+    let result = read_warc_records(inflated, max_record, limits, each);
+    (result, damage.get())
 }
 
 #[cfg(test)]

@@ -343,10 +343,12 @@ impl<R: BufRead> BufRead for CountConsumed<R> {
     }
 }
 
-/// What [`GzMembers`] passed over: corrupt members and the compressed bytes skipped.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct GzDamage {
+/// What the gzip layer of a WARC.gz file passed over.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct GzDamage {
+    /// Members that were cut short or damaged (decoding went on at the next member).
     pub corrupt_members: u64,
+    /// Compressed bytes skipped to reach the next gzip header.
     pub skipped_bytes: u64,
 }
 

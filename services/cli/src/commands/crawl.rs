@@ -9,7 +9,7 @@ use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler};
 use crate::cli::CrawlArgs;
 use crate::output::outln;
 use crate::progress::Bar;
-use crate::settings::{DataArgs, Settings};
+use crate::settings::{DataArgs, ImportLimitArgs, Settings};
 
 pub async fn run(data: &DataArgs, args: &CrawlArgs) -> Result<()> {
     let settings = Settings::resolve(data)?;
@@ -25,6 +25,11 @@ pub async fn run(data: &DataArgs, args: &CrawlArgs) -> Result<()> {
         per_host_delay: Duration::from_millis(args.delay_ms),
         address_policy: AddressPolicy { allow_loopback: args.allow_loopback, allow_private: args.allow_private },
         canon: settings.params.canon.clone(),
+        // The page bound of `[import]` / ZHIWEN_IMPORT_MAX_PAGE_KB applies to crawled pages too.
+        max_page_bytes: settings
+            .import_bounds(&ImportLimitArgs { max_page_kb: args.max_page_kb, ..ImportLimitArgs::default() })?
+            .limits
+            .max_page_bytes,
         ..CrawlConfig::default()
     };
     let crawler = Crawler::new(config, stores).context("cannot start the crawler")?;

@@ -403,14 +403,17 @@ fn utf16_without_bom(bytes: &[u8]) -> Option<Decoded> {
 fn mostly_utf8(bytes: &[u8]) -> bool {
     let mut invalid = 0usize;
     let mut non_ascii = 0usize;
+    let mut seen = 0usize;
     for chunk in bytes.utf8_chunks() {
         let valid = chunk.valid();
         non_ascii += valid.len() - valid.bytes().filter(u8::is_ascii).count();
         // Malformed sequences are never ASCII.
         invalid += chunk.invalid().len();
         non_ascii += chunk.invalid().len();
-        if invalid >= 1024 && invalid.saturating_mul(MOSTLY_UTF8_DENOMINATOR) > non_ascii {
-            // Legacy text: give up early instead of walking it byte by byte.
+        seen += valid.len() + chunk.invalid().len();
+        if seen >= DETECT_BYTES && invalid.saturating_mul(MOSTLY_UTF8_DENOMINATOR) > non_ascii {
+            // Legacy text: give up after the detector's sample instead of walking it all
+            // byte by byte (a UTF-8 page may start with a legacy-encoded ad or two).
             return false;
         }
     }

@@ -563,3 +563,53 @@ async fn gzip_bombs_in_warc_files_stop_at_the_ratio() {
     assert_eq!(s.imported, 2, "{s}");
     assert!(reason(&s, "bomb.warc.gz").contains("decompression bomb"), "{s}");
 }
+
+// ---------------------------------------------------------------------------------
+// Crawling
+
+/// The crawler meets a gzip bomb (a 64 KB response that inflates to 64 MiB) and a page
+/// over the page bound: the bomb is cut off at the body cap while it inflates, the long
+/// page is stored cut, and the ordinary page next to them is stored whole.
+#[tokio::test]
+async fn a_crawled_gzip_bomb_stops_at_the_body_cap_and_a_long_page_is_cut() {
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    use zhiwen_ingest::{AddressPolicy, CrawlConfig, Crawler};
+
+    let text = sample();
+    let ok = html("好", &head(&text, 1500), Some("utf-8"));
+    let long = html("长", &text.repeat(60), Some("utf-8")); // about 1.3 MB
+    let site = common::serve(move |_| {
+        let mut r = HashMap::new();
+        let links = "<a href=/bomb.html>1</a><a href=/long.html>2</a><a href=/ok.html>3</a>";
+        r.insert("/".into(), common::Response::html(format!("<html><body>{links}</body></html>"), "text/html"));
+        let mut bomb = common::Response::html(gz(&vec![b' '; 64 << 20]), "text/html; charset=utf-8");
+        bomb.headers.push(("Content-Encoding".into(), "gzip".into()));
+        r.insert("/bomb.html".into(), bomb);
+        r.insert("/long.html".into(), common::Response::html(long, "text/html; charset=utf-8"));
+        r.insert("/ok.html".into(), common::Response::html(ok, "text/html; charset=utf-8"));
+        r
+    })
+    .await;
+    let st = common::store().await;
+    let config = CrawlConfig {
+        job: "hostile".into(),
+        data_dir: st.dir.path().to_path_buf(),
+        address_policy: AddressPolicy { allow_loopback: true, allow_private: false },
+        per_host_delay: Duration::from_millis(10),
+        request_timeout: Duration::from_secs(10),
+        max_retries: 0,
+        max_body_bytes: 2 << 20,
+        max_page_bytes: 1 << 20,
+        ..CrawlConfig::default()
+    };
+    let summary = Crawler::new(config, st.stores.clone()).unwrap().run(&[site.url("/")], &NoProgress).await.unwrap();
+    println!("{summary}");
+    let bomb = summary.pages.rejected.iter().find(|r| r.item.ends_with("/bomb.html")).expect("the bomb is rejected");
+    assert!(bomb.reason.contains("above the cap of 2097152 bytes"), "{}", bomb.reason);
+    let long = st.stores.pages.find_page(&site.url("/long.html")).await.unwrap().expect("the long page");
+    assert!(long.body.len() <= 1 << 20 && long.text.len() <= 1 << 20, "{} / {}", long.body.len(), long.text.len());
+    let ok = st.stores.pages.find_page(&site.url("/ok.html")).await.unwrap().expect("the ordinary page");
+    assert!(ok.text.contains(&probe_at(&text, 100)));
+}
