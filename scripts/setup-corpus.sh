@@ -21,18 +21,9 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
     exit 0
 fi
 
-command -v python3 >/dev/null || { log "python3 is required"; exit 1; }
-if [ ! -x "$VENV/bin/python" ]; then
-    mkdir -p "$ROOT/.test-servers"
-    if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
-        log "python3 -m venv failed; installing python3-venv"
-        rm -rf "$VENV"
-        # shellcheck source=lib/apt.sh
-        source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
-        apt_install python3-venv
-        python3 -m venv "$VENV"
-    fi
-fi
+# shellcheck source=lib/venv.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/venv.sh"
+ensure_venv "$VENV"
 log "installing $INEWS $OPENCC into $VENV"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$INEWS" "$OPENCC" >&2
 

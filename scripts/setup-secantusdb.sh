@@ -23,19 +23,9 @@ if [ -x "$BIN" ] && [ "$(installed_version)" = "$SECANTUS_VERSION" ]; then
     exit 0
 fi
 
-command -v python3 >/dev/null || { log "python3 is required"; exit 1; }
-
-if [ ! -x "$VENV/bin/python" ]; then
-    mkdir -p "$ROOT/.test-servers"
-    if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
-        log "python3 -m venv failed; installing python3-venv"
-        rm -rf "$VENV"
-        # shellcheck source=lib/apt.sh
-        source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
-        apt_install python3-venv
-        python3 -m venv "$VENV"
-    fi
-fi
+# shellcheck source=lib/venv.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/venv.sh"
+ensure_venv "$VENV"
 
 log "installing SecantusDB==$SECANTUS_VERSION into $VENV"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "SecantusDB==$SECANTUS_VERSION" >&2
