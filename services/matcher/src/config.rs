@@ -68,7 +68,7 @@ pub struct MatcherConfig {
     /// taken over by another worker (a worker on the same host is checked directly).
     pub lease_seconds: u64,
     /// Scale-out workers sharing tasks through Redis Streams.
-    pub workers: crate::distributed::WorkersConfig,
+    pub workers: WorkersConfig,
 }
 
 impl MatcherConfig {
@@ -106,7 +106,7 @@ impl Default for MatcherConfig {
             schedule: ScheduleConfig::default(),
             webhook: WebhookConfig::default(),
             lease_seconds: 600,
-            workers: crate::distributed::WorkersConfig::default(),
+            workers: WorkersConfig::default(),
         }
     }
 }
@@ -206,6 +206,24 @@ pub struct WebhookConfig {
 impl Default for WebhookConfig {
     fn default() -> Self {
         WebhookConfig { url: None, min_score: 0.8, max_attempts: 5, base_delay_ms: 500, timeout_ms: 10_000 }
+    }
+}
+
+/// Knobs of the scale-out workers (`[matcher.workers]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkersConfig {
+    /// An entry delivered to a worker and not acknowledged for this long is taken over
+    /// by another worker (XAUTOCLAIM). Longer than the slowest batch, so live workers
+    /// rarely lose entries (if they do, the repeated work is harmless).
+    pub claim_idle_ms: u64,
+    /// How long one XREADGROUP waits for new entries.
+    pub block_ms: u64,
+}
+
+impl Default for WorkersConfig {
+    fn default() -> Self {
+        WorkersConfig { claim_idle_ms: 60_000, block_ms: 1_000 }
     }
 }
 

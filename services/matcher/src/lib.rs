@@ -6,7 +6,8 @@
 //! [`compare`](zhiwen_core::compare::compare), name the [`MatchKind`] and record a match
 //! with its evidence quoted from both originals; and the reverse direction, a new work
 //! against stored pages), the suppression of shared boilerplate ([`boilerplate`]), the
-//! matching task with checkpoints ([`task`]), the daily schedule ([`schedule`]), the
+//! matching task with checkpoints, run by one process or shared by scale-out workers
+//! through Redis Streams ([`task`], [`task::streams`]), the daily schedule ([`schedule`]), the
 //! analysts' export ([`export`]) and the webhook for new matches ([`webhook`]).
 //!
 //! It must not touch the algorithms (the core owns fingerprints, measures and verdicts;
@@ -21,7 +22,6 @@ mod cache;
 mod candidates;
 pub mod catalogue;
 pub mod config;
-pub mod distributed;
 mod error;
 pub mod export;
 mod kind;
@@ -30,7 +30,7 @@ pub mod schedule;
 pub mod task;
 pub mod webhook;
 
-pub use config::{BoilerplateConfig, CatalogueConfig, MatcherConfig, ScheduleConfig, WebhookConfig};
+pub use config::{BoilerplateConfig, CatalogueConfig, MatcherConfig, ScheduleConfig, WebhookConfig, WorkersConfig};
 pub use error::{MatcherError, Result};
 pub use kind::MatchKind;
 pub use matcher::{IndexReport, MatchRecord, Matcher, PageOutcome, PreparedPages, VerifiedPages, WorkOutcome};

@@ -1,8 +1,10 @@
 //! `zhiwen match` (one task now) and `zhiwen scheduler` (the daily schedule).
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use zhiwen_matcher::task::{run_match_task, ProgressSink, Scope, TaskControl, TaskProgress, TaskSpec};
+use zhiwen_matcher::task::{
+    run_match_task, ProgressSink, Scope, TaskControl, TaskHooks, TaskProgress, TaskSpec, ABORT_ENV,
+};
 use zhiwen_store::Timestamp;
 
 use crate::cli::{MatchArgs, SchedulerArgs};
@@ -21,6 +23,19 @@ impl ProgressSink for Bar {
     }
 }
 
+/// The crash hook of the crash tests: when [`ABORT_ENV`] is set to `n`, abort the
+/// process (as `kill -9` would) once `n` pages were matched by it, before their batch is
+/// checkpointed or their stream entry acknowledged. No hook when it is not set.
+pub(crate) fn crash_hooks() -> Result<TaskHooks> {
+    let Ok(value) = std::env::var(ABORT_ENV) else { return Ok(TaskHooks::default()) };
+    let pages: u64 =
+        value.trim().parse().with_context(|| format!("{ABORT_ENV} must be a number of pages, not {value:?}"))?;
+    Ok(TaskHooks::after_pages(pages, |matched| {
+        tracing::error!(pages = matched, "{ABORT_ENV} reached: aborting the process");
+        std::process::abort();
+    }))
+}
+
 pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
     let settings = Settings::resolve(data)?;
     let matcher = settings.open_matcher().await?;
@@ -34,7 +49,8 @@ pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    let summary = run_match_task(&matcher, TaskSpec::new(scope), &TaskControl::from_env(), &Bar(bar.clone())).await?;
+    let control = TaskControl { hooks: crash_hooks()?, ..TaskControl::default() };
+    let summary = run_match_task(&matcher, TaskSpec::new(scope), &control, &Bar(bar.clone())).await?;
     bar.finish_and_clear();
     outln!(
         "task {} ({}) {:?}{}: {} works and {} pages processed ({} failed); matches: {} new, {} updated, {} unchanged; {:.1} s",

@@ -1,7 +1,7 @@
 //! `zhiwen worker`: share matching tasks with other workers through Redis Streams.
 
 use anyhow::{bail, Context, Result};
-use zhiwen_matcher::distributed::{StopWhen, StreamSettings, Worker};
+use zhiwen_matcher::task::streams::{StopWhen, StreamSettings, Worker};
 use zhiwen_matcher::task::{enqueue, Scope, TaskSpec};
 use zhiwen_store::Timestamp;
 
@@ -33,7 +33,8 @@ pub async fn run(data: &DataArgs, args: &WorkerArgs) -> Result<()> {
     };
     let mut worker = Worker::connect(matcher, stream)
         .await
-        .with_context(|| format!("cannot connect to Redis at {}", settings.redis.url))?;
+        .with_context(|| format!("cannot connect to Redis at {}", settings.redis.url))?
+        .with_hooks(super::matching::crash_hooks()?);
     tracing::info!(worker = worker.name(), "worker started");
     let stop = if args.until_idle { StopWhen::Idle } else { StopWhen::Never };
     let summary = worker

@@ -28,7 +28,10 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 use zhiwen_store::{Task, TaskState, Timestamp};
 
-use crate::task::{is_abandoned, ActiveGuard, Checkpoint, PageScope, TaskParams, TASK_KIND};
+use super::bookkeeping::{checkpoint, notify, params, NoObserver, PageCounter, PageResult, PageScope, TaskBooks};
+use super::lease::{is_abandoned, worker_name, ActiveGuard};
+use super::{TaskHooks, TASK_KIND};
+pub use crate::config::WorkersConfig;
 use crate::webhook::Webhook;
 use crate::{Matcher, MatcherError, Result};
 
@@ -37,24 +40,6 @@ pub const GROUP: &str = "matchers";
 
 fn stream_err(op: &'static str) -> impl FnOnce(redis::RedisError) -> MatcherError {
     move |source| MatcherError::Stream { op, source }
-}
-
-/// Knobs of the scale-out workers (`[matcher.workers]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WorkersConfig {
-    /// An entry delivered to a worker and not acknowledged for this long is taken over
-    /// by another worker (XAUTOCLAIM). Longer than the slowest batch, so live workers
-    /// rarely lose entries (if they do, the repeated work is harmless).
-    pub claim_idle_ms: u64,
-    /// How long one XREADGROUP waits for new entries.
-    pub block_ms: u64,
-}
-
-impl Default for WorkersConfig {
-    fn default() -> Self {
-        WorkersConfig { claim_idle_ms: 60_000, block_ms: 1_000 }
-    }
 }
 
 /// Where the worker's streams live.
@@ -106,10 +91,9 @@ pub struct Worker {
     /// Stream of the last entry handled: a new task's first entry revalidates the
     /// matcher's section cache (works may have changed in another process since).
     last_stream: Option<String>,
-    /// Abort the process after this many pages, before acknowledging their entry (the
-    /// crash point of [`crate::task::ABORT_ENV`], for tests of the real binary).
-    abort_after_pages: Option<u64>,
-    pages_matched: u64,
+    /// The per-page accounting and the injected hooks (the binary's crash hook runs
+    /// before the entry of its page is acknowledged).
+    counter: PageCounter,
 }
 
 impl std::fmt::Debug for Worker {
@@ -128,12 +112,17 @@ impl Worker {
             matcher,
             redis,
             settings,
-            name: crate::task::worker_name(),
+            name: worker_name(),
             webhook,
             last_stream: None,
-            abort_after_pages: crate::task::TaskControl::from_env().abort_after_pages,
-            pages_matched: 0,
+            counter: PageCounter::new(TaskHooks::default()),
         })
+    }
+
+    /// Call `hooks` as pages are matched (the count is of pages matched by this worker).
+    pub fn with_hooks(mut self, hooks: TaskHooks) -> Self {
+        self.counter = PageCounter::new(hooks);
+        self
     }
 
     /// This worker's consumer name (`host/pid/nonce`).
@@ -230,16 +219,15 @@ impl Worker {
     }
 
     async fn publish(&mut self, task: &Task) -> Result<()> {
-        let params: TaskParams = serde_json::from_value(task.params.clone())
-            .map_err(|e| MatcherError::BadTask { task_id: task.id, reason: e.to_string() })?;
+        let params = params(task)?;
         self.matcher.check_index().await?;
-        let mut cp = checkpoint(task)?;
-        if cp.stream.is_none() {
+        let mut books = TaskBooks::of(&self.matcher, task)?;
+        if books.cp.stream.is_none() {
             // A task begun by a local run: its page checkpoint means nothing here.
-            cp.last_page_id = 0;
+            books.cp.last_page_id = 0;
         }
         let key = self.stream_key(task.id);
-        cp.stream = Some(key.clone());
+        books.cp.stream = Some(key.clone());
         let created: redis::RedisResult<()> = self.redis.xgroup_create_mkstream(&key, GROUP, "0").await;
         if let Err(e) = created {
             if e.code() != Some("BUSYGROUP") {
@@ -248,38 +236,24 @@ impl Worker {
         }
         let _: i64 = self.redis.sadd(self.active_key(), &key).await.map_err(stream_err("SADD"))?;
         let s = self.matcher.stores().clone();
-        let mut progress = task.progress;
         // Works in scope first (indexed here once, so every worker sees them), against the
         // works as they are now (a new epoch: its one read of every work's version).
         self.matcher.revalidate_sections();
-        if !cp.works_done {
-            for chunk in crate::task::works_after(&self.matcher, cp.last_work_id)
-                .await?
-                .chunks(crate::task::WORKS_PER_CHECKPOINT)
-            {
-                for &(work_id, updated_at) in chunk {
-                    crate::task::handle_work(&self.matcher, &self.webhook, params.since, work_id, updated_at).await?;
-                    progress.done += 1;
-                }
-                cp.last_work_id = chunk.last().map_or(cp.last_work_id, |w| w.0);
-                crate::task::save(&self.matcher, task.id, progress, &cp).await?;
-            }
-            cp.works_done = true;
-        }
+        books.index_works(&self.webhook, params.since, &mut NoObserver).await?;
         let scope = PageScope::read(&s, params.since).await?;
         let batch = self.matcher.config().batch_size.max(1) as u32;
-        while let Some((last, ids)) = scope.batch_after(&s, cp.last_page_id, batch).await? {
+        while let Some((last, ids)) = scope.batch_after(&s, books.cp.last_page_id, batch).await? {
             if !ids.is_empty() {
                 let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
                 let fields = [("task", task.id.to_string()), ("pages", ids.join(","))];
                 let _: String = self.redis.xadd(&key, "*", &fields).await.map_err(stream_err("XADD"))?;
-                progress.total += ids.len() as u64;
+                books.progress.total += ids.len() as u64;
             }
-            cp.last_page_id = last;
-            crate::task::save(&self.matcher, task.id, progress, &cp).await?;
+            books.cp.last_page_id = last;
+            books.save().await?;
         }
-        cp.published = true;
-        crate::task::save(&self.matcher, task.id, progress, &cp).await?;
+        books.cp.published = true;
+        books.save().await?;
         tracing::info!(task_id = task.id, stream = %key, "every page of the task published");
         Ok(())
     }
@@ -349,31 +323,16 @@ impl Worker {
         let mut records = Vec::new();
         let ids: Vec<i64> = pages.split(',').filter_map(|p| p.trim().parse::<i64>().ok()).collect();
         for (id, r) in self.matcher.match_pages(ids).await? {
-            match r {
-                Ok(out) => {
-                    summary.matches += out.matches.len() as u64;
-                    records.extend(out.matches);
-                }
-                Err(e @ (MatcherError::Text { .. } | MatcherError::NotFound { .. })) => {
-                    tracing::debug!(page_id = id, error = %e, "page not matched");
-                    summary.pages_failed += 1;
-                }
-                // Not acknowledged: another worker (or this one) takes it over later.
-                Err(e) => return Err(e),
+            // An error other than a page that cannot be matched leaves the entry
+            // unacknowledged: another worker (or this one) takes it over later.
+            match self.counter.page(id, r, &mut records)? {
+                PageResult::Matched(n) => summary.matches += n as u64,
+                PageResult::Failed => summary.pages_failed += 1,
             }
             summary.pages += 1;
             tracing::debug!(page_id = id, "stream page matched");
-            self.pages_matched += 1;
-            if self.abort_after_pages.is_some_and(|n| self.pages_matched >= n) {
-                tracing::error!(
-                    pages = self.pages_matched,
-                    "{}: aborting before the entry is acknowledged",
-                    crate::task::ABORT_ENV
-                );
-                std::process::abort();
-            }
         }
-        crate::task::notify(&self.webhook, &self.matcher, &records).await;
+        notify(&self.webhook, &self.matcher, &records).await;
         // Acknowledged only when the pages were looked up in the store's own index: else
         // the entry stays pending until the index is rebuilt.
         self.matcher.check_index().await?;
@@ -432,13 +391,5 @@ impl Worker {
         let _: i64 = self.redis.srem(self.active_key(), key).await.map_err(stream_err("SREM"))?;
         let _: i64 = self.redis.del(key).await.map_err(stream_err("DEL"))?;
         Ok(())
-    }
-}
-
-fn checkpoint(task: &Task) -> Result<Checkpoint> {
-    match &task.checkpoint {
-        Some(v) => serde_json::from_value(v.clone())
-            .map_err(|e| MatcherError::BadTask { task_id: task.id, reason: format!("checkpoint: {e}") }),
-        None => Ok(Checkpoint::default()),
     }
 }
