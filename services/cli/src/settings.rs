@@ -192,6 +192,7 @@ struct FileStore {
     sqlite_readers: Option<usize>,
     mongo_uri: Option<String>,
     mongo_database: Option<String>,
+    retry: Option<zhiwen_store::StoreRetry>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -211,6 +212,8 @@ struct FileIndex {
 pub struct Settings {
     /// Which store, where.
     pub store: StoreConfig,
+    /// How the stores retry transient failures (`[store.retry]`).
+    pub store_retry: zhiwen_store::StoreRetry,
     /// The embedded data directory (also home of the embedded index).
     pub data_dir: PathBuf,
     /// Index backend.
@@ -270,6 +273,7 @@ impl Settings {
         params.validate().context("invalid [params] in the settings file")?;
         Ok(Settings {
             store,
+            store_retry: file.store.retry.unwrap_or_default(),
             data_dir,
             index_backend: args.index.or(file.index.backend).unwrap_or(IndexBackend::Embedded),
             redis,
@@ -285,11 +289,13 @@ impl Settings {
         ImportBounds::resolve(args, &self.import_file).context("invalid import bounds")
     }
 
-    /// Open the stores (the embedded store migrates itself; MongoDB needs `zhiwen migrate`).
+    /// Open the stores (the embedded store migrates itself; MongoDB needs `zhiwen migrate`),
+    /// retrying transient failures as `[store.retry]` says.
     pub async fn open_stores(&self) -> Result<Stores> {
-        zhiwen_store::open(&self.store)
+        let stores = zhiwen_store::open(&self.store)
             .await
-            .with_context(|| format!("cannot open the {} store", self.store.backend_name()))
+            .with_context(|| format!("cannot open the {} store", self.store.backend_name()))?;
+        Ok(stores.with_retries(self.store_retry))
     }
 
     /// The matcher over the configured stores and index.

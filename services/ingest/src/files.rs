@@ -1,13 +1,10 @@
 //! Shared machinery of the importers: walking the given paths, reading files off the
 //! async runtime, batching, and storing with retries.
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use tokio::sync::mpsc;
-use zhiwen_store::StoreError;
 
 use crate::report::{ImportSummary, Progress};
 
@@ -293,27 +290,6 @@ pub(crate) fn route<T>(item: Item<T>, summary: &mut ImportSummary, progress: &dy
         Item::File(name) => progress.message(&name),
     }
     None
-}
-
-/// Run a store operation, retrying transient failures with exponential backoff.
-pub(crate) async fn retry_store<T, F, Fut>(what: &str, mut op: F) -> Result<T, StoreError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, StoreError>>,
-{
-    let mut delay = Duration::from_millis(100);
-    let mut attempt = 0;
-    loop {
-        match op().await {
-            Err(e) if e.is_retryable() && attempt < 5 => {
-                attempt += 1;
-                tracing::warn!(%what, attempt, error = %e, "store unavailable, retrying");
-                tokio::time::sleep(delay).await;
-                delay *= 2;
-            }
-            other => return other,
-        }
-    }
 }
 
 /// Read at most `limit` bytes of a file; larger files are refused rather than truncated.

@@ -79,12 +79,12 @@ pub(crate) async fn store_batch(
         return Ok(());
     }
     let pages: Vec<NewPage> = batch.iter().map(|(_, p)| p.clone()).collect();
-    let results = match files::retry_store("store pages", || stores.pages.upsert_pages(&pages)).await {
+    let results = match stores.pages.upsert_pages(&pages).await {
         Ok(r) => r.into_iter().map(Ok).collect::<Vec<_>>(),
         Err(e) if e.is_user_error() => {
             let mut out = Vec::with_capacity(batch.len());
             for (_, p) in &batch {
-                match files::retry_store("store page", || stores.pages.upsert_page(p)).await {
+                match stores.pages.upsert_page(p).await {
                     Ok(r) => out.push(Ok(r)),
                     Err(e) if e.is_user_error() => out.push(Err(e)),
                     Err(e) => return Err(e.into()),

@@ -78,18 +78,14 @@ async fn store_batch(
     // (sections beyond the new count are deleted by the store).
     let mut old_sections = Vec::with_capacity(batch.len());
     for (_, w) in &batch {
-        let ids = match files::retry_store("find work", || stores.works.find_work(&w.owner, &w.external_id)).await? {
-            Some(old) => files::retry_store("sections", || stores.works.sections_of(old.id))
-                .await?
-                .into_iter()
-                .map(|s| s.id)
-                .collect(),
+        let ids = match stores.works.find_work(&w.owner, &w.external_id).await? {
+            Some(old) => stores.works.sections_of(old.id).await?.into_iter().map(|s| s.id).collect(),
             None => Vec::new(),
         };
         old_sections.push(ids);
     }
     let works: Vec<NewWork> = batch.iter().map(|(_, w)| w.clone()).collect();
-    match files::retry_store("store works", || stores.works.upsert_works(&works)).await {
+    match stores.works.upsert_works(&works).await {
         Ok(results) => {
             for (r, old) in results.iter().zip(&old_sections) {
                 record(stores, r, old, opts, summary).await?;
@@ -99,7 +95,7 @@ async fn store_batch(
             // Something in the batch is invalid: store one by one to find it, so the
             // others are not held back by it.
             for ((name, w), old) in batch.iter().zip(&old_sections) {
-                match files::retry_store("store work", || stores.works.upsert_work(w)).await {
+                match stores.works.upsert_work(w).await {
                     Ok(r) => record(stores, &r, old, opts, summary).await?,
                     Err(e) if e.is_user_error() => summary.reject(name.clone(), e),
                     Err(e) => return Err(e.into()),
@@ -129,8 +125,7 @@ async fn record(
         ids.sort_unstable();
         ids.dedup();
         for id in ids {
-            files::retry_store("delete fingerprints", || stores.fingerprints.delete_fingerprints(Subject::section(id)))
-                .await?;
+            stores.fingerprints.delete_fingerprints(Subject::section(id)).await?;
         }
     }
     Ok(())

@@ -37,6 +37,7 @@ mod fingerprint_blob;
 mod migrations;
 mod model;
 mod mongo;
+mod retry;
 mod sqlite;
 mod traits;
 
@@ -48,6 +49,7 @@ pub use config::{StoreConfig, DEFAULT_DATA_DIR, DEFAULT_MONGO_DATABASE};
 pub use error::StoreError;
 pub use migrations::{MigrationReport, LATEST as SCHEMA_VERSION};
 pub use model::*;
+pub use retry::{Retrying, StoreRetry};
 pub use traits::*;
 
 /// Every store of one backend, ready to share across tasks.

@@ -30,7 +30,6 @@ use self::frontier::{Completion, Entry, Frontier, UrlState};
 pub use self::policy::AddressPolicy;
 use self::robots::{parse_sitemap, Robots};
 use crate::error::{IngestError, Result};
-use crate::files::retry_store;
 use crate::html;
 use crate::pages::{build_page, charset_param, RawPage};
 use crate::report::{write_rejections, ImportSummary, Progress};
@@ -568,7 +567,7 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
         return TaskResult::new(Done::Failed(e));
     }
     if !cfg.refetch_stored {
-        match retry_store("find page", || shared.stores.pages.find_page(url.as_str())).await {
+        match shared.stores.pages.find_page(url.as_str()).await {
             Ok(Some(page)) => {
                 // Stored by an earlier run (perhaps killed before it recorded the links):
                 // rediscover the links from the stored body instead of fetching again.
@@ -650,7 +649,7 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
             return result;
         }
     };
-    match retry_store("store page", || shared.stores.pages.upsert_page(&page)).await {
+    match shared.stores.pages.upsert_page(&page).await {
         Ok(u) => {
             result.done = Done::Stored { outcome: u.outcome, page_id: u.id, final_url };
         }

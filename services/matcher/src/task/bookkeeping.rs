@@ -152,7 +152,6 @@ impl PageCounter {
 
     /// Account one page: its matches go to `records`; a page that cannot be matched is
     /// [`PageResult::Failed`]; any other error is returned (the batch is not done).
-    /// Calls the page hook once the runner has matched its number of pages.
     pub(crate) fn page(
         &mut self,
         page_id: i64,
@@ -171,11 +170,16 @@ impl PageCounter {
             }
             Err(e) => return Err(e),
         };
+        Ok(out)
+    }
+
+    /// Count a page as done by this runner (after [`PageCounter::page`] and the
+    /// runner's own accounting), and call the page hook once it is due.
+    pub(crate) fn page_done(&mut self) {
         self.pages += 1;
         if let Some(hook) = self.hooks.on_pages_done.as_ref().filter(|h| self.pages >= h.pages) {
             (hook.call)(self.pages);
         }
-        Ok(out)
     }
 }
 

@@ -334,6 +334,7 @@ impl Books<'_, '_> {
             self.report.done = self.books.progress.done;
             self.report.failed = self.books.progress.failed;
             self.sink.update(&self.report);
+            self.counter.page_done();
             check_stop(self.control, task_id, self.counter.pages)?;
         }
         notify(self.webhook, self.books.matcher, &new_records).await;

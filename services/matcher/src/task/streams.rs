@@ -331,6 +331,8 @@ impl Worker {
             }
             summary.pages += 1;
             tracing::debug!(page_id = id, "stream page matched");
+            // The binary's crash hook runs here, before the entry is acknowledged.
+            self.counter.page_done();
         }
         notify(&self.webhook, &self.matcher, &records).await;
         // Acknowledged only when the pages were looked up in the store's own index: else

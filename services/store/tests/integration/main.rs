@@ -11,6 +11,7 @@ mod content_hash;
 mod fixtures;
 mod migrations;
 mod readers;
+mod retry;
 mod suite;
 
 macro_rules! conformance {
