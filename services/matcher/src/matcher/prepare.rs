@@ -1,0 +1,135 @@
+//! From a stored page to a page ready for verification: its original text, the
+//! streams that find its boilerplate, the analysis with the boilerplate blanked.
+
+use super::*;
+
+/// A page ready for verification: its analysis with the site's boilerplate blanked.
+pub(super) struct PreparedPage {
+    pub(super) page_id: i64,
+    pub(super) url: String,
+    pub(super) site: String,
+    /// The decoded original (evidence is quoted from it).
+    pub(super) original: String,
+    /// The analysis of the page with its site's boilerplate blanked (of the page as it is
+    /// when it has none): what is looked up, compared and indexed. Streams only until a
+    /// candidate needs the word stage ([`PreparedPage::full`]): most pages share no
+    /// passage with any section and never do. `None` when nothing but boilerplate is left.
+    pub(super) analysis: Option<Analysis>,
+    /// The complete analysis of a streams-only `analysis`, made when first needed.
+    pub(super) complete: OnceLock<Analysis>,
+    /// Boilerplate was blanked: `analysis` is of a copy of the original with spaces
+    /// where the boilerplate was (same character offsets).
+    pub(super) blanked: bool,
+    pub(super) boilerplate_chars: usize,
+    /// Passage index of `view()`, made on first use and shared by all the candidates.
+    pub(super) passages: OnceLock<PassageIndex>,
+    /// The text `view()` is of; `None` when nothing but boilerplate is left.
+    pub(super) text_key: Option<TextKey>,
+}
+
+impl PreparedPage {
+    /// What is looked up and compared; `None` when nothing but boilerplate is left.
+    pub(super) fn view(&self) -> Option<&Analysis> {
+        self.analysis.as_ref()
+    }
+
+    /// What is compared, with its passage index (which needs the streams only).
+    pub(super) fn view_indexed(&self) -> Option<(&Analysis, &PassageIndex)> {
+        let view = self.view()?;
+        Some((view, self.passages.get_or_init(|| PassageIndex::new(view))))
+    }
+
+    /// The complete analysis of `view()` (made now if it has only the streams).
+    pub(super) fn full(&self, fp: &Fingerprinter) -> Option<&Analysis> {
+        let view = self.view()?;
+        if view.is_complete() {
+            return Some(view);
+        }
+        Some(self.complete.get_or_init(|| fp.complete(view.clone())))
+    }
+}
+
+impl Matcher {
+    /// Load a page and fingerprint it (boilerplate blanked), on the blocking pool.
+    pub(super) async fn load_and_prepare(&self, page_id: i64) -> Result<PreparedPage> {
+        let s = &self.inner.stores;
+        let page = s.pages.get_page(page_id).await?.ok_or(MatcherError::NotFound { what: "page", id: page_id })?;
+        self.prepare_loaded(page).await
+    }
+
+    /// Fingerprint a loaded page (boilerplate blanked), on the blocking pool.
+    pub(super) async fn prepare_loaded(&self, page: Page) -> Result<PreparedPage> {
+        let profile = self.site_profile(&page.site).await?;
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await?
+    }
+
+    /// The page with its complete analysis made (on the blocking pool).
+    pub(super) async fn completed(&self, prepared: PreparedPage) -> Result<PreparedPage> {
+        let inner = self.inner.clone();
+        Ok(tokio::task::spawn_blocking(move || {
+            prepared.full(&inner.fp);
+            prepared
+        })
+        .await?)
+    }
+}
+
+impl Inner {
+    /// The streams-only analysis ([`Fingerprinter::analyze_streams`]) of a page's
+    /// original (the raw body decoded with its charset when there is one, else the stored
+    /// text): enough to find its boilerplate, without the word segmentation.
+    pub(super) fn page_streams(&self, page: &Page) -> Result<Analysis> {
+        let what = || format!("page {}", page.id);
+        if page.body.is_empty() {
+            self.fp.analyze_streams(&page.text, InputFormat::Text)
+        } else {
+            self.fp.analyze_bytes_streams(&page.body, InputFormat::Auto, page.charset.as_deref())
+        }
+        .map_err(|source| MatcherError::Text { what: what(), source })
+    }
+
+    /// The normalised character stream of a page (for boilerplate profiles); `None` when
+    /// it has no text.
+    pub(super) fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
+        let canonical = if page.body.is_empty() {
+            canon::canonicalize_decoded(page.text.clone(), "UTF-8", InputFormat::Text, &self.fp.params().canon)
+        } else {
+            canon::canonicalize_with_hint(
+                &page.body,
+                InputFormat::Auto,
+                page.charset.as_deref(),
+                &self.fp.params().canon,
+            )
+        };
+        let c = canonical.ok()?;
+        Some(c.text().chars().filter(|c| c.is_alphanumeric()).map(|c| c as u32).collect())
+    }
+
+    pub(super) fn prepare_page(&self, page: Page, profile: &SiteProfile) -> Result<PreparedPage> {
+        // The streams (no word segmentation, a third of an analysis) find the boilerplate;
+        // the page is then completed once: as it is, or blanked. Analysing it whole first
+        // cost a second analysis on every page of a site with a template.
+        let streams = self.page_streams(&page)?;
+        let original = streams.canonical.original().to_owned();
+        let (analysis, blanked, boilerplate_chars) =
+            match blank_boilerplate(&streams, profile, self.fp.params().winnow.chars_k) {
+                None => (Some(streams), false, 0),
+                // Nothing left but boilerplate (`NoText`): the page matches nothing.
+                Some((text, n)) => (self.fp.analyze_streams(&text, streams.canonical.format()).ok(), true, n),
+            };
+        let text_key = analysis.as_ref().map(|a| (hash_bytes(a.canonical.text().as_bytes()), a.canonical.char_len()));
+        Ok(PreparedPage {
+            page_id: page.id,
+            url: page.url,
+            site: page.site,
+            original,
+            analysis,
+            complete: OnceLock::new(),
+            blanked,
+            boilerplate_chars,
+            passages: OnceLock::new(),
+            text_key,
+        })
+    }
+}

@@ -1,0 +1,299 @@
+//! Looking up and verifying: a page against the sections (and a work against the
+//! stored pages), each candidate compared with every measure and given its kind.
+
+use super::*;
+
+impl Matcher {
+    /// Match one page against the protected sections: look up candidates, verify each
+    /// with every measure, decide, and record the copies. A page that matches nothing
+    /// leaves no match record.
+    pub async fn match_page(&self, page_id: i64) -> Result<PageOutcome> {
+        let prepared = self.load_and_prepare(page_id).await?;
+        if self.inner.config.index_pages {
+            if let Some(analysis) = prepared.view() {
+                self.add_page_keys(page_id, analysis).await?;
+            }
+        }
+        self.match_prepared(prepared).await
+    }
+
+    /// Look up, verify and record a prepared page (already in the page namespace).
+    pub(super) async fn match_prepared(&self, prepared: PreparedPage) -> Result<PageOutcome> {
+        let (mut outcome, copies) = self.verify_page(prepared).await?;
+        outcome.matches = self.record_all(copies).await?;
+        Ok(outcome)
+    }
+
+    /// Look up and verify a prepared page: its outcome (no matches yet) and the copies
+    /// found, to be recorded by [`Matcher::record_all`] (a batch records its pages' copies
+    /// in one store call).
+    pub(super) async fn verify_page(&self, prepared: PreparedPage) -> Result<(PageOutcome, Vec<FoundCopy>)> {
+        let page_id = prepared.page_id;
+        let (prepared, outcome, ids) = self.look_up(prepared).await?;
+        // A batch of one: the same reads and verification as a task's batches.
+        match self.verify_batch(vec![(page_id, Ok((prepared, outcome, batch::Plan::Verify(ids))))]).await?.pop() {
+            Some((_, verified)) => verified,
+            None => Err(MatcherError::Internal(format!("page {page_id}: its verification returned nothing"))),
+        }
+    }
+
+    /// Look up a prepared page in the section index: the page (completed when it has
+    /// candidates worth verifying), its outcome so far and the sections worth verifying,
+    /// best first.
+    ///
+    /// A candidate is worth verifying only when it shares winnowed keys
+    /// ([`crate::candidates`]), which the page's streams give without the word stage. So
+    /// the winnowed keys are looked up first, sampled as the whole query will be
+    /// ([`Fingerprinter::coarse_key_counts`]). When no candidate is worth verifying the
+    /// page is done and never segmented into words: its other keys could add hits of other
+    /// families only. Otherwise the page is completed, its other keys are looked up too and
+    /// the two lookups merged: the candidates, hits and order one lookup of all the keys
+    /// gives (the index's conformance suite checks the merge).
+    pub(super) async fn look_up(&self, prepared: PreparedPage) -> Result<(PreparedPage, PageOutcome, Vec<i64>)> {
+        let page_id = prepared.page_id;
+        let mut outcome = PageOutcome { page_id, boilerplate_chars: prepared.boilerplate_chars, ..Default::default() };
+        let Some(view) = prepared.view() else { return Ok((prepared, outcome, Vec::new())) };
+        let (index, limit) = (&self.inner.index, self.inner.config.candidate_limit);
+        let (winnowed, _): (Vec<IndexKey>, Vec<IndexKey>) =
+            view.fingerprints.index_keys().into_iter().partition(is_winnowed);
+        let (with_words, without_words) = self.inner.fp.coarse_key_counts(view);
+        let modulus = index.query_sample_modulus(with_words, winnowed.len());
+        let (prepared, found) = if modulus != index.query_sample_modulus(without_words, winnowed.len()) {
+            // Whether the page has content words decides its sampling (a rare page at the
+            // edge of the key budget): the word stage first, then one lookup as before.
+            let prepared = self.completed(prepared).await?;
+            let keys = prepared.full(&self.inner.fp).map(|full| full.fingerprints.index_keys()).unwrap_or_default();
+            let found = index.lookup(Namespace::Sections, &keys, limit).await?;
+            (prepared, found)
+        } else {
+            let sampled = zhiwen_index::sample_winnowed_keys(winnowed, modulus);
+            let first = index.lookup_sampled(Namespace::Sections, &sampled, modulus).await?;
+            if self.good(&first).is_empty() {
+                (prepared, first.merged(LookupResult::default(), limit))
+            } else {
+                let prepared = self.completed(prepared).await?;
+                let coarse: Vec<IndexKey> = prepared
+                    .full(&self.inner.fp)
+                    .map(|full| full.fingerprints.index_keys().into_iter().filter(|k| !is_winnowed(k)).collect())
+                    .unwrap_or_default();
+                let second = index.lookup_sampled(Namespace::Sections, &coarse, modulus).await?;
+                (prepared, first.merged(second, limit))
+            }
+        };
+        outcome.candidates = found.candidates.len();
+        (outcome.keys_looked_up, outcome.keys_found) = (found.keys_queried, found.keys_found);
+        let ids = self.good(&found).iter().map(|c| c.doc as i64).collect();
+        Ok((prepared, outcome, ids))
+    }
+
+    /// The analyses of candidate sections, by id: cached ones as they are, the others made
+    /// now (and cached), `concurrency` at a time on the blocking pool. A section that
+    /// cannot be fingerprinted is left out (with a warning).
+    pub(super) async fn ready_sections(
+        &self,
+        sources: Vec<(i64, SectionSource)>,
+    ) -> Result<HashMap<i64, Arc<SectionEntry>>> {
+        let mut out = HashMap::with_capacity(sources.len());
+        let mut texts = Vec::new();
+        for (id, source) in sources {
+            match source {
+                SectionSource::Ready(entry) => {
+                    out.insert(id, entry);
+                }
+                text => texts.push((id, text)),
+            }
+        }
+        if texts.is_empty() {
+            return Ok(out);
+        }
+        let per_job = texts.len().div_ceil(self.inner.config.concurrency.max(1));
+        let mut jobs = Vec::new();
+        let mut texts = texts.into_iter().peekable();
+        while texts.peek().is_some() {
+            let chunk: Vec<(i64, SectionSource)> = texts.by_ref().take(per_job).collect();
+            let inner = self.inner.clone();
+            jobs.push(tokio::task::spawn_blocking(move || {
+                chunk.into_iter().filter_map(|(id, s)| inner.ready(id, s).map(|e| (id, e))).collect::<Vec<_>>()
+            }));
+        }
+        for job in jobs {
+            out.extend(job.await?);
+        }
+        Ok(out)
+    }
+
+    /// Verify a looked-up page against its candidate sections (best first), on the
+    /// blocking pool: its outcome and the copies found.
+    /// The result is remembered for the page's text ([`Matcher::remember_text`]).
+    pub(super) async fn verify_against(
+        &self,
+        prepared: PreparedPage,
+        mut outcome: PageOutcome,
+        sections: Vec<(i64, Arc<SectionEntry>)>,
+    ) -> Result<(PageOutcome, Vec<FoundCopy>)> {
+        if sections.is_empty() {
+            self.remember_text(&prepared, TextResult::of(&prepared, &outcome, &[]));
+            return Ok((outcome, Vec::new()));
+        }
+        let catalogue = self.catalogue().await?;
+        let inner = self.inner.clone();
+        outcome.verified = sections.len();
+        let for_texts = outcome.clone();
+        let (copies, result, key) = tokio::task::spawn_blocking(move || {
+            let mut copies = Vec::new();
+            for (section_id, entry) in &sections {
+                if let Some((comparison, kind)) = inner.verify(entry, &prepared, &catalogue) {
+                    copies.push(FoundCopy::new(*section_id, entry.work_id, &prepared, comparison, kind));
+                }
+            }
+            let result = prepared.text_key.map(|_| TextResult::of(&prepared, &for_texts, &copies));
+            (copies, result, prepared.text_key)
+        })
+        .await?;
+        if let (Some(key), Some(result)) = (key, result) {
+            self.inner.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(key, Arc::new(result));
+        }
+        Ok((outcome, copies))
+    }
+
+    /// Match a work (added or changed) against the pages already stored: index its
+    /// sections, look each up in the page namespace, verify and record.
+    pub async fn match_work(&self, work_id: i64) -> Result<WorkOutcome> {
+        self.index_work(work_id).await?;
+        let s = &self.inner.stores;
+        let sections = s.works.sections_of(work_id).await?;
+        let mut outcome = WorkOutcome { work_id, sections: sections.len(), ..Default::default() };
+        // Pages are prepared once even when several sections point at them.
+        let mut pages: HashMap<i64, Option<Arc<PreparedPage>>> = HashMap::new();
+        let mut copies = Vec::new();
+        for section in sections {
+            let Some(entry) = self.section(section.id).await? else { continue };
+            let (e, inner) = (entry.clone(), self.inner.clone());
+            let keys =
+                tokio::task::spawn_blocking(move || inner.config.page_index_keys(&e.full(&inner.fp).fingerprints))
+                    .await?;
+            let mut found = self.inner.index.lookup(Namespace::Pages, &keys, self.inner.config.candidate_limit).await?;
+            // Pages are indexed sampled 1 in m, and the lookup may sample further by the
+            // same rule (powers of two, by value): hits are about 1/max of shared keys.
+            found.sample_modulus = found.sample_modulus.max(self.inner.config.page_sampling_modulus());
+            for c in self.good(&found) {
+                let page_id = c.doc as i64;
+                if let std::collections::hash_map::Entry::Vacant(slot) = pages.entry(page_id) {
+                    let prepared = match s.pages.get_page(page_id).await? {
+                        Some(page) => {
+                            let profile = self.site_profile(&page.site).await?;
+                            let inner = self.inner.clone();
+                            match tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await? {
+                                Ok(p) => Some(Arc::new(p)),
+                                Err(e) => {
+                                    tracing::warn!(page_id, error = %e, "page skipped");
+                                    None
+                                }
+                            }
+                        }
+                        None => None,
+                    };
+                    slot.insert(prepared);
+                }
+                let Some(Some(prepared)) = pages.get(&page_id).cloned() else { continue };
+                outcome.verified += 1;
+                let inner = self.inner.clone();
+                let (e, p) = (entry.clone(), prepared.clone());
+                let catalogue = self.catalogue().await?;
+                let verdict = tokio::task::spawn_blocking(move || inner.verify(&e, &p, &catalogue)).await?;
+                if let Some((comparison, kind)) = verdict {
+                    copies.push(FoundCopy::new(section.id, work_id, &prepared, comparison, kind));
+                }
+            }
+        }
+        outcome.matches = self.record_all(copies).await?;
+        Ok(outcome)
+    }
+
+    /// The boilerplate profile of a site (measured on first use, then cached).
+    pub async fn site_profile(&self, site: &str) -> Result<Arc<SiteProfile>> {
+        let cfg = &self.inner.config.boilerplate;
+        if !cfg.enabled {
+            return Ok(Arc::new(SiteProfile::default()));
+        }
+        let ttl = Duration::from_secs(cfg.profile_ttl_seconds);
+        let cached = |inner: &Inner| {
+            let sites = inner.sites.lock().unwrap_or_else(|p| p.into_inner());
+            sites.get(site).filter(|p| p.built.is_some_and(|t| t.elapsed() < ttl)).cloned()
+        };
+        if let Some(p) = cached(&self.inner) {
+            return Ok(p);
+        }
+        let _building = self.inner.site_build.lock().await;
+        if let Some(p) = cached(&self.inner) {
+            return Ok(p);
+        }
+        let s = &self.inner.stores;
+        let refs = s.pages.list_pages(Some(site), 0, cfg.sample_pages.max(1)).await?;
+        let mut streams = Vec::with_capacity(refs.len());
+        if refs.len() >= cfg.min_pages as usize {
+            for r in refs {
+                if let Some(page) = s.pages.get_page(r.id).await? {
+                    let inner = self.inner.clone();
+                    if let Some(units) = tokio::task::spawn_blocking(move || inner.char_units(&page)).await? {
+                        streams.push(units);
+                    }
+                }
+            }
+        }
+        let inner = self.inner.clone();
+        let site_owned = site.to_owned();
+        let mut profile = tokio::task::spawn_blocking(move || {
+            SiteProfile::measure(&site_owned, &streams, inner.fp.params().winnow.chars_k, &inner.config.boilerplate)
+        })
+        .await?;
+        profile.built = Some(Instant::now());
+        tracing::debug!(
+            site,
+            pages = profile.pages_sampled,
+            kgrams = profile.kgrams.len(),
+            "site boilerplate measured"
+        );
+        let profile = Arc::new(profile);
+        self.inner.sites.lock().unwrap_or_else(|p| p.into_inner()).insert(site.to_owned(), profile.clone());
+        Ok(profile)
+    }
+
+    /// The candidates worth verifying, most shared winnowed keys first.
+    pub(super) fn good<'a>(&self, found: &'a LookupResult) -> Vec<&'a Candidate> {
+        crate::candidates::worth_verifying(found, &self.inner.config)
+    }
+}
+
+impl Inner {
+    /// Compare section A with page B; the kind when it is a copy. Page-side quotes come
+    /// from the page's true original (the blanked copy has the same character offsets).
+    pub(super) fn verify(
+        &self,
+        section: &SectionEntry,
+        page: &PreparedPage,
+        catalogue: &CatalogueProfile,
+    ) -> Option<(Comparison, MatchKind)> {
+        let t = &self.config.thresholds;
+        let (view, passages) = page.view_indexed()?;
+        if !crate::candidates::may_be_copy(&section.analysis, view, passages, self.fp.params(), t) {
+            return None;
+        }
+        let full = section.full(&self.fp);
+        let page_full = page.full(&self.fp)?;
+        let mut c = compare_with(full, page_full, passages, self.fp.params(), t);
+        catalogue.discount(&mut c, full, page_full, self.fp.params().winnow.chars_k, t);
+        let kind = MatchKind::of(&c, t)?;
+        if page.blanked {
+            for e in &mut c.evidence {
+                e.b_text = slice_chars(&page.original, e.b_start, e.b_end).to_owned();
+            }
+        }
+        Some((c, kind))
+    }
+}
+
+/// A key of a winnowed family (the keys a candidate worth verifying must share).
+pub(super) fn is_winnowed(key: &IndexKey) -> bool {
+    matches!(key.family, zhiwen_core::IndexFamily::WinnowChars | zhiwen_core::IndexFamily::WinnowInitials)
+}
