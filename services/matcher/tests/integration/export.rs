@@ -1,0 +1,96 @@
+use calamine::Reader;
+use zhiwen_matcher::export::{export_matches, ExportFormat, COLUMNS};
+use zhiwen_matcher::MatcherConfig;
+use zhiwen_store::MatchFilter;
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csv_xlsx_and_json_round_trip_the_chinese_text_and_values() {
+    let e = env(MatcherConfig::default()).await;
+    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).unwrap();
+    let w = e.stores.works.upsert_work(&work("HLM-1", "红楼梦", &[("第一回 甄士隐梦幻识通灵", &ch1)])).await.unwrap();
+    e.matcher.index_work(w.id).await.unwrap();
+    let p = e
+        .stores
+        .pages
+        .upsert_page(&html_page("http://pirate.example/hlm/1.html", sample("pirate-copy-big5.html")))
+        .await
+        .unwrap();
+    let rec = e.matcher.match_page(p.id).await.unwrap().matches.remove(0);
+    let filter = MatchFilter { work_id: Some(w.id), ..Default::default() };
+
+    let mut csv_bytes = Vec::new();
+    assert_eq!(export_matches(&e.stores, &filter, ExportFormat::Csv, &mut csv_bytes).await.unwrap(), 1);
+    assert!(csv_bytes.starts_with("\u{feff}".as_bytes()), "UTF-8 BOM");
+    let mut r = csv::Reader::from_reader(&csv_bytes[3..]);
+    assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), COLUMNS.to_vec());
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(&rows[0][0], "HLM-1");
+    assert_eq!(&rows[0][1], "红楼梦");
+    assert_eq!(&rows[0][2], "第一回 甄士隐梦幻识通灵");
+    assert_eq!(&rows[0][3], "http://pirate.example/hlm/1.html");
+    assert_eq!(&rows[0][5], "excerpt");
+    assert!((rows[0][6].parse::<f64>().unwrap() - rec.score).abs() < 1e-3);
+    assert_eq!(&rows[0][9], "new");
+    assert_eq!(&rows[0][10], rec.evidence_section.as_str());
+    assert_eq!(&rows[0][11], rec.evidence_page.as_str());
+
+    let mut json = Vec::new();
+    export_matches(&e.stores, &filter, ExportFormat::Json, &mut json).await.unwrap();
+    let v: serde_json::Value = serde_json::from_slice(json.trim_ascii_end()).unwrap();
+    assert_eq!(v["work_title"], "红楼梦");
+    assert_eq!(v["evidence_page"], rec.evidence_page.as_str());
+
+    let mut xlsx = Vec::new();
+    export_matches(&e.stores, &filter, ExportFormat::Xlsx, &mut xlsx).await.unwrap();
+    let mut book: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(xlsx)).unwrap();
+    let range = book.worksheet_range("matches").unwrap();
+    let cell = |r: u32, c: u32| range.get_value((r, c)).map(|v| v.to_string()).unwrap_or_default();
+    assert_eq!(cell(0, 0), "work_external_id");
+    assert_eq!(cell(1, 1), "红楼梦");
+    assert_eq!(cell(1, 2), "第一回 甄士隐梦幻识通灵");
+    assert_eq!(cell(1, 11), rec.evidence_page);
+    assert!((cell(1, 6).parse::<f64>().unwrap() - rec.score).abs() < 1e-9);
+
+    // Another work's filter exports nothing.
+    let none = MatchFilter { work_id: Some(w.id + 1000), ..Default::default() };
+    let mut empty = Vec::new();
+    assert_eq!(export_matches(&e.stores, &none, ExportFormat::Csv, &mut empty).await.unwrap(), 0);
+}
+
+/// A work id and a title a spreadsheet would run as formulas (holders choose both):
+/// neutralised in CSV, plain strings (never formulas) in XLSX, as stored in JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn formula_like_cells_are_text_in_csv_and_xlsx() {
+    let e = env(MatcherConfig::default()).await;
+    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).unwrap();
+    let title = "=HYPERLINK(\"http://x\",\"点击\")";
+    let w = e.stores.works.upsert_work(&work("=1+1", title, &[("@第一回", &ch1)])).await.unwrap();
+    e.matcher.index_work(w.id).await.unwrap();
+    let p = html_page("http://pirate.example/hlm/1.html", sample("pirate-copy-big5.html"));
+    let p = e.stores.pages.upsert_page(&p).await.unwrap();
+    assert_eq!(e.matcher.match_page(p.id).await.unwrap().matches.len(), 1);
+    let filter = MatchFilter { work_id: Some(w.id), ..Default::default() };
+
+    let mut csv_bytes = Vec::new();
+    export_matches(&e.stores, &filter, ExportFormat::Csv, &mut csv_bytes).await.unwrap();
+    let mut r = csv::Reader::from_reader(&csv_bytes[3..]);
+    let row = r.records().next().unwrap().unwrap();
+    assert_eq!((&row[0], &row[1], &row[2]), ("'=1+1", format!("'{title}").as_str(), "'@第一回"));
+
+    let mut json = Vec::new();
+    export_matches(&e.stores, &filter, ExportFormat::Json, &mut json).await.unwrap();
+    let v: serde_json::Value = serde_json::from_slice(json.trim_ascii_end()).unwrap();
+    assert_eq!((v["work_external_id"].as_str(), v["work_title"].as_str()), (Some("=1+1"), Some(title)));
+
+    let mut xlsx = Vec::new();
+    export_matches(&e.stores, &filter, ExportFormat::Xlsx, &mut xlsx).await.unwrap();
+    let mut book: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(xlsx)).unwrap();
+    let formulas = book.worksheet_formula("matches").unwrap();
+    assert!(formulas.used_cells().all(|(_, _, f)| f.is_empty()), "no formula in the sheet");
+    let range = book.worksheet_range("matches").unwrap();
+    assert_eq!(range.get_value((1, 0)), Some(&calamine::Data::String("=1+1".into())));
+    assert_eq!(range.get_value((1, 1)), Some(&calamine::Data::String(title.into())));
+}

@@ -1,0 +1,125 @@
+use zhiwen_matcher::{MatchKind, MatcherConfig};
+use zhiwen_store::{Outcome, Subject};
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pirate_page_is_matched_to_the_right_chapter_and_innocent_pages_leave_nothing() {
+    let e = env(MatcherConfig::default()).await;
+    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+    let ch3 = classics()["novel-hongloumeng-003"].1.clone();
+    let w =
+        e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一回", &ch1), ("第三回", &ch3)])).await.expect("work");
+    let report = e.matcher.index_work(w.id).await.expect("index work");
+    assert_eq!(report.indexed, 2);
+    // Indexing again skips unchanged sections.
+    assert_eq!(e.matcher.index_work(w.id).await.expect("reindex").unchanged, 2);
+
+    let pirate = sample("pirate-copy-big5.html");
+    let p1 = e.stores.pages.upsert_page(&html_page("http://pirate.example/hlm/1.html", pirate.clone())).await.unwrap();
+    let p2 = e
+        .stores
+        .pages
+        .upsert_page(&html_page("http://other.example/hlm/2.html", sample("other-chapter-gbk.html")))
+        .await
+        .unwrap();
+    let out = e.matcher.match_page(p1.id).await.expect("match pirate");
+    assert_eq!(out.matches.len(), 1, "{out:?}");
+    let m = &out.matches[0];
+    assert_eq!(m.section_id, w.sections[0].1, "matched to chapter 1");
+    // The pirate page holds the first part of chapter 1 (with ads, navigation and
+    // homophone substitutions): the page is inside the section.
+    assert_eq!(m.kind, MatchKind::Excerpt);
+    assert!(m.score >= 0.5);
+    // Evidence quotes both originals: the section as stored, the page as decoded (Big5, traditional).
+    assert!(ch1.contains(&m.evidence_section), "section quote is original text");
+    let decoded = zhiwen_core::canon::decode(&pirate, None).expect("decode").text;
+    assert!(decoded.contains(&m.evidence_page), "page quote is original text");
+    assert!(m.evidence_page.chars().count() >= 50);
+    let stored = e.stores.matches.get_match(m.match_id).await.unwrap().expect("stored");
+    assert!(!stored.comparison.evidence.is_empty());
+    assert!(stored.comparison.evidence.iter().all(|ev| decoded.contains(&ev.b_text) && ch1.contains(&ev.a_text)));
+
+    // The other chapter (not registered) leaves no match record.
+    let out2 = e.matcher.match_page(p2.id).await.expect("match other");
+    assert!(out2.matches.is_empty(), "{out2:?}");
+    assert_eq!(all_matches(&e.stores).await.len(), 1);
+
+    // Idempotent: matching again changes nothing.
+    let before = all_matches(&e.stores).await;
+    let again = e.matcher.match_page(p1.id).await.expect("again");
+    assert_eq!(again.matches[0].outcome, Outcome::Unchanged);
+    e.matcher.match_page(p2.id).await.expect("again other");
+    assert_eq!(all_matches(&e.stores).await, before);
+}
+
+/// A matcher remembers which sections it indexed; a section whose text changed in the
+/// store since (another process edited the work) is fingerprinted and indexed again,
+/// and pages are matched against the new text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_changed_in_the_store_since_it_was_indexed_is_indexed_again() {
+    let e = env(MatcherConfig::default()).await;
+    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+    let (before, after) = (chars(&ch1, 0, 1500), chars(&ch1, 1500, 1500));
+    let w = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一节", &before)])).await.expect("work");
+    assert_eq!(e.matcher.index_work(w.id).await.expect("index").indexed, 1);
+    assert_eq!(e.matcher.index_work(w.id).await.expect("index again").unchanged, 1);
+    let w2 = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一节", &after)])).await.expect("changed work");
+    assert_eq!(w2.id, w.id);
+    let report = e.matcher.index_work(w.id).await.expect("index the changed work");
+    assert_eq!((report.indexed, report.unchanged), (1, 0));
+    assert_eq!(e.matcher.index_work(w.id).await.expect("and again").unchanged, 1);
+    let page = e.stores.pages.upsert_page(&text_page("http://pirate.example/hlm/new", &after)).await.expect("page");
+    let out = e.matcher.match_page(page.id).await.expect("match");
+    assert_eq!(out.matches.len(), 1, "the new text is found: {out:?}");
+    // A new title only: the importer drops the fingerprints of an updated work's
+    // sections, and the same text is fingerprinted and stored again.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let w3 = e.stores.works.upsert_work(&work("HLM", "红楼梦 新版", &[("第一节", &after)])).await.expect("new title");
+    assert_eq!(w3.outcome, Outcome::Updated);
+    for (_, id) in &w3.sections {
+        e.stores.fingerprints.delete_fingerprints(Subject::section(*id)).await.expect("drop fingerprints");
+    }
+    assert_eq!(e.matcher.index_work(w.id).await.expect("index the renamed work").indexed, 1);
+    let id = w3.sections[0].1;
+    assert!(e.stores.fingerprints.get_fingerprints(Subject::section(id)).await.expect("read").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn excerpt_and_embedded_kinds_and_the_reverse_direction() {
+    let c = classics();
+    let e = env(MatcherConfig::default()).await;
+    let sg1 = &c["novel-sanguo-001"].1;
+    let sg2 = &c["novel-sanguo-002"].1;
+    let xy1 = &c["novel-xiyouji-001"].1;
+    let xy2 = &c["novel-xiyouji-002"].1;
+    // Pages stored BEFORE the work exists.
+    let excerpt = format!("{}{}{}", chars(xy1, 0, 2500), chars(sg1, 1000, 700), chars(xy2, 0, 2500));
+    let embedded = format!("{}{}{}", chars(xy2, 0, 3000), sg2, chars(xy1, 3000, 3000));
+    let innocent = c["novel-shuihu-010"].1.clone();
+    let mut ids = Vec::new();
+    for (url, text) in [
+        ("http://blog.example/a", excerpt.as_str()),
+        ("http://mirror.example/b", embedded.as_str()),
+        ("http://shuihu.example/c", innocent.as_str()),
+    ] {
+        let p = e.stores.pages.upsert_page(&text_page(url, text)).await.unwrap();
+        assert_eq!(e.matcher.index_page(p.id).await.unwrap().indexed, 1);
+        ids.push(p.id);
+    }
+    let w = e.stores.works.upsert_work(&work("SG", "三国演义", &[("第一回", sg1), ("第二回", sg2)])).await.unwrap();
+    let out = e.matcher.match_work(w.id).await.expect("reverse");
+    let mut found: Vec<(i64, i64, MatchKind)> = out.matches.iter().map(|m| (m.section_id, m.page_id, m.kind)).collect();
+    found.sort();
+    assert_eq!(
+        found,
+        vec![(w.sections[0].1, ids[0], MatchKind::Excerpt), (w.sections[1].1, ids[1], MatchKind::Embedded)],
+        "{out:?}"
+    );
+    // The forward direction agrees pair by pair.
+    let before = all_matches(&e.stores).await;
+    for id in &ids {
+        e.matcher.match_page(*id).await.expect("forward");
+    }
+    assert_eq!(all_matches(&e.stores).await, before);
+}
