@@ -205,7 +205,7 @@ async fn execute_inner(
         let m = matcher.clone();
         AbortOnDrop(tokio::spawn(async move { m.prepare_pages(ids).await }))
     };
-    // A task with a stop or abort limit matches exactly as many pages as it may: no
+    // A task with a stop limit or a page hook matches exactly as many pages as it may: no
     // batch is prepared ahead for it, and each is recorded before the next starts.
     let listed = |found: Option<(i64, Vec<i64>)>| {
         found.map(|(last, ids)| {
@@ -213,8 +213,8 @@ async fn execute_inner(
             (last, ids, handle)
         })
     };
-    let mut books = Books { books, control, sink, webhook: &webhook, summary, report, counter };
-    let mut ahead = listed(next_batch(books.books.cp.last_page_id).await?);
+    let mut books = RunBooks { task: books, control, sink, webhook: &webhook, summary, report, counter };
+    let mut ahead = listed(next_batch(books.task.cp.last_page_id).await?);
     // The batch verified in the previous round, recorded in this one.
     let mut verified: Option<(i64, VerifiedPages)> = None;
     while ahead.is_some() || verified.is_some() {
@@ -233,7 +233,7 @@ async fn execute_inner(
                 }
                 None => {
                     // The whole batch at once (fingerprints written in one batch write), or
-                    // only as many pages as a stop or abort limit still allows.
+                    // only as many pages as a stop limit or a page hook still allows.
                     let limit = [control.stop_after_pages, hook_limit]
                         .into_iter()
                         .flatten()
@@ -301,8 +301,8 @@ impl WorkObserver for Works<'_, '_> {
 }
 
 /// A run's counts and checkpoint while it goes through the pages.
-struct Books<'a, 'b> {
-    books: TaskBooks<'a>,
+struct RunBooks<'a, 'b> {
+    task: TaskBooks<'a>,
     control: &'a TaskControl,
     sink: &'a dyn ProgressSink,
     webhook: &'a Option<Webhook>,
@@ -311,11 +311,11 @@ struct Books<'a, 'b> {
     counter: PageCounter,
 }
 
-impl Books<'_, '_> {
+impl RunBooks<'_, '_> {
     /// Count a recorded batch (ending at page `last`), notify its new matches and
     /// checkpoint it.
     async fn batch_done(&mut self, last: i64, results: Vec<(i64, Result<PageOutcome>)>) -> Result<()> {
-        let task_id = self.books.task_id;
+        let task_id = self.task.task_id;
         let mut new_records = Vec::new();
         for (page_id, r) in results {
             let before = new_records.len();
@@ -325,21 +325,21 @@ impl Books<'_, '_> {
                     self.report.matches += n as u64;
                 }
                 PageResult::Failed => {
-                    self.books.progress.failed += 1;
+                    self.task.progress.failed += 1;
                     self.summary.pages_failed += 1;
                 }
             }
             self.summary.pages += 1;
-            self.books.progress.done += 1;
-            self.report.done = self.books.progress.done;
-            self.report.failed = self.books.progress.failed;
+            self.task.progress.done += 1;
+            self.report.done = self.task.progress.done;
+            self.report.failed = self.task.progress.failed;
             self.sink.update(&self.report);
             self.counter.page_done();
             check_stop(self.control, task_id, self.counter.pages)?;
         }
-        notify(self.webhook, self.books.matcher, &new_records).await;
-        self.books.cp.last_page_id = last;
-        self.books.save().await
+        notify(self.webhook, self.task.matcher, &new_records).await;
+        self.task.cp.last_page_id = last;
+        self.task.save().await
     }
 }
 
