@@ -37,6 +37,10 @@ pub use records::{IndexReport, MatchRecord, PageOutcome, WorkOutcome};
 use sections::{SectionEntry, SectionSource};
 pub(crate) use text_results::{TextKey, TextResult};
 
+/// The target of the matcher's log events, whichever of its files logs them (log lines
+/// read `zhiwen_matcher::matcher: match ...`, as operators and the crash tests expect).
+const LOG_TARGET: &str = "zhiwen_matcher::matcher";
+
 /// Sections whose stored fingerprints `index_work` reads in one store call (a bound on
 /// the records held at once for a work of thousands of chapters).
 const SECTIONS_CHECKED_PER_READ: usize = 256;

@@ -101,7 +101,7 @@ impl Matcher {
         if updated_at != i64::MIN {
             self.inner.indexed_works.lock().unwrap_or_else(|p| p.into_inner()).insert(work_id, updated_at);
         }
-        tracing::debug!(work_id, indexed = report.indexed, unchanged = report.unchanged, "work indexed");
+        tracing::debug!(target: LOG_TARGET, work_id, indexed = report.indexed, unchanged = report.unchanged, "work indexed");
         Ok(report)
     }
 

@@ -151,7 +151,7 @@ impl Matcher {
             .zip(upserted)
             .map(|(mut r, up)| {
                 (r.match_id, r.outcome) = (up.id, up.outcome);
-                tracing::debug!(section_id = r.section_id, page_id = r.page_id, kind = r.kind.as_str(), score = r.score, outcome = ?up.outcome, "match");
+                tracing::debug!(target: LOG_TARGET, section_id = r.section_id, page_id = r.page_id, kind = r.kind.as_str(), score = r.score, outcome = ?up.outcome, "match");
                 r
             })
             .collect())

@@ -174,7 +174,7 @@ impl Inner {
                 match self.section_entry_from_text(id, work_id, &text, version, false) {
                     Ok(entry) => Some(entry),
                     Err(e) => {
-                        tracing::warn!(section_id = id, error = %e, "section cannot be fingerprinted; skipped");
+                        tracing::warn!(target: LOG_TARGET, section_id = id, error = %e, "section cannot be fingerprinted; skipped");
                         None
                     }
                 }

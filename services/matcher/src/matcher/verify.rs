@@ -186,7 +186,7 @@ impl Matcher {
                             match tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await? {
                                 Ok(p) => Some(Arc::new(p)),
                                 Err(e) => {
-                                    tracing::warn!(page_id, error = %e, "page skipped");
+                                    tracing::warn!(target: LOG_TARGET, page_id, error = %e, "page skipped");
                                     None
                                 }
                             }
@@ -248,7 +248,7 @@ impl Matcher {
         })
         .await?;
         profile.built = Some(Instant::now());
-        tracing::debug!(
+        tracing::debug!(target: LOG_TARGET,
             site,
             pages = profile.pages_sampled,
             kgrams = profile.kgrams.len(),
