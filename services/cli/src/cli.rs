@@ -68,6 +68,10 @@ pub enum Command {
     /// Evaluate the real pipeline (store, index, matching task) on the labelled set built
     /// from the corpus: precision and recall per transformation, attribution, evidence.
     Eval(EvalArgs),
+    /// Evidence a court can trust: the key that signs the evidence log, and the offline
+    /// check of an evidence package.
+    #[command(subcommand)]
+    Evidence(crate::commands::evidence::EvidenceCommand),
 }
 
 /// Size of the evaluation set.

@@ -8,6 +8,7 @@ mod compare;
 mod crawl;
 mod dna_frame;
 mod eval;
+pub(crate) mod evidence;
 mod fingerprint;
 mod import;
 pub(crate) mod keys;
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Keys(cmd) => block_on(keys::run(&cli.data, &cmd)),
         Command::Serve(args) => block_on(serve::run(&cli.data, &args)),
         Command::Eval(args) => eval::run(&cli.data, &args),
+        Command::Evidence(cmd) => evidence::run(&cli.data, &cmd),
     }
 }
 
