@@ -8,6 +8,8 @@ use clap::{Args, Subcommand};
 use zhiwen_evidence::package::EarlierHead;
 use zhiwen_evidence::{read_package, LogKey, PackageLimits, SignedTreeHead};
 
+use crate::output::outln;
+
 use crate::settings::{DataArgs, Settings};
 
 /// `zhiwen evidence ...`.
