@@ -19,6 +19,7 @@ use crate::cache::BoundedCache;
 use crate::catalogue::CatalogueProfile;
 use crate::config::MatcherConfig;
 use crate::kind::MatchKind;
+use crate::page_text::{page_canonical, StoredPageText};
 use crate::{MatcherError, Result};
 
 mod batch;
@@ -1098,32 +1099,18 @@ impl Inner {
     }
 
     /// The streams-only analysis ([`Fingerprinter::analyze_streams`]) of a page's
-    /// original (the raw body decoded with its charset when there is one, else the stored
-    /// text): enough to find its boilerplate, without the word segmentation.
+    /// canonical text ([`page_canonical`]): enough to find its boilerplate, without the
+    /// word segmentation.
     fn page_streams(&self, page: &Page) -> Result<Analysis> {
-        let what = || format!("page {}", page.id);
-        if page.body.is_empty() {
-            self.fp.analyze_streams(&page.text, InputFormat::Text)
-        } else {
-            self.fp.analyze_bytes_streams(&page.body, InputFormat::Auto, page.charset.as_deref())
-        }
-        .map_err(|source| MatcherError::Text { what: what(), source })
+        let canonical = page_canonical(StoredPageText::from(page), &self.fp.params().canon)
+            .map_err(|source| MatcherError::Text { what: format!("page {}", page.id), source })?;
+        Ok(self.fp.analyze_canonical_streams(canonical))
     }
 
     /// The normalised character stream of a page (for boilerplate profiles); `None` when
     /// it has no text.
     fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
-        let canonical = if page.body.is_empty() {
-            canon::canonicalize_decoded(page.text.clone(), "UTF-8", InputFormat::Text, &self.fp.params().canon)
-        } else {
-            canon::canonicalize_with_hint(
-                &page.body,
-                InputFormat::Auto,
-                page.charset.as_deref(),
-                &self.fp.params().canon,
-            )
-        };
-        let c = canonical.ok()?;
+        let c = page_canonical(StoredPageText::from(page), &self.fp.params().canon).ok()?;
         Some(c.text().chars().filter(|c| c.is_alphanumeric()).map(|c| c as u32).collect())
     }
 
