@@ -359,6 +359,11 @@ impl Fingerprinter {
         self.complete(self.streams_of(canonical))
     }
 
+    /// [`Fingerprinter::analyze_streams`] of an already canonicalised text.
+    pub fn analyze_canonical_streams(&self, canonical: CanonicalText) -> Analysis {
+        self.streams_of(canonical)
+    }
+
     fn streams_of(&self, canonical: CanonicalText) -> Analysis {
         let p = &self.params;
         let text = canonical.text();

@@ -8,7 +8,8 @@
 //! against stored pages), the suppression of shared boilerplate ([`boilerplate`]), the
 //! matching task with checkpoints, run by one process or shared by scale-out workers
 //! through Redis Streams ([`task`], [`task::streams`]), the daily schedule ([`schedule`]), the
-//! analysts' export ([`export`]) and the webhook for new matches ([`webhook`]).
+//! analysts' export ([`export`]), the webhook for new matches ([`webhook`]) and how a
+//! stored page becomes text ([`page_text`], which the API's evidence views use too).
 //!
 //! It must not touch the algorithms (the core owns fingerprints, measures and verdicts;
 //! the matcher only maps a verdict to a kind), the schemas of the stores or the index
@@ -26,6 +27,7 @@ mod error;
 pub mod export;
 mod kind;
 mod matcher;
+pub mod page_text;
 pub mod schedule;
 pub mod task;
 pub mod webhook;

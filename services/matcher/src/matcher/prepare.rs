@@ -2,6 +2,7 @@
 //! streams that find its boilerplate, the analysis with the boilerplate blanked.
 
 use super::*;
+use crate::page_text::{page_canonical, StoredPageText};
 
 /// A page ready for verification: its analysis with the site's boilerplate blanked.
 pub(super) struct PreparedPage {
@@ -77,32 +78,18 @@ impl Matcher {
 
 impl Inner {
     /// The streams-only analysis ([`Fingerprinter::analyze_streams`]) of a page's
-    /// original (the raw body decoded with its charset when there is one, else the stored
-    /// text): enough to find its boilerplate, without the word segmentation.
+    /// canonical text ([`page_canonical`]): enough to find its boilerplate, without the
+    /// word segmentation.
     pub(super) fn page_streams(&self, page: &Page) -> Result<Analysis> {
-        let what = || format!("page {}", page.id);
-        if page.body.is_empty() {
-            self.fp.analyze_streams(&page.text, InputFormat::Text)
-        } else {
-            self.fp.analyze_bytes_streams(&page.body, InputFormat::Auto, page.charset.as_deref())
-        }
-        .map_err(|source| MatcherError::Text { what: what(), source })
+        let canonical = page_canonical(StoredPageText::from(page), &self.fp.params().canon)
+            .map_err(|source| MatcherError::Text { what: format!("page {}", page.id), source })?;
+        Ok(self.fp.analyze_canonical_streams(canonical))
     }
 
     /// The normalised character stream of a page (for boilerplate profiles); `None` when
     /// it has no text.
     pub(super) fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
-        let canonical = if page.body.is_empty() {
-            canon::canonicalize_decoded(page.text.clone(), "UTF-8", InputFormat::Text, &self.fp.params().canon)
-        } else {
-            canon::canonicalize_with_hint(
-                &page.body,
-                InputFormat::Auto,
-                page.charset.as_deref(),
-                &self.fp.params().canon,
-            )
-        };
-        let c = canonical.ok()?;
+        let c = page_canonical(StoredPageText::from(page), &self.fp.params().canon).ok()?;
         Some(c.text().chars().filter(|c| c.is_alphanumeric()).map(|c| c as u32).collect())
     }
 

@@ -1,0 +1,102 @@
+//! How a stored page becomes text: the one place that turns a page's stored body (its raw
+//! bytes and charset) or, when no body was kept, its stored text into the canonical text
+//! with its mapping back to the original, as the matcher fingerprints it and as evidence
+//! quotes it. The matcher's page analyses and the API's evidence views both go through
+//! [`page_canonical`], so a page is always read the same way.
+
+use std::borrow::Cow;
+
+use zhiwen_core::canon::{self, CanonicalText, InputFormat};
+use zhiwen_core::params::CanonParams;
+use zhiwen_core::CoreError;
+use zhiwen_store::Page;
+
+/// What of a stored page its text is made from.
+#[derive(Debug, Clone, Copy)]
+pub struct StoredPageText<'a> {
+    /// The raw body as fetched; empty when only the extracted text was kept.
+    pub body: &'a [u8],
+    /// The charset the page declared (HTTP header), a hint for decoding `body`.
+    pub charset: Option<&'a str>,
+    /// The text extracted at ingest time, used when `body` is empty.
+    pub text: &'a str,
+    /// How `body` is read: HTML, plain text, or [`InputFormat::Auto`] to decide from
+    /// the decoded text.
+    pub format: InputFormat,
+}
+
+impl<'a> StoredPageText<'a> {
+    /// A page whose body is read as [`InputFormat::Auto`] decides.
+    pub fn new(body: &'a [u8], charset: Option<&'a str>, text: &'a str) -> Self {
+        Self { body, charset, text, format: InputFormat::Auto }
+    }
+}
+
+impl<'a> From<&'a Page> for StoredPageText<'a> {
+    fn from(page: &'a Page) -> Self {
+        Self::new(&page.body, page.charset.as_deref(), &page.text)
+    }
+}
+
+/// The canonical text of a stored page with its mapping to the original: the body decoded
+/// with its charset and read as `format` when there is a body, else the stored text
+/// (already plain text). Empty or over-large input is an error, as for any analysis.
+pub fn page_canonical(page: StoredPageText<'_>, params: &CanonParams) -> Result<CanonicalText, CoreError> {
+    if page.body.is_empty() {
+        if page.text.is_empty() {
+            return Err(CoreError::EmptyInput);
+        }
+        if page.text.len() > params.max_input_bytes {
+            return Err(CoreError::TooLarge { size: page.text.len(), limit: params.max_input_bytes });
+        }
+        canon::canonicalize_decoded(page.text.to_owned(), "UTF-8", InputFormat::Text, params)
+    } else {
+        canon::canonicalize_with_hint(page.body, page.format, page.charset, params)
+    }
+}
+
+/// The original a page's evidence offsets point into: the stored text when no body was
+/// kept (or the body cannot be read), else the decoded body (for HTML, its source: the
+/// offsets map the extracted text back into it).
+pub fn page_original<'a>(page: StoredPageText<'a>, params: &CanonParams) -> Cow<'a, str> {
+    if page.body.is_empty() {
+        return Cow::Borrowed(page.text);
+    }
+    page_canonical(page, params).map(|c| Cow::Owned(c.original().to_owned())).unwrap_or(Cow::Borrowed(page.text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_is_decoded_and_html_extracted() {
+        let params = CanonParams::default();
+        let body = "<html><body><p>天下大势，分久必合</p></body></html>".as_bytes();
+        let page = StoredPageText::new(body, Some("utf-8"), "");
+        let c = page_canonical(page, &params).expect("canonical");
+        assert!(c.original().contains("<p>天下大势"), "the original is the decoded body: {}", c.original());
+        assert!(c.text().contains("天下大势"), "{}", c.text());
+        assert!(!c.text().contains('<'), "the HTML is extracted: {}", c.text());
+        assert_eq!(page_original(page, &params), c.original());
+    }
+
+    #[test]
+    fn stored_text_is_used_without_a_body() {
+        let params = CanonParams::default();
+        let page = StoredPageText::new(b"", None, "合久必分。");
+        assert_eq!(page_original(page, &params), "合久必分。");
+        assert!(page_canonical(page, &params).is_ok());
+        assert!(matches!(page_canonical(StoredPageText::new(b"", None, ""), &params), Err(CoreError::EmptyInput)));
+    }
+
+    #[test]
+    fn stored_format_is_honoured() {
+        let params = CanonParams::default();
+        let html = "<p>天下大势</p><p>分久必合</p>";
+        let page = StoredPageText { format: InputFormat::Text, ..StoredPageText::new(html.as_bytes(), None, "") };
+        let as_text = page_canonical(page, &params).expect("canonical");
+        let auto = page_canonical(StoredPageText::new(html.as_bytes(), None, ""), &params).expect("canonical");
+        assert_ne!(as_text.text(), auto.text(), "the stored format decides how the body is read");
+    }
+}
