@@ -21,7 +21,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use zhiwen_store::{ApiKey, KeyRole, NewApiKey, Stores, Timestamp};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::{ApiConfig, AppState};
 
 /// Prefix of every key.
@@ -123,18 +123,18 @@ impl Caller {
         if roles.contains(&self.key.role) {
             Ok(())
         } else {
-            Err(ApiError::forbidden(format!("the {} role may not {what}", self.key.role.as_str())))
+            Err(ApiError::new(ErrorCode::Forbidden, format!("the {} role may not {what}", self.key.role.as_str())))
         }
     }
 }
 
 async fn authenticate(state: &AppState, header: Option<String>) -> Result<Caller, ApiError> {
-    let header = header.ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer <key>"))?;
+    let header = header.ok_or_else(|| ApiError::new(ErrorCode::Unauthorized, "missing Authorization: Bearer <key>"))?;
     let secret = header
         .strip_prefix("Bearer ")
         .map(str::trim)
         .filter(|s| s.starts_with(KEY_PREFIX))
-        .ok_or_else(|| ApiError::unauthorized("expected Authorization: Bearer zw_..."))?;
+        .ok_or_else(|| ApiError::new(ErrorCode::Unauthorized, "expected Authorization: Bearer zw_..."))?;
     let hash = hash_key(secret);
     let now = Timestamp::now();
     let cached = {
@@ -144,7 +144,12 @@ async fn authenticate(state: &AppState, header: Option<String>) -> Result<Caller
     let key = match cached {
         Some(k) => k,
         None => {
-            let k = state.stores.keys.find_key(&hash).await?.ok_or_else(|| ApiError::unauthorized("unknown key"))?;
+            let k = state
+                .stores
+                .keys
+                .find_key(&hash)
+                .await?
+                .ok_or_else(|| ApiError::new(ErrorCode::Unauthorized, "unknown key"))?;
             if !state.auth.ttl.is_zero() {
                 let mut cache = state.auth.cache.lock().unwrap_or_else(|p| p.into_inner());
                 if cache.len() > 10_000 {
@@ -156,10 +161,10 @@ async fn authenticate(state: &AppState, header: Option<String>) -> Result<Caller
         }
     };
     if key.revoked_at.is_some() {
-        return Err(ApiError::unauthorized("this key was revoked"));
+        return Err(ApiError::new(ErrorCode::Unauthorized, "this key was revoked"));
     }
     if !key.is_valid_at(now) {
-        return Err(ApiError::unauthorized("this key has expired"));
+        return Err(ApiError::new(ErrorCode::Unauthorized, "this key has expired"));
     }
     if let Err(not_until) = state.auth.limiter.check_key(&key.id) {
         let wait = not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));

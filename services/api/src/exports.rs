@@ -13,7 +13,7 @@ use zhiwen_matcher::export::csv_cell;
 use zhiwen_store::{MatchCursor, MatchQuery, MatchRow, MatchSort, Stores, Timestamp};
 
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::query::MatchParams;
 use crate::AppState;
 
@@ -145,7 +145,12 @@ pub(crate) async fn export_matches(
         "csv" => ("text/csv; charset=utf-8", "csv"),
         "json" => ("application/json", "json"),
         "xlsx" => ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "xlsx"),
-        other => return Err(ApiError::bad_request(format!("format: expected csv, xlsx or json, got {other:?}"))),
+        other => {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!("format: expected csv, xlsx or json, got {other:?}"),
+            ))
+        }
     };
     let disposition = format!("attachment; filename=\"zhiwen-matches-{stamp}.{ext}\"");
     if format == "xlsx" {
@@ -223,7 +228,8 @@ async fn xlsx(stores: &Stores, q: &MatchQuery, sort: MatchSort) -> ApiResult<Vec
         for m in &page {
             r += 1;
             if r as u64 > XLSX_MAX_ROWS {
-                return Err(ApiError::bad_request(
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
                     "too many rows for XLSX (over 1,048,575): narrow the filter or use CSV",
                 ));
             }

@@ -14,7 +14,7 @@ use zhiwen_index::Namespace;
 use zhiwen_store::*;
 
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::query::{self, MatchParams};
 use crate::AppState;
 
@@ -174,9 +174,11 @@ fn owner_for(caller: &Caller, asked: Option<&str>) -> ApiResult<String> {
     match (caller.scope(), asked) {
         (Some(mine), None) => Ok(mine.to_owned()),
         (Some(mine), Some(o)) if o == mine => Ok(mine.to_owned()),
-        (Some(_), Some(_)) => Err(ApiError::forbidden("a holder key may only add works of its own owner")),
+        (Some(_), Some(_)) => {
+            Err(ApiError::new(ErrorCode::Forbidden, "a holder key may only add works of its own owner"))
+        }
         (None, Some(o)) => Ok(o.to_owned()),
-        (None, None) => Err(ApiError::bad_request("owner: required")),
+        (None, None) => Err(ApiError::new(ErrorCode::BadRequest, "owner: required")),
     }
 }
 
@@ -184,7 +186,7 @@ async fn create_work(state: State, caller: Caller, body: web::Json<NewWorkBody>)
     caller.require(WRITERS, "create works")?;
     let owner = owner_for(&caller, body.owner.as_deref())?;
     if body.text.trim().is_empty() {
-        return Err(ApiError::bad_request("text: empty"));
+        return Err(ApiError::new(ErrorCode::BadRequest, "text: empty"));
     }
     let opts = zhiwen_ingest::ImportOptions::default();
     let sections = zhiwen_ingest::chapters::sections(&body.text, &opts.chapters);
@@ -234,14 +236,15 @@ struct UploadParams {
 /// text). A declared length over the limit is refused before anything is read.
 async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> ApiResult<web::Bytes> {
     use futures::StreamExt;
-    let too_large = || ApiError::too_large(format!("the upload is larger than the limit of {limit} bytes"));
+    let too_large =
+        || ApiError::new(ErrorCode::PayloadTooLarge, format!("the upload is larger than the limit of {limit} bytes"));
     let declared = req.headers().get(actix_web::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
     if declared.and_then(|v| v.trim().parse::<u64>().ok()).is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
     let mut body = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| ApiError::bad_request(format!("cannot read the body: {e}")))?;
+        let chunk = chunk.map_err(|e| ApiError::new(ErrorCode::BadRequest, format!("cannot read the body: {e}")))?;
         if body.len() + chunk.len() > limit {
             return Err(too_large());
         }
@@ -261,7 +264,7 @@ async fn upload_works(
     let owner = owner_for(&caller, q.owner.as_deref())?;
     let body = read_body(&req, payload, state.config.upload_limit).await?;
     if body.is_empty() {
-        return Err(ApiError::bad_request("the body is empty: send the file's bytes"));
+        return Err(ApiError::new(ErrorCode::BadRequest, "the body is empty: send the file's bytes"));
     }
     // Keep only a plain file name (no directories) with its extension.
     let name = q.filename.as_deref().unwrap_or("upload.txt");
@@ -273,7 +276,7 @@ async fn upload_works(
         .filter(|c| !matches!(c, '/' | '\\' | '\0'))
         .collect();
     if name.is_empty() || name.starts_with('.') {
-        return Err(ApiError::bad_request("filename: invalid"));
+        return Err(ApiError::new(ErrorCode::BadRequest, "filename: invalid"));
     }
     let dir = tempfile::tempdir().map_err(ApiError::internal)?;
     let path = dir.path().join(&name);
@@ -292,7 +295,10 @@ async fn upload_works(
     if summary.changed.works.is_empty() && summary.unchanged == 0 {
         let reasons: Vec<String> =
             summary.rejected.iter().map(|r| r.reason.replace(&*dir.path().to_string_lossy(), "")).collect();
-        return Err(ApiError::bad_request(format!("no work could be read from {name}: {}", reasons.join("; "))));
+        return Err(ApiError::new(
+            ErrorCode::BadRequest,
+            format!("no work could be read from {name}: {}", reasons.join("; ")),
+        ));
     }
     state.matcher.forget_sections(&summary.changed.sections);
     let mut works = Vec::new();
@@ -396,7 +402,7 @@ async fn update_work(
     let w = visible_work(&state, &caller, *id).await?;
     caller.require(WRITERS, "change works")?;
     if body.title.as_deref().is_some_and(|t| t.trim().is_empty()) {
-        return Err(ApiError::bad_request("title: empty"));
+        return Err(ApiError::new(ErrorCode::BadRequest, "title: empty"));
     }
     let w = retitle(&state, w, body.title.as_deref(), body.author.as_deref()).await?;
     Ok(HttpResponse::Ok().json(work_detail(&state, w).await?))
@@ -779,7 +785,7 @@ struct ReviewBody {
 
 fn check_note(note: &Option<String>) -> ApiResult<Option<&str>> {
     match note.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
-        Some(n) if n.len() > 4000 => Err(ApiError::bad_request("note: longer than 4000 bytes")),
+        Some(n) if n.len() > 4000 => Err(ApiError::new(ErrorCode::BadRequest, "note: longer than 4000 bytes")),
         other => Ok(other),
     }
 }
@@ -811,7 +817,7 @@ struct BulkReviewBody {
 async fn bulk_review(state: State, caller: Caller, body: web::Json<BulkReviewBody>) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "review matches")?;
     if body.ids.len() > 1000 {
-        return Err(ApiError::bad_request("ids: at most 1000 per request"));
+        return Err(ApiError::new(ErrorCode::BadRequest, "ids: at most 1000 per request"));
     }
     let to = query::status(&body.status)?;
     let note = check_note(&body.note)?;
@@ -865,7 +871,7 @@ async fn stats(state: State, caller: Caller, q: web::Query<StatsParams>) -> ApiR
     let until = until.unwrap_or(Timestamp(today.0 + 86_400_000));
     let from = from.unwrap_or(Timestamp(until.0 - 30 * 86_400_000));
     if from >= until {
-        return Err(ApiError::bad_request("from: must be before to"));
+        return Err(ApiError::new(ErrorCode::BadRequest, "from: must be before to"));
     }
     if let Some(w) = q.work_id {
         visible_work(&state, &caller, w).await?;
@@ -956,7 +962,9 @@ fn task_json(t: &Task) -> serde_json::Value {
 async fn list_tasks(state: State, caller: Caller, q: web::Query<TaskListParams>) -> ApiResult<HttpResponse> {
     caller.require(STAFF, "read tasks")?;
     let st = match q.state.as_deref().filter(|s| !s.is_empty()) {
-        Some(s) => Some(TaskState::parse(s).ok_or_else(|| ApiError::bad_request(format!("state: unknown {s:?}")))?),
+        Some(s) => Some(
+            TaskState::parse(s).ok_or_else(|| ApiError::new(ErrorCode::BadRequest, format!("state: unknown {s:?}")))?,
+        ),
         None => None,
     };
     let before = query::id_cursor(q.cursor.as_deref())?.unwrap_or(i64::MAX);
@@ -1002,10 +1010,18 @@ async fn start_match(state: State, caller: Caller, body: web::Json<StartMatch>) 
         "new" => Scope::NewSinceLastRun,
         "all" => Scope::All,
         "since" => {
-            let s = body.since.as_deref().ok_or_else(|| ApiError::bad_request("since: required with scope since"))?;
+            let s = body
+                .since
+                .as_deref()
+                .ok_or_else(|| ApiError::new(ErrorCode::BadRequest, "since: required with scope since"))?;
             Scope::Since(query::parse_time(s, "since")?.0)
         }
-        other => return Err(ApiError::bad_request(format!("scope: expected new, all or since, got {other:?}"))),
+        other => {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!("scope: expected new, all or since, got {other:?}"),
+            ))
+        }
     };
     let task = enqueue(&state.matcher, &TaskSpec::new(scope)).await?;
     state.worker_wake.notify_one();
@@ -1029,12 +1045,12 @@ pub struct CrawlParams {
 async fn start_crawl(state: State, caller: Caller, body: web::Json<CrawlParams>) -> ApiResult<HttpResponse> {
     caller.require(ADMIN, "start tasks")?;
     if body.seeds.is_empty() || body.seeds.len() > 1000 {
-        return Err(ApiError::bad_request("seeds: between 1 and 1000 URLs"));
+        return Err(ApiError::new(ErrorCode::BadRequest, "seeds: between 1 and 1000 URLs"));
     }
     for s in &body.seeds {
         let ok = url_ok(s);
         if !ok {
-            return Err(ApiError::bad_request(format!("seeds: not an http(s) URL: {s:?}")));
+            return Err(ApiError::new(ErrorCode::BadRequest, format!("seeds: not an http(s) URL: {s:?}")));
         }
     }
     let params = serde_json::to_value(&*body).map_err(ApiError::internal)?;
@@ -1054,7 +1070,7 @@ async fn cancel_task(state: State, caller: Caller, id: web::Path<i64>) -> ApiRes
     let t = state.stores.tasks.get_task(*id).await?.ok_or_else(|| ApiError::not_found("task", *id))?;
     caller.require(ADMIN, "cancel tasks")?;
     if t.state.is_terminal() {
-        return Err(ApiError::conflict(format!("task {} is already {}", t.id, t.state.as_str())));
+        return Err(ApiError::new(ErrorCode::Conflict, format!("task {} is already {}", t.id, t.state.as_str())));
     }
     let t = state.stores.tasks.cancel_task(t.id).await?;
     state.worker_wake.notify_one();

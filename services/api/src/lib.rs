@@ -31,7 +31,7 @@ use zhiwen_matcher::Matcher;
 use zhiwen_store::Stores;
 
 pub use auth::{generate_key, hash_key, CreatedKey};
-pub use error::ApiError;
+pub use error::{ApiError, ErrorCode};
 
 /// Limits and switches of the API.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVe
 use zhiwen_index::Namespace;
 use zhiwen_store::{MatchGroup, MatchQuery};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::AppState;
 
 pub(crate) struct Metrics {
@@ -88,7 +88,7 @@ pub(crate) async fn track(
     let timeout = state.as_ref().map(|s| s.config.request_timeout).unwrap_or(std::time::Duration::from_secs(30));
     let res = match tokio::time::timeout(timeout, next.call(req)).await {
         Ok(r) => r,
-        Err(_) => Err(ApiError::unavailable("the request took too long").into()),
+        Err(_) => Err(ApiError::new(ErrorCode::Unavailable, "the request took too long").into()),
     };
     if let Some(state) = state {
         let status = match &res {

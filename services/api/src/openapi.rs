@@ -321,8 +321,9 @@ fn error_response(status: u16) -> Value {
         409 => "state does not allow it",
         413 => "body too large",
         429 => "rate limited",
+        500 => "a bug or a store failure",
         501 => "PDF reports: no Chromium on the server",
-        503 => "PDF reports: the printer failed or timed out",
+        503 => "store or index not reachable, timeout, or the PDF printer failed",
         _ => "error",
     };
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
@@ -376,6 +377,7 @@ pub fn document() -> Value {
                               "503": {"description": "not ready", "content": {"application/json": {"schema": {"type": "object"}}}}}}}),
         );
     }
+    let error_codes: Vec<&str> = crate::error::ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     json!({
         "openapi": "3.0.3",
         "info": {"title": "zhiwen admin API", "version": "1.1", "description": "See docs/api.md. Authorization: Bearer <key>."},
@@ -385,7 +387,7 @@ pub fn document() -> Value {
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {"Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "object",
-                "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}}
+                "required": ["code", "message"], "properties": {"code": {"type": "string", "enum": error_codes}, "message": {"type": "string"}}}}}}
         }
     })
 }

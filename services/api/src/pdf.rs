@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::process::Command;
 use tokio::sync::Semaphore;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// Longest a report may take to print (a report holds at most 200 matches).
 const PRINT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -43,7 +43,10 @@ fn is_executable(path: &Path) -> bool {
 /// directory with networking pointed at a dead proxy: the report fetches nothing, and a
 /// link in a quoted URL must not make the server reach out.
 pub async fn print(chromium: &Path, html: &str) -> Result<Vec<u8>, ApiError> {
-    let _slot = print_slots().acquire().await.map_err(|_| ApiError::unavailable("the PDF printer is shutting down"))?;
+    let _slot = print_slots()
+        .acquire()
+        .await
+        .map_err(|_| ApiError::new(ErrorCode::Unavailable, "the PDF printer is shutting down"))?;
     let dir = tempfile::tempdir().map_err(|e| internal("temporary directory", e))?;
     let page = dir.path().join("report.html");
     let out = dir.path().join("report.pdf");
@@ -71,18 +74,23 @@ pub async fn print(chromium: &Path, html: &str) -> Result<Vec<u8>, ApiError> {
         .kill_on_drop(true);
     let child = command.spawn().map_err(|e| {
         tracing::warn!(chromium = %chromium.display(), error = %e, "cannot start Chromium");
-        ApiError::unavailable("the PDF printer (Chromium) cannot be started; see the server log")
+        ApiError::new(ErrorCode::Unavailable, "the PDF printer (Chromium) cannot be started; see the server log")
     })?;
     let output = match tokio::time::timeout(PRINT_TIMEOUT, child.wait_with_output()).await {
         Ok(result) => result.map_err(|e| internal("waiting for Chromium", e))?,
-        Err(_) => return Err(ApiError::unavailable("printing the report took too long; try a smaller report")),
+        Err(_) => {
+            return Err(ApiError::new(
+                ErrorCode::Unavailable,
+                "printing the report took too long; try a smaller report",
+            ))
+        }
     };
     match tokio::fs::read(&out).await {
         Ok(pdf) if output.status.success() && pdf.starts_with(b"%PDF-") => Ok(pdf),
         _ => {
             let stderr = String::from_utf8_lossy(&output.stderr);
             tracing::warn!(status = %output.status, stderr = %stderr.trim(), "Chromium did not print the report");
-            Err(ApiError::unavailable("the PDF printer (Chromium) failed; see the server log"))
+            Err(ApiError::new(ErrorCode::Unavailable, "the PDF printer (Chromium) failed; see the server log"))
         }
     }
 }

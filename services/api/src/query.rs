@@ -5,7 +5,7 @@ use serde::Deserialize;
 use zhiwen_store::{MatchCursor, MatchQuery, MatchSort, MatchSortKey, ReviewStatus, Timestamp, MATCH_KINDS};
 
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 
 /// Default page size.
 pub const DEFAULT_LIMIT: u32 = 50;
@@ -25,8 +25,9 @@ pub fn parse_time(s: &str, field: &str) -> ApiResult<(Timestamp, bool)> {
         return Ok((Timestamp(ms), false));
     }
     let fmt = time::macros::format_description!("[year]-[month]-[day]");
-    let d = time::Date::parse(s, &fmt)
-        .map_err(|_| ApiError::bad_request(format!("{field}: expected YYYY-MM-DD or Unix milliseconds, got {s:?}")))?;
+    let d = time::Date::parse(s, &fmt).map_err(|_| {
+        ApiError::new(ErrorCode::BadRequest, format!("{field}: expected YYYY-MM-DD or Unix milliseconds, got {s:?}"))
+    })?;
     Ok((Timestamp::from_offset(d.midnight().assume_utc()), true))
 }
 
@@ -65,14 +66,17 @@ pub struct MatchParams {
 
 pub fn status(s: &str) -> ApiResult<ReviewStatus> {
     ReviewStatus::parse(s).ok_or_else(|| {
-        ApiError::bad_request(format!("status: expected new, confirmed, dismissed or takedown_sent, got {s:?}"))
+        ApiError::new(
+            ErrorCode::BadRequest,
+            format!("status: expected new, confirmed, dismissed or takedown_sent, got {s:?}"),
+        )
     })
 }
 
 fn score(v: Option<f64>, field: &str) -> ApiResult<Option<f64>> {
     match v {
         Some(x) if !(0.0..=1.0).contains(&x) || x.is_nan() => {
-            Err(ApiError::bad_request(format!("{field}: expected a number in 0..1")))
+            Err(ApiError::new(ErrorCode::BadRequest, format!("{field}: expected a number in 0..1")))
         }
         other => Ok(other),
     }
@@ -83,7 +87,7 @@ pub fn kind(s: &str) -> ApiResult<String> {
     if MATCH_KINDS.contains(&s) {
         Ok(s.to_owned())
     } else {
-        Err(ApiError::bad_request(format!("kind: expected {}, got {s:?}", MATCH_KINDS.join(", "))))
+        Err(ApiError::new(ErrorCode::BadRequest, format!("kind: expected {}, got {s:?}", MATCH_KINDS.join(", "))))
     }
 }
 
@@ -129,9 +133,10 @@ impl MatchParams {
             "first_seen" => MatchSortKey::FirstSeen,
             "last_seen" => MatchSortKey::LastSeen,
             _ => {
-                return Err(ApiError::bad_request(format!(
-                    "sort: expected [-]id, [-]score, [-]first_seen or [-]last_seen, got {s:?}"
-                )))
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
+                    format!("sort: expected [-]id, [-]score, [-]first_seen or [-]last_seen, got {s:?}"),
+                ))
             }
         };
         Ok(MatchSort { key, descending })
@@ -145,7 +150,7 @@ pub fn encode_cursor(c: MatchCursor) -> String {
 
 pub fn decode_cursor(s: Option<&str>) -> ApiResult<Option<MatchCursor>> {
     let Some(s) = s.filter(|s| !s.is_empty()) else { return Ok(None) };
-    let bad = || ApiError::bad_request("cursor: not a cursor of this listing");
+    let bad = || ApiError::new(ErrorCode::BadRequest, "cursor: not a cursor of this listing");
     let text = String::from_utf8(hex::decode(s).map_err(|_| bad())?).map_err(|_| bad())?;
     let (v, id) = text.split_once(':').ok_or_else(bad)?;
     let value: f64 = v.parse().map_err(|_| bad())?;
@@ -159,8 +164,9 @@ pub fn decode_cursor(s: Option<&str>) -> ApiResult<Option<MatchCursor>> {
 pub fn id_cursor(s: Option<&str>) -> ApiResult<Option<i64>> {
     match s.filter(|s| !s.is_empty()) {
         None => Ok(None),
-        Some(s) => {
-            s.parse::<i64>().map(Some).map_err(|_| ApiError::bad_request("cursor: not a cursor of this listing"))
-        }
+        Some(s) => s
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| ApiError::new(ErrorCode::BadRequest, "cursor: not a cursor of this listing")),
     }
 }

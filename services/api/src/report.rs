@@ -10,7 +10,7 @@ use serde::Deserialize;
 use zhiwen_store::{MatchQuery, MatchSort, MatchSortKey, ReviewStatus, Timestamp};
 
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::handlers::{explanation, page_original, passages, visible_work, Quote};
 use crate::query;
 use crate::AppState;
@@ -82,11 +82,11 @@ pub(crate) async fn work_report(
     let pdf = match q.format.as_deref().unwrap_or("html") {
         "html" => None,
         "pdf" => Some(state.config.chromium.clone().ok_or_else(|| {
-            ApiError::not_implemented(
+            ApiError::new(ErrorCode::NotImplemented,
                 "PDF reports need Chromium on the server (zhiwen serve --chromium PATH); the HTML report prints the same",
             )
         })?),
-        other => return Err(ApiError::bad_request(format!("format: expected html or pdf, got {other:?}"))),
+        other => return Err(ApiError::new(ErrorCode::BadRequest, format!("format: expected html or pdf, got {other:?}"))),
     };
     let l = L { zh: !matches!(q.lang.as_deref(), Some("en")) };
     let mut mq = MatchQuery { work_id: Some(work.id), ..Default::default() };
@@ -96,7 +96,7 @@ pub(crate) async fn work_report(
     }
     if let Some(m) = q.min_score {
         if !(0.0..=1.0).contains(&m) {
-            return Err(ApiError::bad_request("min_score: expected a number in 0..1"));
+            return Err(ApiError::new(ErrorCode::BadRequest, "min_score: expected a number in 0..1"));
         }
         mq.min_score = Some(m);
     }
