@@ -9,7 +9,6 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use zhiwen_core::canon::{self, InputFormat};
 use zhiwen_index::Namespace;
 use zhiwen_store::*;
 
@@ -626,17 +625,10 @@ fn quotes<'a>(text: &'a str, spans: impl Iterator<Item = (usize, usize, &'a str)
 /// The page's original text as the matcher compared it (decoded body, or the text of
 /// pages imported as text): evidence offsets on the page side point into it.
 pub(crate) fn page_original<'d>(state: &AppState, d: &'d MatchDetail) -> Cow<'d, str> {
-    if d.page_body.is_empty() {
-        return Cow::Borrowed(&d.page_text);
-    }
-    canon::canonicalize_with_hint(
-        &d.page_body,
-        InputFormat::Auto,
-        d.page_charset.as_deref(),
+    zhiwen_matcher::page_text::page_original(
+        zhiwen_matcher::page_text::StoredPageText::new(&d.page_body, d.page_charset.as_deref(), &d.page_text),
         &state.matcher.fingerprinter().params().canon,
     )
-    .map(|c| Cow::Owned(c.original().to_owned()))
-    .unwrap_or(Cow::Borrowed(&d.page_text))
 }
 
 /// The evidence passages of `d`, quoted from its section and from `page` (its
