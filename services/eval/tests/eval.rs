@@ -100,7 +100,10 @@ mod generator {
             .works
             .iter()
             .flat_map(|w| &w.sections)
-            .flat_map(|s| paragraphs(&s.text))
+            .flat_map(|s| {
+                let whole = s.text.chars().count();
+                paragraphs(&s.text).into_iter().filter(move |p| p.chars().count() * 3 <= whole)
+            })
             .filter(|p| p.chars().count() >= 100 && p.chars().filter(|&c| is_figure(c)).count() >= 3)
             .collect();
         let templated = pages(set, PageClass::TemplatedReport);

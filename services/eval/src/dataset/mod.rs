@@ -126,7 +126,7 @@ pub enum PageClass {
     SiteTemplate,
     /// Negative: unrelated text with set phrases and idioms of a registered section.
     CommonPhrases,
-    /// Negative: a paragraph of a registered news story with its figures (numbers, dates,
+    /// Negative: a paragraph (at most a third) of a registered news story with its figures (numbers, dates,
     /// session numbers) filled in again, inside an unrelated story: a template filled twice.
     TemplatedReport,
 }
@@ -903,14 +903,19 @@ impl<'a> Generator<'a> {
         Ok(Some(self.page(class, i, Vec::new(), &site, rendered, kind, doc.id, None)))
     }
 
-    /// A paragraph of a registered news story (100 characters or more, with at least
-    /// three figures) with every figure changed: digits shifted by 1-8, Chinese numerals
+    /// A paragraph of a registered news story (100 characters or more, at most a third
+    /// of the story, with at least three figures) with every figure changed: digits shifted by 1-8, Chinese numerals
     /// replaced by other numerals. `None` when no registered story has such a paragraph.
     fn refilled_paragraph(&self, r: &mut Rng) -> Option<String> {
         let candidates: Vec<String> = self
             .sections(WorkKind::News)
             .into_iter()
-            .flat_map(|(_, s)| paragraphs(&s.text))
+            .flat_map(|(_, s)| {
+                // The formula is a part of the story, not the whole of it: a page that holds
+                // all of a registered story, figures changed, is a copy by containment.
+                let whole = s.text.chars().count();
+                paragraphs(&s.text).into_iter().filter(move |p| p.chars().count() * 3 <= whole)
+            })
             .filter(|p| p.chars().count() >= 100 && p.chars().filter(|&c| is_figure(c)).count() >= 3)
             .collect();
         let para = r.pick(&candidates)?;
