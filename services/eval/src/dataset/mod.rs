@@ -252,7 +252,7 @@ pub struct DatasetConfig {
 }
 
 impl DatasetConfig {
-    /// The default set: 200 registered sections, 20 pages per positive class, 1,000
+    /// The default set: 200 registered sections, 20 pages per positive class, 1,250
     /// negatives (a couple of minutes on 2 cores for the pairwise baseline).
     pub fn default_set(seed: u64) -> Self {
         DatasetConfig {
@@ -265,7 +265,7 @@ impl DatasetConfig {
         }
     }
 
-    /// The large set: 600 sections, 60 pages per positive class, 3,000 negatives.
+    /// The large set: 600 sections, 60 pages per positive class, 3,750 negatives.
     pub fn large(seed: u64) -> Self {
         DatasetConfig {
             seed,
