@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dna;
 use crate::fingerprinter::{Analysis, CharStream};
+use crate::formulaic;
 use crate::minhash;
 use crate::params::Params;
 use crate::shingle::SetMeasures;
@@ -176,6 +177,10 @@ pub struct Comparison {
     pub verdict: Verdict,
     /// Copied passages, in order of A.
     pub evidence: Vec<Evidence>,
+    /// Why the verdict was reached: per evidence passage, its prose, how rare its words
+    /// are and what differed inside it ([`formulaic::render`] writes it for a reviewer).
+    #[serde(default)]
+    pub explanation: formulaic::Explanation,
 }
 
 /// Compare two analysed documents (analysed with the same parameters).
@@ -208,8 +213,36 @@ pub fn compare_with(
     let lsh_candidate = fa.lsh_bands.iter().zip(&fb.lsh_bands).any(|(x, y)| x == y) && !fa.shingles.is_empty();
 
     let passages = evidence_passages_with(a, b, b_index, params);
-    let covered_a = covered_units(&a.chars.positions, passages.iter().map(|p| (p.a_start, p.a_end)));
-    let covered_b = covered_units(&b.chars.positions, passages.iter().map(|p| (p.b_start, p.b_end)));
+    // Runs of URLs, addresses, ids and codes are not prose: their characters never count
+    // as copied text, and a passage with too little prose left is no evidence at all.
+    let non_prose_a = formulaic::non_prose_ranges(a.canonical.text());
+    let non_prose_b = formulaic::non_prose_ranges(b.canonical.text());
+    let prose_a = ProseStream::new(&a.chars, &non_prose_a);
+    let prose_b = ProseStream::new(&b.chars, &non_prose_b);
+    let min_prose = params.winnow.min_passage_chars.min(a.canonical.char_len());
+    let mut non_prose_chars = 0usize;
+    let passages: Vec<Passage> = passages
+        .into_iter()
+        .filter(|p| {
+            let prose = prose_a.count(p.a_start, p.a_end).min(prose_b.count(p.b_start, p.b_end));
+            let all = a.chars.count(p.a_start, p.a_end);
+            if prose >= min_prose.max(1) {
+                non_prose_chars += all - prose_a.count(p.a_start, p.a_end);
+                true
+            } else {
+                non_prose_chars += all;
+                false
+            }
+        })
+        .collect();
+    // What differs inside each aligned passage: a passage whose only differences are
+    // figures (a template filled twice) does not count towards an excerpt.
+    let differences: Vec<formulaic::Differences> = passages
+        .iter()
+        .map(|p| formulaic::passage_differences(a.chars.slice(p.a_start, p.a_end), b.chars.slice(p.b_start, p.b_end)))
+        .collect();
+    let covered_a = covered_units(prose_a.positions(), passages.iter().map(|p| (p.a_start, p.a_end)));
+    let covered_b = covered_units(prose_b.positions(), passages.iter().map(|p| (p.b_start, p.b_end)));
     let coverage_a = ratio(covered_a, a.chars.units.len());
     let coverage_b = ratio(covered_b, b.chars.units.len());
     // A passage one side repeats (a slogan ten times in a story) maps every repeat onto
@@ -217,10 +250,28 @@ pub fn compare_with(
     // copied, so the smaller count is.
     let copied = covered_a.min(covered_b);
     let window = params.winnow.chars_k.max(1);
-    let distinct_a = distinct_covered_units(&a.chars, passages.iter().map(|p| (p.a_start, p.a_end)), window);
-    let distinct_b = distinct_covered_units(&b.chars, passages.iter().map(|p| (p.b_start, p.b_end)), window);
+    let counted =
+        || passages.iter().zip(&differences).filter(|(_, d)| **d != formulaic::Differences::Figures).map(|(p, _)| p);
+    let distinct_a = distinct_covered_units(prose_a.stream(), counted().map(|p| (p.a_start, p.a_end)), window);
+    let distinct_b = distinct_covered_units(prose_b.stream(), counted().map(|p| (p.b_start, p.b_end)), window);
     let distinct = distinct_a.min(distinct_b).min(copied);
     let distinct_share = ratio(distinct, a.chars.units.len()).max(ratio(distinct, b.chars.units.len()));
+    let mut explanation = formulaic::Explanation { non_prose_chars, ..Default::default() };
+    for (i, (p, d)) in passages.iter().zip(&differences).enumerate() {
+        let chars = a.chars.count(p.a_start, p.a_end);
+        let counted = *d != formulaic::Differences::Figures;
+        if !counted {
+            explanation.figures_only_chars += chars;
+        }
+        explanation.passages.push(formulaic::PassageReason {
+            evidence: i,
+            chars,
+            non_prose_chars: chars - prose_a.count(p.a_start, p.a_end),
+            rarity: formulaic::mean_idf(&a.tokens, p.a_start, p.a_end),
+            differences: *d,
+            counted,
+        });
+    }
     let evidence = passages
         .iter()
         .map(|p| {
@@ -266,6 +317,7 @@ pub fn compare_with(
         distinct_copied_chars: distinct,
         verdict: Verdict { duplicate: false, kind: VerdictKind::Unrelated, score: 0.0 },
         evidence,
+        explanation,
     };
     let excerpt = Excerpt { chars: distinct, share: distinct_share };
     comparison.verdict = decide(&comparison, fa.content_hash == fb.content_hash, copied, excerpt, thresholds);
@@ -364,6 +416,43 @@ fn distinct_covered_units(chars: &CharStream, ranges: impl Iterator<Item = (u32,
         }
     }
     seen.len()
+}
+
+/// The content characters of a document without those inside runs that are not prose
+/// (URLs, addresses, ids, codes): borrowed as they are when there is no such run.
+struct ProseStream<'a> {
+    all: &'a CharStream,
+    filtered: Option<CharStream>,
+}
+
+impl<'a> ProseStream<'a> {
+    fn new(all: &'a CharStream, non_prose: &[(u32, u32)]) -> Self {
+        if non_prose.is_empty() {
+            return ProseStream { all, filtered: None };
+        }
+        let mut units = Vec::with_capacity(all.units.len());
+        let mut positions = Vec::with_capacity(all.positions.len());
+        for (&u, &p) in all.units.iter().zip(&all.positions) {
+            if !formulaic::in_ranges(non_prose, p) {
+                units.push(u);
+                positions.push(p);
+            }
+        }
+        ProseStream { all, filtered: Some(CharStream { units, positions }) }
+    }
+
+    fn stream(&self) -> &CharStream {
+        self.filtered.as_ref().unwrap_or(self.all)
+    }
+
+    fn positions(&self) -> &[u32] {
+        &self.stream().positions
+    }
+
+    /// Prose characters inside the canonical range `start..end`.
+    fn count(&self, start: u32, end: u32) -> usize {
+        self.stream().count(start, end)
+    }
 }
 
 /// The winnowed fingerprints of a document (both streams) by hash: the B side of

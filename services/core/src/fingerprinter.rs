@@ -34,6 +34,24 @@ pub struct CharStream {
 }
 
 impl CharStream {
+    /// Content characters inside the canonical range `start..end`.
+    pub fn count(&self, start: u32, end: u32) -> usize {
+        let (lo, hi) = self.range(start, end);
+        hi - lo
+    }
+
+    /// The units inside the canonical range `start..end`.
+    pub fn slice(&self, start: u32, end: u32) -> &[u32] {
+        let (lo, hi) = self.range(start, end);
+        &self.units[lo..hi]
+    }
+
+    fn range(&self, start: u32, end: u32) -> (usize, usize) {
+        let lo = self.positions.partition_point(|&p| p < start);
+        let hi = self.positions.partition_point(|&p| p < end).max(lo);
+        (lo, hi)
+    }
+
     /// The stream of `text`.
     pub fn of(text: &str) -> Self {
         let mut units = Vec::with_capacity(text.len() / 3);

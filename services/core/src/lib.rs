@@ -19,6 +19,7 @@ pub mod compare;
 pub mod dna;
 mod error;
 mod fingerprinter;
+pub mod formulaic;
 pub mod hash;
 pub mod initials;
 pub mod minhash;

@@ -114,6 +114,9 @@ pub fn explain(
         for e in &c.0.evidence {
             let _ = writeln!(out, "  - {} chars: `{}`", e.chars, quote(&e.a_text));
         }
+        for line in zhiwen_core::formulaic::render(&c.0.explanation, zhiwen_core::formulaic::Lang::En) {
+            let _ = writeln!(out, "  - why: {line}");
+        }
     }
     let mut near: Vec<_> = output
         .family_hits

@@ -92,6 +92,33 @@ mod generator {
     }
 
     #[test]
+    fn a_templated_report_refills_the_figures_of_a_registered_paragraph() {
+        use zhiwen_core::formulaic::is_figure;
+        let set = tiny();
+        let no_figures = |s: &str| strip_ws(s).chars().filter(|&c| !is_figure(c)).collect::<String>();
+        let registered: Vec<String> = set
+            .works
+            .iter()
+            .flat_map(|w| &w.sections)
+            .flat_map(|s| {
+                let whole = s.text.chars().count();
+                paragraphs(&s.text).into_iter().filter(move |p| p.chars().count() * 3 <= whole)
+            })
+            .filter(|p| p.chars().count() >= 100 && p.chars().filter(|&c| is_figure(c)).count() >= 3)
+            .collect();
+        let templated = pages(set, PageClass::TemplatedReport);
+        assert!(!templated.is_empty(), "the tiny set has templated reports");
+        for page in templated {
+            assert!(page.label.is_none(), "{}", page.id);
+            let html = strip_ws(&page.html);
+            let html_no_figures = no_figures(&page.html);
+            let refilled =
+                registered.iter().any(|p| html_no_figures.contains(&no_figures(p)) && !html.contains(&strip_ws(p)));
+            assert!(refilled, "{}: no registered paragraph with other figures", page.id);
+        }
+    }
+
+    #[test]
     fn bytes_decode_to_the_labelled_text() {
         for p in &tiny().pages {
             let enc = encoding_rs::Encoding::for_label(p.charset.as_bytes()).expect("known charset");

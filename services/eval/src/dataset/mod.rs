@@ -25,6 +25,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use zhiwen_core::canon::InputFormat;
+use zhiwen_core::formulaic::is_figure;
 use zhiwen_core::{Fingerprinter, Params};
 
 use crate::corpus::{self, CorpusDoc, S2t};
@@ -125,11 +126,14 @@ pub enum PageClass {
     SiteTemplate,
     /// Negative: unrelated text with set phrases and idioms of a registered section.
     CommonPhrases,
+    /// Negative: a paragraph (at most a third) of a registered news story with its figures (numbers, dates,
+    /// session numbers) filled in again, inside an unrelated story: a template filled twice.
+    TemplatedReport,
 }
 
 impl PageClass {
     /// Every class, positives first.
-    pub const ALL: [PageClass; 14] = [
+    pub const ALL: [PageClass; 15] = [
         PageClass::Exact,
         PageClass::Reformatted,
         PageClass::Traditional,
@@ -144,13 +148,18 @@ impl PageClass {
         PageClass::SameDayNews,
         PageClass::SiteTemplate,
         PageClass::CommonPhrases,
+        PageClass::TemplatedReport,
     ];
 
     /// Does a page of this class copy a registered section?
     pub fn is_positive(self) -> bool {
         !matches!(
             self,
-            PageClass::OtherChapter | PageClass::SameDayNews | PageClass::SiteTemplate | PageClass::CommonPhrases
+            PageClass::OtherChapter
+                | PageClass::SameDayNews
+                | PageClass::SiteTemplate
+                | PageClass::CommonPhrases
+                | PageClass::TemplatedReport
         )
     }
 
@@ -171,6 +180,7 @@ impl PageClass {
             PageClass::SameDayNews => "same_day_news",
             PageClass::SiteTemplate => "site_template",
             PageClass::CommonPhrases => "common_phrases",
+            PageClass::TemplatedReport => "templated_report",
         }
     }
 }
@@ -242,7 +252,7 @@ pub struct DatasetConfig {
 }
 
 impl DatasetConfig {
-    /// The default set: 200 registered sections, 20 pages per positive class, 1,000
+    /// The default set: 200 registered sections, 20 pages per positive class, 1,250
     /// negatives (a couple of minutes on 2 cores for the pairwise baseline).
     pub fn default_set(seed: u64) -> Self {
         DatasetConfig {
@@ -255,7 +265,7 @@ impl DatasetConfig {
         }
     }
 
-    /// The large set: 600 sections, 60 pages per positive class, 3,000 negatives.
+    /// The large set: 600 sections, 60 pages per positive class, 3,750 negatives.
     pub fn large(seed: u64) -> Self {
         DatasetConfig {
             seed,
@@ -877,6 +887,13 @@ impl<'a> Generator<'a> {
             PageClass::OtherChapter => (self.pick_site(kind, false, r), transform::as_copied(&paras)),
             PageClass::SameDayNews => (site::NEWS_SITES[r.below(2)].clone(), transform::as_copied(&paras)),
             PageClass::SiteTemplate => (site::PORTAL, transform::as_copied(&paras)),
+            PageClass::TemplatedReport => {
+                let Some(template) = self.refilled_paragraph(r) else { return Ok(None) };
+                let mut paras = paras;
+                let at = r.below(paras.len() + 1);
+                paras.insert(at, template);
+                (site::NEWS_SITES[r.below(2)].clone(), transform::as_copied(&paras))
+            }
             _ => (site::NEWS_SITES[r.below(2)].clone(), self.with_common_phrases(&paras, r)),
         };
         // Nothing on a negative page is copied from a registered section.
@@ -884,6 +901,37 @@ impl<'a> Generator<'a> {
             content.into_iter().map(|p| p.into_iter().map(|x| site::Piece { copied: false, ..x }).collect()).collect();
         let rendered = site::render(&site, &title, &content, &self.portal, r);
         Ok(Some(self.page(class, i, Vec::new(), &site, rendered, kind, doc.id, None)))
+    }
+
+    /// A paragraph of a registered news story (100 characters or more, at most a third
+    /// of the story, with at least three figures) with every figure changed: digits shifted by 1-8, Chinese numerals
+    /// replaced by other numerals. `None` when no registered story has such a paragraph.
+    fn refilled_paragraph(&self, r: &mut Rng) -> Option<String> {
+        let candidates: Vec<String> = self
+            .sections(WorkKind::News)
+            .into_iter()
+            .flat_map(|(_, s)| {
+                // The formula is a part of the story, not the whole of it: a page that holds
+                // all of a registered story, figures changed, is a copy by containment.
+                let whole = s.text.chars().count();
+                paragraphs(&s.text).into_iter().filter(move |p| p.chars().count() * 3 <= whole)
+            })
+            .filter(|p| p.chars().count() >= 100 && p.chars().filter(|&c| is_figure(c)).count() >= 3)
+            .collect();
+        let para = r.pick(&candidates)?;
+        const NUMERALS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
+        let shift = r.range(1, 9) as u32;
+        Some(
+            para.chars()
+                .map(|c| match c.to_digit(10) {
+                    Some(d) if c.is_ascii_digit() => char::from_digit((d + shift) % 10, 10).unwrap_or(c),
+                    _ => match NUMERALS.iter().position(|&n| n == c) {
+                        Some(i) => NUMERALS[(i + shift as usize) % NUMERALS.len()],
+                        None => c,
+                    },
+                })
+                .collect(),
+        )
     }
 
     /// Unrelated text with 10-25 set phrases stitched in at sentence ends: two thirds

@@ -1,0 +1,128 @@
+//! Formulaic text is not copying: URL, id and code runs never count as copied text, a
+//! template filled twice is not an excerpt, and a pirate's scattered noise still is.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use zhiwen_core::canon::InputFormat;
+use zhiwen_core::compare::{compare, Comparison, Thresholds};
+use zhiwen_core::formulaic::{self, Differences, Lang};
+use zhiwen_core::{Analysis, Fingerprinter, Params};
+
+fn chapter() -> Vec<char> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
+    std::fs::read_to_string(p).expect("bundled sample").chars().collect()
+}
+
+/// The two halves of an unrelated text (a page to hide a passage in).
+fn unrelated() -> (String, String) {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/other-chapter-gbk.html");
+    let bytes = std::fs::read(p).expect("bundled sample");
+    let a = fp().analyze_bytes(&bytes, InputFormat::Html, None).expect("sample decodes");
+    let c: Vec<char> = a.canonical.text().chars().collect();
+    (c[..c.len() / 2].iter().collect(), c[c.len() / 2..].iter().collect())
+}
+
+fn fp() -> Fingerprinter {
+    Fingerprinter::new(Params::default()).expect("default params")
+}
+
+fn analyze(text: &str) -> Analysis {
+    fp().analyze_text(text, InputFormat::Text).expect("analysable")
+}
+
+fn cmp(a: &str, b: &str) -> Comparison {
+    compare(&analyze(a), &analyze(b), &Params::default(), &Thresholds::default())
+}
+
+/// A list of links of one blog host, one per line, with the given ids.
+fn link_list(ids: &[String]) -> String {
+    ids.iter().map(|id| format!("http://blog.sina.com.cn/s/blog_{id}.html\n")).collect()
+}
+
+/// Fixed wording cut from the chapter with a session number and a date every 30
+/// characters: the same formula filled with `session` and `day`.
+fn template(ch: &[char], session: &str, day: &str) -> String {
+    let mut out = String::new();
+    for (i, chunk) in ch[2000..2600].chunks(30).enumerate() {
+        out.extend(chunk);
+        if i % 2 == 0 {
+            out.push_str(&format!("第{session}次"));
+        } else {
+            out.push_str(&format!("{day}日"));
+        }
+    }
+    out
+}
+
+#[test]
+fn two_link_lists_of_one_host_are_not_a_copy() {
+    let other = unrelated();
+    let ids_a: Vec<String> = (0..60).map(|i| format!("4b9e0f7a01{:04x}", 0x1000 + i * 7)).collect();
+    let ids_b: Vec<String> = (0..60).map(|i| format!("6c2d8e1b01{:04x}", 0x2000 + i * 13)).collect();
+    let a = format!("{}\n{}", &other.0.chars().take(200).collect::<String>(), link_list(&ids_a));
+    let b = format!("{}\n{}", &other.1.chars().take(200).collect::<String>(), link_list(&ids_b));
+    let c = cmp(&a, &b);
+    assert!(!c.verdict.duplicate, "{:?}, copied {}", c.verdict, c.copied_chars);
+    assert!(c.evidence.iter().all(|e| !e.a_text.contains("blog.sina")), "{:?}", c.evidence);
+}
+
+#[test]
+fn a_template_filled_twice_is_not_an_excerpt() {
+    let ch = chapter();
+    let other = unrelated();
+    let a = format!("{}\n{}", other.0, template(&ch, "十九", "22"));
+    let b = format!("{}\n{}", other.1, template(&ch, "二十二", "27"));
+    let c = cmp(&a, &b);
+    assert!(c.copied_chars >= 500, "the fixed wording aligns: {}", c.copied_chars);
+    assert!(!c.verdict.duplicate, "{:?}", c.verdict);
+    assert!(c.explanation.passages.iter().any(|p| p.differences == Differences::Figures), "{:?}", c.explanation);
+    assert!(c.explanation.figures_only_chars >= 500, "{:?}", c.explanation);
+    let zh = formulaic::render(&c.explanation, Lang::ZhCn).join("\n");
+    assert!(zh.contains("模板"), "{zh}");
+}
+
+#[test]
+fn the_same_template_filled_the_same_way_is_still_a_copy() {
+    let ch = chapter();
+    let other = unrelated();
+    let a = format!("{}\n{}", other.0, template(&ch, "十九", "22"));
+    let b = format!("{}\n{}", other.1, template(&ch, "十九", "22"));
+    let c = cmp(&a, &b);
+    assert!(c.verdict.duplicate, "{:?}", c.verdict);
+}
+
+#[test]
+fn a_pirates_scattered_noise_is_still_a_copy() {
+    let ch = chapter();
+    let other = unrelated();
+    let original: String = ch[2000..2600].iter().collect();
+    // Every 37th character replaced with another Han character, as a pirate's noise does.
+    let noisy: String = ch[2000..2600]
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| if i % 37 == 36 && c > '\u{4e00}' { '罡' } else { c })
+        .collect();
+    let a = format!("{}\n{}", other.0, original);
+    let b = format!("{}\n{}", other.1, noisy);
+    let c = cmp(&a, &b);
+    assert!(c.verdict.duplicate, "{:?}", c.verdict);
+    assert!(c.explanation.passages.iter().any(|p| p.differences == Differences::Edits && p.counted));
+    assert!(c.explanation.passages.iter().all(|p| p.rarity.is_some()));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Whatever ids two link lists of one host hold, their characters never count as
+    /// copied text.
+    #[test]
+    fn url_runs_never_count_as_copied_text(
+        ids_a in prop::collection::vec("[0-9a-f]{16}", 20..50),
+        ids_b in prop::collection::vec("[0-9a-f]{16}", 20..50),
+    ) {
+        let c = cmp(&link_list(&ids_a), &link_list(&ids_b));
+        prop_assert_eq!(c.copied_chars, 0);
+        prop_assert!(!c.verdict.duplicate || ids_a == ids_b, "{:?}", c.verdict);
+    }
+}
