@@ -10,12 +10,7 @@ use zhiwen_evidence::package::ProofFile;
 use zhiwen_evidence::{write_package, CaptureRecord, EvidenceLog, FileEntry, LogKey, PackageFile, TreeHead};
 
 fn zhiwen(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zhiwen"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .output()
-        .expect("zhiwen runs")
+    Command::new(env!("CARGO_BIN_EXE_zhiwen")).arg("--data-dir").arg(data).args(args).output().expect("zhiwen runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -27,7 +22,10 @@ fn text(bytes: &[u8]) -> String {
 fn package(data: &Path) -> Vec<u8> {
     let key_text = std::fs::read_to_string(data.join("evidence/log.key")).expect("key file");
     let key = LogKey::from_secret_hex(&key_text).expect("key");
-    let captured = vec![PackageFile { name: "capture/response.warc".into(), bytes: "WARC/1.1\r\n\r\n第一回".as_bytes().to_vec() }];
+    let captured = vec![PackageFile {
+        name: "capture/response.warc".into(),
+        bytes: "WARC/1.1\r\n\r\n第一回".as_bytes().to_vec(),
+    }];
     let record = CaptureRecord {
         format: CaptureRecord::FORMAT.into(),
         capture_id: "c-1".into(),
@@ -40,9 +38,15 @@ fn package(data: &Path) -> Vec<u8> {
     let mut log = EvidenceLog::from_leaves([b"an earlier capture".to_vec()]);
     let leaf = record.to_leaf();
     let index = log.append(leaf.clone());
-    let proof = ProofFile { leaf_index: index, tree_size: log.size(), inclusion_proof: log.inclusion_proof(index, log.size()).unwrap() };
+    let proof = ProofFile {
+        leaf_index: index,
+        tree_size: log.size(),
+        inclusion_proof: log.inclusion_proof(index, log.size()).unwrap(),
+    };
     let head = key.sign(TreeHead::new(&log.root(), 0));
-    write_package(Cursor::new(Vec::new()), &key, &captured, &leaf, &proof, &head, &[], serde_json::json!({})).unwrap().into_inner()
+    write_package(Cursor::new(Vec::new()), &key, &captured, &leaf, &proof, &head, &[], serde_json::json!({}))
+        .unwrap()
+        .into_inner()
 }
 
 #[test]

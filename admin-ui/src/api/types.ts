@@ -170,7 +170,7 @@ export interface MatchDetail {
     evidence_coverage_b?: number;
     copied_chars?: number;
   };
-  explanation: { zh: string; en: string };
+  explanation: { zh: string; en: string; reasons?: { zh: string[]; en: string[] } };
   passages: Passage[];
   review_log: ReviewEvent[];
 }

@@ -35,6 +35,8 @@ function EvidenceBody({ initial }: { initial: MatchDetail }) {
   const [busy, setBusy] = useState<ReviewStatus | null>(null);
   const m = detail.match;
   const chapter = `${chapterLabel(lang, m.section_ordinal)}${m.section_title ? ` ${m.section_title}` : ''}`;
+  // Why the verdict was reached, in the dashboard's language (older servers send none).
+  const reasons = detail.explanation.reasons?.[lang === 'en' ? 'en' : 'zh'] ?? [];
 
   const review = async (status: ReviewStatus) => {
     setBusy(status);
@@ -65,7 +67,21 @@ function EvidenceBody({ initial }: { initial: MatchDetail }) {
           <ExportOutlined /> {t('evidence.openPage')}
         </a>
       </Space>
-      <Alert type="warning" showIcon message={<span data-testid="explanation">{explainMatch(lang, m, detail.explanation)}</span>} style={{ marginBottom: 16 }} />
+      <Alert
+        type="warning"
+        showIcon
+        message={<span data-testid="explanation">{explainMatch(lang, m, detail.explanation)}</span>}
+        description={
+          reasons.length > 0 ? (
+            <ul data-testid="reasons" style={{ margin: 0, paddingLeft: 20 }}>
+              {reasons.map((line, i) => (
+                <li key={i}>{line}</li>
+              ))}
+            </ul>
+          ) : undefined
+        }
+        style={{ marginBottom: 16 }}
+      />
       <Row gutter={16}>
         <Col xs={24} lg={16}>
           <Card size="small">

@@ -701,6 +701,23 @@ struct ScoresJson {
 struct ExplanationJson {
     zh: String,
     en: String,
+    /// Why the verdict was reached, one line per passage and per discarded kind of text
+    /// (URLs and ids, templates filled twice), in both languages.
+    reasons: ReasonsJson,
+}
+
+#[derive(Serialize)]
+struct ReasonsJson {
+    zh: Vec<String>,
+    en: Vec<String>,
+}
+
+/// The verdict's reasons (which passages, how rare their words are, what differed
+/// inside them), in Chinese and English.
+pub(crate) fn reasons(d: &MatchDetail) -> (Vec<String>, Vec<String>) {
+    use zhiwen_core::formulaic::{render, Lang};
+    let e = &d.record.comparison.explanation;
+    (render(e, Lang::ZhCn), render(e, Lang::En))
 }
 
 /// The body of `GET /api/v1/matches/{id}` (typed: no intermediate JSON tree).
@@ -717,6 +734,7 @@ struct MatchDetailJson<'a> {
 fn match_detail(state: &AppState, d: &MatchDetail) -> HttpResponse {
     let page = page_original(state, d);
     let (zh, en) = explanation(d);
+    let (reasons_zh, reasons_en) = reasons(d);
     let (m, w, c) = (&d.record, &d.work, &d.record.comparison);
     HttpResponse::Ok().json(MatchDetailJson {
         summary: MatchSummaryJson {
@@ -755,7 +773,7 @@ fn match_detail(state: &AppState, d: &MatchDetail) -> HttpResponse {
             evidence_coverage_b: c.evidence_coverage_b,
             copied_chars: c.copied_chars,
         },
-        explanation: ExplanationJson { zh, en },
+        explanation: ExplanationJson { zh, en, reasons: ReasonsJson { zh: reasons_zh, en: reasons_en } },
         passages: passages(d, &page),
         review_log: &m.review_log,
     })

@@ -11,7 +11,7 @@ use zhiwen_store::{MatchQuery, MatchSort, MatchSortKey, ReviewStatus, Timestamp}
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::handlers::{explanation, page_original, passages, visible_work, Quote};
+use crate::handlers::{explanation, page_original, passages, reasons, visible_work, Quote};
 use crate::query;
 use crate::AppState;
 
@@ -158,6 +158,15 @@ pub(crate) async fn work_report(
             html.push_str(&format!("<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v)));
         }
         html.push_str("</table>");
+        let (reasons_zh, reasons_en) = reasons(&d);
+        let lines = if l.zh { reasons_zh } else { reasons_en };
+        if !lines.is_empty() {
+            html.push_str(&format!("<p class=why>{}</p><ul class=why>", esc(l.t("判定依据", "Why"))));
+            for line in &lines {
+                html.push_str(&format!("<li>{}</li>", esc(line)));
+            }
+            html.push_str("</ul>");
+        }
         html.push_str(&format!(
             "<table class=pass><tr><th>{}</th><th>{}</th></tr>",
             l.t("原作品", "Original work"),

@@ -458,6 +458,13 @@ async fn matches_evidence_and_review(env: &Env) {
     let explanation = d["explanation"]["zh"].as_str().unwrap();
     assert!(explanation.starts_with("第1章") && explanation.contains("% 的内容出现在此网页上"), "{explanation}");
     assert!(d["explanation"]["en"].as_str().unwrap().contains("of chapter 1 appears on this page"), "{d}");
+    // The verdict's reasons: one line per evidence passage at least, in both languages.
+    let passages = d["passages"].as_array().map_or(0, Vec::len);
+    for lang in ["zh", "en"] {
+        let lines = d["explanation"]["reasons"][lang].as_array().unwrap_or_else(|| panic!("reasons.{lang}: {d}"));
+        assert!(passages > 0 && lines.len() >= passages, "{lang}: {} lines for {passages} passages", lines.len());
+    }
+    assert!(d["explanation"]["reasons"]["zh"][0].as_str().unwrap().starts_with("段落 1"), "{d}");
     let passages = d["passages"].as_array().unwrap();
     assert!(!passages.is_empty());
     let work = env.stores.works.get_section(m["section_id"].as_i64().unwrap()).await.unwrap().unwrap();
