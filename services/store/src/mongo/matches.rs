@@ -104,19 +104,8 @@ impl ListFields {
 }
 
 impl MongoStore {
-    /// The listing fields of the match document `d` (with its comparison) read from its
-    /// comparison.
-    pub(super) async fn list_fields_of(&self, d: &Document) -> StoreResult<ListFields> {
-        let id = num(d, "_id")?;
-        let json =
-            decompress(&self.get_blob(d, &format!("matches/{id}/comparison"), "comparison").await?, "comparison")?;
-        serde_json::from_slice(&json).map_err(|e| StoreError::corrupt(format!("comparison of match {id}"), e))
-    }
-}
-
-#[async_trait]
-impl MatchStore for MongoStore {
-    async fn upsert_matches(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>> {
+    /// One pass of [`MatchStore::upsert_matches`]: reads, then updates and inserts.
+    async fn upsert_matches_once(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>> {
         let validated = validate_matches(ms)?;
         if ms.is_empty() {
             return Ok(Vec::new());
@@ -215,6 +204,37 @@ impl MatchStore for MongoStore {
             })?;
         }
         Ok(out)
+    }
+
+    /// The listing fields of the match document `d` (with its comparison) read from its
+    /// comparison.
+    pub(super) async fn list_fields_of(&self, d: &Document) -> StoreResult<ListFields> {
+        let id = num(d, "_id")?;
+        let json =
+            decompress(&self.get_blob(d, &format!("matches/{id}/comparison"), "comparison").await?, "comparison")?;
+        serde_json::from_slice(&json).map_err(|e| StoreError::corrupt(format!("comparison of match {id}"), e))
+    }
+}
+
+/// What a lost race to insert a match says (the unique `section_page` index refused it).
+const CONCURRENT_MATCH_INSERT: &str = "match (concurrent insert)";
+
+#[async_trait]
+impl MatchStore for MongoStore {
+    async fn upsert_matches(&self, ms: &[NewMatch]) -> StoreResult<Vec<Upserted>> {
+        // Two workers can record the same (section, page) at the same moment: the one
+        // whose insert loses to the unique index reads again and updates what the other
+        // inserted (the write is idempotent), instead of failing its task.
+        let mut attempt = 0;
+        loop {
+            match self.upsert_matches_once(ms).await {
+                Err(StoreError::Duplicate { what: CONCURRENT_MATCH_INSERT, .. }) if attempt < 3 => {
+                    attempt += 1;
+                    tracing::debug!(attempt, "a concurrent writer inserted one of these matches first: reading again");
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn get_match(&self, id: i64) -> StoreResult<Option<Match>> {

@@ -707,6 +707,32 @@ pub async fn concurrent_first_writes(s: &Stores) {
     }
     assert_eq!(ids.len(), 8, "distinct ids: {ids:?}");
     assert_eq!(s.pages.count_pages().await.unwrap(), 8);
+
+    // Two workers recording the same new match at the same moment: both succeed (the
+    // loser of the insert race updates what the winner inserted), one record remains.
+    let w = s.works.upsert_work(&work("o", "race")).await.unwrap();
+    let section = w.sections[0].1;
+    let page_id = *ids.iter().min().unwrap();
+    for round in 0..4i64 {
+        let writes = (0..8).map(|_| {
+            let matches = s.matches.clone();
+            let m = NewMatch {
+                section_id: section,
+                page_id: page_id + round,
+                kind: "identical".into(),
+                comparison: comparison(TEXT_A, TEXT_A),
+                seen_at: Timestamp(1_763_683_200_000),
+            };
+            tokio::spawn(async move { matches.upsert_matches(&[m]).await })
+        });
+        let mut recorded = std::collections::HashSet::new();
+        for w in writes.collect::<Vec<_>>() {
+            let up = w.await.unwrap().unwrap_or_else(|e| panic!("a concurrent writer failed: {e}"));
+            recorded.insert(up[0].id);
+        }
+        assert_eq!(recorded.len(), 1, "one match for one (section, page): {recorded:?}");
+        assert!(s.matches.find_match(section, page_id + round).await.unwrap().is_some());
+    }
 }
 
 /// Named values: absent until put, replaced by a later put, separate per name.
