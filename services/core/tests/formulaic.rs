@@ -1,35 +1,14 @@
 //! Formulaic text is not copying: URL, id and code runs never count as copied text, a
 //! template filled twice is not an excerpt, and a pirate's scattered noise still is.
 
-use std::path::PathBuf;
-
 use proptest::prelude::*;
-use zhiwen_core::canon::InputFormat;
 use zhiwen_core::compare::{compare, Comparison, Thresholds};
 use zhiwen_core::formulaic::{self, Differences, Lang};
-use zhiwen_core::{Analysis, Fingerprinter, Params};
+use zhiwen_core::Params;
 
-fn chapter() -> Vec<char> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
-    std::fs::read_to_string(p).expect("bundled sample").chars().collect()
-}
-
-/// The two halves of an unrelated text (a page to hide a passage in).
-fn unrelated() -> (String, String) {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/other-chapter-gbk.html");
-    let bytes = std::fs::read(p).expect("bundled sample");
-    let a = fp().analyze_bytes(&bytes, InputFormat::Html, None).expect("sample decodes");
-    let c: Vec<char> = a.canonical.text().chars().collect();
-    (c[..c.len() / 2].iter().collect(), c[c.len() / 2..].iter().collect())
-}
-
-fn fp() -> Fingerprinter {
-    Fingerprinter::new(Params::default()).expect("default params")
-}
-
-fn analyze(text: &str) -> Analysis {
-    fp().analyze_text(text, InputFormat::Text).expect("analysable")
-}
+#[allow(dead_code)] // each test binary uses a part of it
+mod support;
+use support::{analyze, chapter, unrelated};
 
 fn cmp(a: &str, b: &str) -> Comparison {
     compare(&analyze(a), &analyze(b), &Params::default(), &Thresholds::default())
