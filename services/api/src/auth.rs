@@ -19,9 +19,9 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use rand::distr::{Alphanumeric, SampleString};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use zhiwen_store::{ApiKey, KeyRole, NewApiKey, Stores, Timestamp};
+use zhiwen_store::{ApiKey, KeyRole, NewApiKey, Stores, Timestamp, Work};
 
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::{ApiConfig, AppState};
 
 /// Prefix of every key.
@@ -184,5 +184,13 @@ impl FromRequest for Caller {
             let state: Arc<AppState> = state.ok_or_else(|| ApiError::internal("application state missing"))?;
             authenticate(&state, header).await
         })
+    }
+}
+
+/// A work the caller may see, else 404.
+pub(crate) async fn visible_work(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Work> {
+    match state.stores.works.get_work(id).await? {
+        Some(w) if caller.sees(&w.owner) => Ok(w),
+        _ => Err(ApiError::not_found("work", id)),
     }
 }

@@ -2,7 +2,6 @@
 //! rate-limited) and checks its role; a holder asking for data of another owner gets the
 //! same 404 as for an id that does not exist.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
@@ -12,9 +11,11 @@ use serde_json::json;
 use zhiwen_index::Namespace;
 use zhiwen_store::*;
 
-use crate::auth::Caller;
+use crate::auth::{visible_work, Caller};
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::evidence::{explanation, page_original, passages, reasons, ExplanationJson, Passage, ReasonsJson};
 use crate::query::{self, MatchParams};
+use crate::worker::CrawlParams;
 use crate::AppState;
 
 type State = web::Data<AppState>;
@@ -109,14 +110,6 @@ async fn me(caller: Caller) -> HttpResponse {
 
 // ---------------------------------------------------------------------------------
 // Works
-
-/// A work the caller may see, else 404.
-pub(crate) async fn visible_work(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Work> {
-    match state.stores.works.get_work(id).await? {
-        Some(w) if caller.sees(&w.owner) => Ok(w),
-        _ => Err(ApiError::not_found("work", id)),
-    }
-}
 
 #[derive(Deserialize)]
 struct WorkListParams {
@@ -547,116 +540,6 @@ async fn visible_match(state: &AppState, caller: &Caller, id: i64) -> ApiResult<
     }
 }
 
-/// Characters of context quoted before and after each passage.
-const CONTEXT: usize = 60;
-
-/// Byte offsets of chosen character offsets of one text, found in one pass over it.
-struct CharOffsets {
-    /// `(character offset, byte offset)`, sorted; offsets past the end map to its length.
-    pairs: Vec<(usize, usize)>,
-    len: usize,
-}
-
-impl CharOffsets {
-    fn new(text: &str, mut wanted: Vec<usize>) -> Self {
-        wanted.sort_unstable();
-        wanted.dedup();
-        let mut pairs = Vec::with_capacity(wanted.len());
-        let mut next = wanted.iter().copied().peekable();
-        for (n, (byte, _)) in text.char_indices().enumerate() {
-            let Some(&w) = next.peek() else { break };
-            if w == n {
-                pairs.push((w, byte));
-                next.next();
-            }
-        }
-        pairs.extend(next.map(|w| (w, text.len())));
-        CharOffsets { pairs, len: text.len() }
-    }
-
-    fn byte(&self, chars: usize) -> usize {
-        match self.pairs.binary_search_by_key(&chars, |p| p.0) {
-            Ok(i) => self.pairs[i].1,
-            Err(_) => self.len,
-        }
-    }
-
-    /// Characters `start..end` of the text (clamped to its end).
-    fn slice<'t>(&self, text: &'t str, start: usize, end: usize) -> &'t str {
-        let (a, b) = (self.byte(start), self.byte(end));
-        &text[a.min(b)..b]
-    }
-}
-
-/// One side of a passage: the quoted text at its character offsets, with up to
-/// [`CONTEXT`] characters of the text before and after it.
-#[derive(Serialize)]
-pub(crate) struct Quote<'a> {
-    pub start: usize,
-    pub end: usize,
-    pub text: &'a str,
-    pub before: &'a str,
-    pub after: &'a str,
-}
-
-/// One evidence passage quoted from both texts.
-#[derive(Serialize)]
-pub(crate) struct Passage<'a> {
-    pub chars: usize,
-    pub work: Quote<'a>,
-    pub page: Quote<'a>,
-}
-
-fn quotes<'a>(text: &'a str, spans: impl Iterator<Item = (usize, usize, &'a str)> + Clone) -> Vec<Quote<'a>> {
-    let wanted =
-        spans.clone().flat_map(|(s, e, _)| [s.saturating_sub(CONTEXT), s, e, e.saturating_add(CONTEXT)]).collect();
-    let at = CharOffsets::new(text, wanted);
-    spans
-        .map(|(start, end, quoted)| Quote {
-            start,
-            end,
-            text: quoted,
-            before: at.slice(text, start.saturating_sub(CONTEXT), start),
-            after: at.slice(text, end, end.saturating_add(CONTEXT)),
-        })
-        .collect()
-}
-
-/// The page's original text as the matcher compared it (decoded body, or the text of
-/// pages imported as text): evidence offsets on the page side point into it.
-pub(crate) fn page_original<'d>(state: &AppState, d: &'d MatchDetail) -> Cow<'d, str> {
-    zhiwen_matcher::page_text::page_original(
-        zhiwen_matcher::page_text::StoredPageText::new(&d.page_body, d.page_charset.as_deref(), &d.page_text),
-        &state.matcher.fingerprinter().params().canon,
-    )
-}
-
-/// The evidence passages of `d`, quoted from its section and from `page` (its
-/// [`page_original`]).
-pub(crate) fn passages<'a>(d: &'a MatchDetail, page: &'a str) -> Vec<Passage<'a>> {
-    let ev = &d.record.comparison.evidence;
-    let work = quotes(&d.section_text, ev.iter().map(|e| (e.a_start, e.a_end, e.a_text.as_str())));
-    let pages = quotes(page, ev.iter().map(|e| (e.b_start, e.b_end, e.b_text.as_str())));
-    ev.iter().zip(work.into_iter().zip(pages)).map(|(e, (work, page))| Passage { chars: e.chars, work, page }).collect()
-}
-
-/// "78% of chapter 12 appears on this page", in both languages.
-pub(crate) fn explanation(d: &MatchDetail) -> (String, String) {
-    let c = &d.record.comparison;
-    let pct = (c.evidence_coverage_a * 100.0).round();
-    let n = d.section_ordinal + 1;
-    let title = if d.section_title.is_empty() { String::new() } else { format!("「{}」", d.section_title) };
-    let title_en = if d.section_title.is_empty() { String::new() } else { format!(" ({})", d.section_title) };
-    let zh =
-        format!("第{n}章{title}：{pct}% 的内容出现在此网页上（共 {} 字，{} 段）。", c.copied_chars, c.evidence.len());
-    let en = format!(
-        "{pct}% of chapter {n}{title_en} appears on this page ({} characters in {} passages).",
-        c.copied_chars,
-        c.evidence.len()
-    );
-    (zh, en)
-}
-
 #[derive(Serialize)]
 struct MatchSummaryJson<'a> {
     id: i64,
@@ -695,29 +578,6 @@ struct ScoresJson {
     evidence_coverage_a: f64,
     evidence_coverage_b: f64,
     copied_chars: usize,
-}
-
-#[derive(Serialize)]
-struct ExplanationJson {
-    zh: String,
-    en: String,
-    /// Why the verdict was reached, one line per passage and per discarded kind of text
-    /// (URLs and ids, templates filled twice), in both languages.
-    reasons: ReasonsJson,
-}
-
-#[derive(Serialize)]
-struct ReasonsJson {
-    zh: Vec<String>,
-    en: Vec<String>,
-}
-
-/// The verdict's reasons (which passages, how rare their words are, what differed
-/// inside them), in Chinese and English.
-pub(crate) fn reasons(d: &MatchDetail) -> (Vec<String>, Vec<String>) {
-    use zhiwen_core::formulaic::{render, Lang};
-    let e = &d.record.comparison.explanation;
-    (render(e, Lang::ZhCn), render(e, Lang::En))
 }
 
 /// The body of `GET /api/v1/matches/{id}` (typed: no intermediate JSON tree).
@@ -1036,20 +896,6 @@ async fn start_match(state: State, caller: Caller, body: web::Json<StartMatch>) 
     let task = enqueue(&state.matcher, &TaskSpec::new(scope)).await?;
     state.worker_wake.notify_one();
     Ok(HttpResponse::Accepted().json(task_json(&task)))
-}
-
-/// Parameters of a crawl task (persisted as the task's params).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CrawlParams {
-    /// Start URLs.
-    pub seeds: Vec<String>,
-    /// Stop after this many pages.
-    pub max_pages: Option<u64>,
-    /// Link depth from the seeds.
-    pub max_depth: Option<u32>,
-    /// Only these domains (default: the seeds' hosts).
-    #[serde(default)]
-    pub allowed_domains: Vec<String>,
 }
 
 async fn start_crawl(state: State, caller: Caller, body: web::Json<CrawlParams>) -> ApiResult<HttpResponse> {

@@ -4,12 +4,15 @@
 //! `/health`, `/ready`, `/metrics` and the dashboard's static files.
 //!
 //! It owns HTTP: routing, authentication, authorisation, limits, error mapping and the
-//! response shapes. It must not touch the algorithms (core), storage layouts (store),
-//! importers (ingest) or matching (matcher): it calls them. The task worker and the
-//! scheduler that `zhiwen serve` runs next to the API live in [`worker`].
+//! response shapes, and how evidence reads to a reviewer (`evidence`: quoted passages,
+//! the finding and the verdict's reasons, shared by the match view and the report). It
+//! must not run the algorithms (core), know storage layouts (store), or import or match
+//! itself (ingest, matcher): it calls them. The task worker and the scheduler that
+//! `zhiwen serve` runs next to the API live in [`worker`].
 
 pub mod auth;
 mod error;
+mod evidence;
 mod exports;
 mod handlers;
 mod metrics;

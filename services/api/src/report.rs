@@ -9,9 +9,10 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use zhiwen_store::{MatchQuery, MatchSort, MatchSortKey, ReviewStatus, Timestamp};
 
+use crate::auth::visible_work;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::handlers::{explanation, page_original, passages, reasons, visible_work, Quote};
+use crate::evidence::{explanation, page_original, passages, reasons, Quote};
 use crate::query;
 use crate::AppState;
 

@@ -7,13 +7,27 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler};
 use zhiwen_matcher::task::{enqueue, run_next_task, worker_name, Scope, TaskControl, TaskProgress, TaskSpec};
 use zhiwen_matcher::MatcherError;
 use zhiwen_store::{Progress, Task, TaskState};
 
-use crate::handlers::CrawlParams;
 use crate::AppState;
+
+/// Parameters of a crawl task (persisted as the task's params).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CrawlParams {
+    /// Start URLs.
+    pub seeds: Vec<String>,
+    /// Stop after this many pages.
+    pub max_pages: Option<u64>,
+    /// Link depth from the seeds.
+    pub max_depth: Option<u32>,
+    /// Only these domains (default: the seeds' hosts).
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+}
 
 /// Kind of crawl tasks.
 pub const CRAWL_KIND: &str = "crawl";
