@@ -8,7 +8,7 @@
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
-use crate::log::{decode_32, TreeRoot};
+use crate::log::{decode_32, decode_hex, TreeRoot};
 use crate::EvidenceError;
 
 /// The first line of every signed text: the format, so a signature over a head can never
@@ -74,14 +74,9 @@ impl SignedTreeHead {
 pub fn verify_signature(public_key: &str, bytes: &[u8], signature: &str) -> Result<(), EvidenceError> {
     let key = VerifyingKey::from_bytes(&decode_32(public_key, "public key")?)
         .map_err(|e| EvidenceError::Key(e.to_string()))?;
-    // Lower-case hex only, as zhiwen writes it: no other spelling of a signature passes.
-    if signature.bytes().any(|b| !matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-        return Err(EvidenceError::Malformed { what: "signature".into(), reason: "not lower-case hex".into() });
-    }
-    let sig: [u8; 64] = hex::decode(signature)
-        .ok()
-        .and_then(|b| b.try_into().ok())
-        .ok_or_else(|| EvidenceError::Malformed { what: "signature".into(), reason: "not 64 bytes of hex".into() })?;
+    let sig: [u8; 64] = decode_hex(signature, "signature")?
+        .try_into()
+        .map_err(|_| EvidenceError::Malformed { what: "signature".into(), reason: "not 64 bytes".into() })?;
     key.verify(bytes, &Signature::from_bytes(&sig))
         .map_err(|_| EvidenceError::Key("the signature does not match".into()))
 }

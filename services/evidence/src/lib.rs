@@ -20,7 +20,7 @@ mod error;
 
 pub use error::EvidenceError;
 pub use head::{LogKey, SignedTreeHead, TreeHead};
-pub use log::{verify_consistency, verify_inclusion, EvidenceLog, LeafHash, TreeRoot};
+pub use log::{verify_consistency, verify_inclusion, EvidenceLog, TreeRoot};
 pub use package::{
     read_package, write_package, CaptureRecord, FileEntry, Package, PackageFile, PackageLimits, Verification,
 };

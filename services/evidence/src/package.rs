@@ -224,16 +224,12 @@ pub fn read_package<R: Read + Seek>(input: R, limits: PackageLimits) -> Result<P
         }
     }
     let mut take = |name: &str| small.remove(name).ok_or_else(|| bad(format!("{name} is missing")));
-    let parse = |name: &str, bytes: &[u8]| -> Result<serde_json::Value, EvidenceError> {
-        serde_json::from_slice(bytes).map_err(|e| bad(format!("{name}: {e}")))
-    };
     let manifest_bytes = take(MANIFEST)?;
     let manifest_signature = String::from_utf8_lossy(&take(MANIFEST_SIG)?).into_owned();
     let capture_leaf = take(CAPTURE)?;
     let proof_bytes = take(PROOF)?;
     let head_bytes = take(TREE_HEAD)?;
-    let manifest: Manifest =
-        serde_json::from_value(parse(MANIFEST, &manifest_bytes)?).map_err(|e| bad(format!("{MANIFEST}: {e}")))?;
+    let manifest: Manifest = serde_json::from_slice(&manifest_bytes).map_err(|e| bad(format!("{MANIFEST}: {e}")))?;
     let capture: CaptureRecord = serde_json::from_slice(&capture_leaf).map_err(|e| bad(format!("{CAPTURE}: {e}")))?;
     let proof: ProofFile = serde_json::from_slice(&proof_bytes).map_err(|e| bad(format!("{PROOF}: {e}")))?;
     let head: SignedTreeHead = serde_json::from_slice(&head_bytes).map_err(|e| bad(format!("{TREE_HEAD}: {e}")))?;
