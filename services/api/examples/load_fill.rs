@@ -74,6 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             charset: Some("UTF-8".into()),
             body: Vec::new(),
             text: texts[p % texts.len()].chars().take(3000).collect(),
+            format: None,
             source: PageSource::Crawl,
         };
         page_ids.push(stores.pages.upsert_page(&page).await?.id);

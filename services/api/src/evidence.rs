@@ -89,7 +89,8 @@ fn quotes<'a>(text: &'a str, spans: impl Iterator<Item = (usize, usize, &'a str)
 /// pages imported as text): evidence offsets on the page side point into it.
 pub(crate) fn page_original<'d>(state: &AppState, d: &'d MatchDetail) -> Cow<'d, str> {
     zhiwen_matcher::page_text::page_original(
-        zhiwen_matcher::page_text::StoredPageText::new(&d.page_body, d.page_charset.as_deref(), &d.page_text),
+        zhiwen_matcher::page_text::StoredPageText::new(&d.page_body, d.page_charset.as_deref(), &d.page_text)
+            .with_format(d.page_format),
         &state.matcher.fingerprinter().params().canon,
     )
 }

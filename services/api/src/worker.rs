@@ -152,11 +152,12 @@ async fn run_crawl(
     current.task_id.store(0, Ordering::SeqCst);
     let tasks = &state.stores.tasks;
     let outcome = match result {
-        Ok(fetched) => {
+        Ok((fetched, changed_pages)) => {
             let p = Progress { done: fetched, total: fetched, failed: 0 };
             let _ = tasks.update_progress(task.id, p, None).await;
-            // New pages: match them now.
-            if fetched > 0 {
+            // Pages new or changed: match them now (a crawl that only found the pages as
+            // they were queues nothing).
+            if changed_pages > 0 {
                 if let Err(e) = enqueue(&state.matcher, &TaskSpec::new(Scope::NewSinceLastRun)).await {
                     tracing::error!(error = %e, "cannot enqueue matching after a crawl");
                 }
@@ -172,13 +173,14 @@ async fn run_crawl(
     true
 }
 
+/// Run one crawl task: the pages fetched, and how many of the stored ones are new or changed.
 async fn crawl(
     state: &Arc<AppState>,
     task: &Task,
     options: &WorkerOptions,
     current: &Arc<Current>,
     cancel: CancellationToken,
-) -> Result<u64, String> {
+) -> Result<(u64, usize), String> {
     let params: CrawlParams =
         serde_json::from_value(task.params.clone()).map_err(|e| format!("bad parameters: {e}"))?;
     let config = CrawlConfig {
@@ -195,8 +197,9 @@ async fn crawl(
     let crawler = Crawler::new(config, state.stores.clone()).map_err(|e| e.to_string())?;
     let summary =
         crawler.run_until(&params.seeds, &CrawlProgress(current.clone()), cancel).await.map_err(|e| e.to_string())?;
-    tracing::info!(task_id = task.id, fetched = summary.fetched, "crawl finished");
-    Ok(summary.fetched)
+    let changed = summary.pages.changed.pages.len();
+    tracing::info!(task_id = task.id, fetched = summary.fetched, changed, "crawl finished");
+    Ok((summary.fetched, changed))
 }
 
 /// Every second: stop the running task if it was cancelled through the API, and

@@ -907,6 +907,7 @@ async fn csv_export_cells_never_run_as_formulas() {
         charset: None,
         body: Vec::new(),
         text: copy,
+        format: None,
         source: zhiwen_store::PageSource::Import("test".into()),
     };
     env.stores.pages.upsert_page(&page).await.unwrap();

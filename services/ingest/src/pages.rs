@@ -14,7 +14,7 @@ use std::rc::Rc;
 use serde_json::Value;
 use zhiwen_core::canon::{self, InputFormat};
 use zhiwen_core::params::CanonParams;
-use zhiwen_store::{NewPage, Outcome, PageSource, Stores, Timestamp};
+use zhiwen_store::{NewPage, Outcome, PageFormat, PageSource, Stores, Timestamp};
 
 use crate::error::{IngestError, Result};
 use crate::files::{self, Feed, InputFile, Item};
@@ -138,10 +138,61 @@ pub struct BuiltPage {
     pub cut_from: Option<u64>,
 }
 
-/// Canonicalise a collected page into a [`NewPage`]: URL normalised, body cut at
-/// `limits.max_page_bytes`, charset detected, binary bodies refused, text extracted by
-/// the core.
-pub fn build_page(raw: RawPage<'_>, params: &CanonParams, limits: &ImportLimits) -> Result<BuiltPage> {
+/// A collected page decoded once: URL normalised, body cut at the page bound, charset
+/// detected, binary bodies refused, HTML or text decided. The crawler reads its links
+/// from [`DecodedPage::text`] before [`DecodedPage::build`] extracts the text, so a
+/// fetched body is decoded exactly once on its way to the store.
+#[derive(Debug)]
+pub struct DecodedPage {
+    url: String,
+    body: Vec<u8>,
+    text: String,
+    charset: &'static str,
+    format: PageFormat,
+    replaced_bytes: u64,
+    cut_from: Option<u64>,
+    fetched_at: Timestamp,
+    http_status: Option<u16>,
+    source: PageSource,
+}
+
+impl DecodedPage {
+    /// The decoded body (for HTML, its source).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// How the body is read: decided from the caller's format, else sniffed.
+    pub fn format(&self) -> PageFormat {
+        self.format
+    }
+
+    /// Extract the page's text with the core: the [`NewPage`] to store.
+    pub fn build(self, params: &CanonParams) -> Result<BuiltPage> {
+        let DecodedPage { url, body, text, charset, format, replaced_bytes, cut_from, fetched_at, http_status, source } =
+            self;
+        let input = match format {
+            PageFormat::Html => InputFormat::Html,
+            PageFormat::Text => InputFormat::Text,
+        };
+        let c = canon::canonicalize_decoded(text, charset, input, params)
+            .map_err(|e| IngestError::Text { what: url.clone(), source: e })?;
+        let page = NewPage {
+            url,
+            fetched_at,
+            http_status,
+            charset: Some(c.charset().to_owned()),
+            body,
+            text: c.text().to_owned(),
+            format: Some(format),
+            source,
+        };
+        Ok(BuiltPage { page, replaced_bytes, cut_from })
+    }
+}
+
+/// Decode a collected page (see [`DecodedPage`]).
+pub fn decode_page(raw: RawPage<'_>, limits: &ImportLimits) -> Result<DecodedPage> {
     let RawPage { url, mut body, format, charset_hint: hint, fetched_at, http_status, source } = raw;
     let norm = zurl::normalize(url)?;
     let what = norm.to_string();
@@ -152,23 +203,28 @@ pub fn build_page(raw: RawPage<'_>, params: &CanonParams, limits: &ImportLimits)
     let decoded = canon::decode(&body, hint).map_err(|e| IngestError::Text { what: what.clone(), source: e })?;
     check_text_like(&decoded.text, decoded.replacements)
         .map_err(|_| IngestError::invalid(what.clone(), "the body is binary data, not text"))?;
-    let replaced_bytes = decoded.replaced_bytes as u64;
     let format = match format {
         InputFormat::Auto => canon::sniff_format(&decoded.text),
         f => f,
     };
-    let c = canon::canonicalize_decoded(decoded.text, decoded.charset, format, params)
-        .map_err(|e| IngestError::Text { what: what.clone(), source: e })?;
-    let page = NewPage {
+    Ok(DecodedPage {
         url: what,
+        body,
+        text: decoded.text,
+        charset: decoded.charset,
+        format: if format == InputFormat::Text { PageFormat::Text } else { PageFormat::Html },
+        replaced_bytes: decoded.replaced_bytes as u64,
+        cut_from,
         fetched_at,
         http_status,
-        charset: Some(c.charset().to_owned()),
-        body,
-        text: c.text().to_owned(),
         source,
-    };
-    Ok(BuiltPage { page, replaced_bytes, cut_from })
+    })
+}
+
+/// Canonicalise a collected page into a [`NewPage`]: [`decode_page`], then
+/// [`DecodedPage::build`].
+pub fn build_page(raw: RawPage<'_>, params: &CanonParams, limits: &ImportLimits) -> Result<BuiltPage> {
+    decode_page(raw, limits)?.build(params)
 }
 
 /// Cut `body` to at most `max` bytes, backing off to a UTF-8 character boundary when the

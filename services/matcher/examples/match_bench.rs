@@ -537,6 +537,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 charset: None,
                 body: Vec::new(),
                 text,
+                format: None,
                 source: PageSource::Crawl,
             });
         }

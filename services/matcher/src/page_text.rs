@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use zhiwen_core::canon::{self, CanonicalText, InputFormat};
 use zhiwen_core::params::CanonParams;
 use zhiwen_core::CoreError;
-use zhiwen_store::Page;
+use zhiwen_store::{Page, PageFormat};
 
 /// What of a stored page its text is made from.
 #[derive(Debug, Clone, Copy)]
@@ -30,11 +30,22 @@ impl<'a> StoredPageText<'a> {
     pub fn new(body: &'a [u8], charset: Option<&'a str>, text: &'a str) -> Self {
         Self { body, charset, text, format: InputFormat::Auto }
     }
+
+    /// Read the body as ingest stored it: `format` is the page's stored [`PageFormat`]
+    /// (`None` for pages stored before it was recorded: sniffed, as ingest did then).
+    pub fn with_format(self, format: Option<PageFormat>) -> Self {
+        let format = match format {
+            Some(PageFormat::Html) => InputFormat::Html,
+            Some(PageFormat::Text) => InputFormat::Text,
+            None => InputFormat::Auto,
+        };
+        Self { format, ..self }
+    }
 }
 
 impl<'a> From<&'a Page> for StoredPageText<'a> {
     fn from(page: &'a Page) -> Self {
-        Self::new(&page.body, page.charset.as_deref(), &page.text)
+        Self::new(&page.body, page.charset.as_deref(), &page.text).with_format(page.format)
     }
 }
 
@@ -98,5 +109,13 @@ mod tests {
         let as_text = page_canonical(page, &params).expect("canonical");
         let auto = page_canonical(StoredPageText::new(html.as_bytes(), None, ""), &params).expect("canonical");
         assert_ne!(as_text.text(), auto.text(), "the stored format decides how the body is read");
+        let stored = StoredPageText::new(html.as_bytes(), None, "").with_format(Some(PageFormat::Text));
+        assert_eq!(page_canonical(stored, &params).expect("canonical").text(), as_text.text());
+        let unknown = StoredPageText::new(html.as_bytes(), None, "").with_format(None);
+        assert_eq!(
+            page_canonical(unknown, &params).expect("canonical").text(),
+            auto.text(),
+            "no stored format: sniffed"
+        );
     }
 }

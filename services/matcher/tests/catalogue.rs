@@ -23,6 +23,7 @@ fn page(url: &str, text: String) -> NewPage {
         charset: None,
         body: Vec::new(),
         text,
+        format: None,
         source: PageSource::Import("test".into()),
     }
 }

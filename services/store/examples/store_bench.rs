@@ -27,6 +27,7 @@ fn page(i: usize) -> NewPage {
         charset: Some("GBK".into()),
         body: format!("<html><body><p>{text}</p></body></html>").into_bytes(),
         text,
+        format: None,
         source: PageSource::Crawl,
     }
 }

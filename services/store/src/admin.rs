@@ -317,6 +317,8 @@ pub struct MatchDetail {
     pub page_body: Vec<u8>,
     /// Charset the body was decoded with.
     pub page_charset: Option<String>,
+    /// How the body was read when it was stored (`None`: not recorded, sniff).
+    pub page_format: Option<PageFormat>,
     /// The page's extracted text (what the offsets point into when there is no body).
     pub page_text: String,
 }

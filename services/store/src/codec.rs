@@ -255,6 +255,16 @@ pub(crate) fn prepare_pages(ps: &[NewPage]) -> Result<Vec<PreparedPage>, StoreEr
     Ok(prepared)
 }
 
+/// A stored page `format`: absent for pages stored before schema 11, else a name
+/// [`PageFormat::parse`] knows (anything else is a corrupt row, never guessed).
+/// `what` names the record in the error.
+pub(crate) fn stored_format(
+    format: Option<&str>,
+    what: impl FnOnce() -> String,
+) -> Result<Option<PageFormat>, StoreError> {
+    format.map(|f| PageFormat::parse(f).ok_or_else(|| StoreError::corrupt(what(), f.to_owned()))).transpose()
+}
+
 /// Check a review change's reviewer and note before anything is written.
 pub(crate) fn validate_review(by: &str, note: Option<&str>) -> Result<(), StoreError> {
     if by.trim().is_empty() || by.len() > MAX_FIELD_BYTES {

@@ -52,6 +52,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         sql: include_str!("../../../migrations/embedded/0009_no_page_fingerprints.sql"),
     },
     SqlMigration { version: 10, name: "meta", sql: include_str!("../../../migrations/embedded/0010_meta.sql") },
+    SqlMigration {
+        version: 11,
+        name: "page_format",
+        sql: include_str!("../../../migrations/embedded/0011_page_format.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -66,10 +71,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (8, include_str!("../../../migrations/mongodb/0008_fingerprint_indexes.json")),
     (9, include_str!("../../../migrations/mongodb/0009_no_page_fingerprints.json")),
     (10, include_str!("../../../migrations/mongodb/0010_meta.json")),
+    (11, include_str!("../../../migrations/mongodb/0011_page_format.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 10;
+pub const LATEST: u32 = 11;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

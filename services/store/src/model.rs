@@ -211,6 +211,37 @@ pub enum PageSource {
     Api(String),
 }
 
+/// How a page's body is read: decided once, when the page is fetched or imported, and
+/// stored with it, so that every later reader (the matcher, evidence views) reads the
+/// body the way ingest did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageFormat {
+    /// Markup: the text is extracted from the HTML.
+    Html,
+    /// Plain text, read as it is.
+    Text,
+}
+
+impl PageFormat {
+    /// The stored name (`html`, `text`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PageFormat::Html => "html",
+            PageFormat::Text => "text",
+        }
+    }
+
+    /// The format named `s` (as [`PageFormat::as_str`] writes it).
+    pub fn parse(s: &str) -> Option<PageFormat> {
+        match s {
+            "html" => Some(PageFormat::Html),
+            "text" => Some(PageFormat::Text),
+            _ => None,
+        }
+    }
+}
+
 /// A fetched page to store (upserted by normalised URL).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewPage {
@@ -226,6 +257,9 @@ pub struct NewPage {
     pub body: Vec<u8>,
     /// Extracted text.
     pub text: String,
+    /// How `body` was read; `None` when not known (a page made of text only).
+    #[serde(default)]
+    pub format: Option<PageFormat>,
     /// Provenance.
     pub source: PageSource,
 }
@@ -253,6 +287,10 @@ pub struct Page {
     pub text: String,
     /// Hash of the extracted text.
     pub content_hash: u64,
+    /// How `body` was read when it was stored; `None` for pages stored before the format
+    /// was recorded (schema 11), whose body readers sniff as ingest did.
+    #[serde(default)]
+    pub format: Option<PageFormat>,
     /// Provenance of the latest content.
     pub source: PageSource,
 }

@@ -186,6 +186,7 @@ impl PipelineDetector {
                 charset: p.http_charset.clone(),
                 body: p.bytes.clone(),
                 text,
+                format: None,
                 source: PageSource::Import("eval".into()),
             });
         }

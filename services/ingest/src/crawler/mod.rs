@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 use zhiwen_core::canon::{self, InputFormat};
 use zhiwen_core::params::CanonParams;
-use zhiwen_store::{Outcome, PageSource, Stores, Timestamp};
+use zhiwen_store::{Outcome, PageFormat, PageSource, Stores, Timestamp};
 
 use self::fetch::{fetch, FetchRules};
 use self::frontier::{Completion, Entry, Frontier, UrlState};
@@ -31,7 +31,7 @@ pub use self::policy::AddressPolicy;
 use self::robots::{parse_sitemap, Robots};
 use crate::error::{IngestError, Result};
 use crate::html;
-use crate::pages::{build_page, charset_param, RawPage};
+use crate::pages::{charset_param, decode_page, RawPage};
 use crate::report::{write_rejections, ImportSummary, Progress};
 use crate::url as zurl;
 
@@ -572,8 +572,10 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
                 // Stored by an earlier run (perhaps killed before it recorded the links):
                 // rediscover the links from the stored body instead of fetching again.
                 let mut r = TaskResult::new(Done::AlreadyStored { page_id: page.id });
-                if entry.depth < cfg.max_depth {
-                    r.links = page_links(&url, &page.body, page.charset.as_deref());
+                if entry.depth < cfg.max_depth && page.format != Some(PageFormat::Text) {
+                    if let Ok(decoded) = canon::decode(&page.body, page.charset.as_deref()) {
+                        r.links = page_links(&url, &decoded.text);
+                    }
                 }
                 return r;
             }
@@ -620,9 +622,6 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
         InputFormat::Auto
     };
     let final_url = fetched.final_url.clone();
-    if entry.depth < cfg.max_depth && format != InputFormat::Text {
-        result.links = page_links(&final_url, &fetched.body, hint.as_deref());
-    }
     let raw = RawPage {
         url: final_url.as_str(),
         body: fetched.body,
@@ -633,7 +632,14 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
         source: PageSource::Crawl,
     };
     let limits = crate::ImportLimits { max_page_bytes: cfg.max_page_bytes, ..crate::ImportLimits::default() };
-    let page = match build_page(raw, &cfg.canon, &limits) {
+    // The body is decoded once: the links are read from the same text the page is made of.
+    let built = decode_page(raw, &limits).and_then(|decoded| {
+        if entry.depth < cfg.max_depth && format != InputFormat::Text {
+            result.links = page_links(&final_url, decoded.text());
+        }
+        decoded.build(&cfg.canon)
+    });
+    let page = match built {
         Ok(b) => {
             if let Some(from) = b.cut_from {
                 tracing::info!(url = %b.page.url, from, to = b.page.body.len(), "page cut at the page size bound");
@@ -658,10 +664,9 @@ async fn process(shared: Arc<Shared>, entry: Entry) -> TaskResult {
     result
 }
 
-/// Links of an HTML body, resolved and normalised.
-fn page_links(base: &Url, body: &[u8], hint: Option<&str>) -> Vec<Url> {
-    let Ok(decoded) = canon::decode(body, hint) else { return Vec::new() };
-    let (base_href, hrefs) = html::links(&decoded.text);
+/// Links of a decoded HTML body, resolved and normalised.
+fn page_links(base: &Url, decoded: &str) -> Vec<Url> {
+    let (base_href, hrefs) = html::links(decoded);
     let base = base_href.and_then(|b| base.join(&b).ok()).unwrap_or_else(|| base.clone());
     let mut seen = HashSet::new();
     hrefs.iter().filter_map(|h| zurl::resolve(&base, h)).filter(|u| seen.insert(u.to_string())).collect()

@@ -163,6 +163,7 @@ async fn crawls_the_pirate_site_politely_and_safely() {
     assert_eq!(p1.charset.as_deref(), Some("UTF-8"));
     assert!(p1.text.contains(&probe(&ch[0].text)), "{}", &p1.text[..200]);
     assert_eq!(p1.http_status, Some(200));
+    assert_eq!(p1.format, Some(zhiwen_store::PageFormat::Html), "the format decided when fetched is stored");
     let p2 = pages.find_page(&site.url("/book/2.html")).await.unwrap().expect("GBK page stored");
     assert_eq!(p2.charset.as_deref(), Some("GBK"));
     assert!(p2.text.contains(&probe(&ch[1].text)));

@@ -40,6 +40,10 @@ async fn jsonl_pages_deduplicated_by_url_and_mirrors_stored_under_their_own_url(
     assert!(p.text.contains(&probe(&ch[0].text)));
     assert_eq!(p.http_status, Some(200));
     assert_eq!(p.fetched_at_or_first(), 1714564800000);
+    // How each body is read is decided here, once, and stored with the page.
+    assert_eq!(p.format, Some(zhiwen_store::PageFormat::Html));
+    let txt = st.stores.pages.find_page("http://pirate.example/book/2.txt").await.unwrap().expect("text page");
+    assert_eq!(txt.format, Some(zhiwen_store::PageFormat::Text));
     assert_eq!(s.changed.pages.len(), 3);
 
     let s = import_pages(&st.stores, &[path], &opts, &NoProgress).await.unwrap();

@@ -82,6 +82,7 @@ pub fn text_page(url: &str, text: &str) -> NewPage {
         charset: None,
         body: Vec::new(),
         text: text.into(),
+        format: None,
         source: PageSource::Import("test".into()),
     }
 }
@@ -94,6 +95,7 @@ pub fn html_page(url: &str, body: Vec<u8>) -> NewPage {
         charset: None,
         body,
         text: String::new(),
+        format: None,
         source: PageSource::Crawl,
     }
 }

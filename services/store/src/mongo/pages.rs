@@ -45,6 +45,7 @@ impl MongoStore {
             body,
             text,
             content_hash: i2h(num(&d, "content_hash")?),
+            format: stored_format(opt_string(&d, "format")?.as_deref(), || format!("format of page {id}"))?,
             source: json_field(&d, "source")?,
         })
     }
@@ -54,6 +55,7 @@ impl MongoStore {
             "url": &pp.url, "site": &pp.site, "content_hash": h2i(pp.content_hash), "source": &pp.source_json,
             "http_status": p.http_status.map_or(Bson::Null, |s| Bson::Int32(s as i32)),
             "charset": p.charset.clone().map_or(Bson::Null, Bson::String),
+            "format": p.format.map_or(Bson::Null, |f| Bson::String(f.as_str().to_owned())),
         };
         d.extend(self.put_blob(&format!("pages/{id}/body"), "body", pp.body_z.clone(), fresh).await?);
         d.extend(self.put_blob(&format!("pages/{id}/text"), "text", pp.text_z.clone(), fresh).await?);

@@ -255,8 +255,8 @@ impl QueryStore for MongoStore {
         let Some(work) = work else { return Ok(None) };
         let (section_ordinal, section_title, section_text) =
             section.map(|s| (s.ordinal, s.title, s.text)).unwrap_or_default();
-        let (url, page_body, page_charset, page_text) =
-            page.map(|p| (p.url, p.body, p.charset, p.text)).unwrap_or_default();
+        let (url, page_body, page_charset, page_format, page_text) =
+            page.map(|p| (p.url, p.body, p.charset, p.format, p.text)).unwrap_or_default();
         Ok(Some(MatchDetail {
             record,
             work,
@@ -266,6 +266,7 @@ impl QueryStore for MongoStore {
             url,
             page_body,
             page_charset,
+            page_format,
             page_text,
         }))
     }

@@ -27,6 +27,7 @@ fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResu
         .query_row(params![pp.url], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
         .optional()?;
     let t = p.fetched_at.0;
+    let format = p.format.map(PageFormat::as_str);
     tx.prepare_cached(
         "INSERT INTO sites (host, page_count, first_seen, last_seen) VALUES (?1, 0, ?2, ?2)
          ON CONFLICT (host) DO UPDATE SET first_seen = MIN(first_seen, excluded.first_seen), last_seen = MAX(last_seen, excluded.last_seen)",
@@ -35,10 +36,10 @@ fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResu
     match existing {
         None => {
             tx.prepare_cached(
-                "INSERT INTO pages (url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source)
-                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO pages (url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source, format)
+                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?
-            .execute(params![pp.url, pp.site, t, p.http_status, p.charset, pp.body_z, pp.text_z, h2i(pp.content_hash), pp.source_json])?;
+            .execute(params![pp.url, pp.site, t, p.http_status, p.charset, pp.body_z, pp.text_z, h2i(pp.content_hash), pp.source_json, format])?;
             let id = tx.last_insert_rowid();
             tx.prepare_cached("UPDATE sites SET page_count = page_count + 1 WHERE host = ?1")?
                 .execute(params![pp.site])?;
@@ -57,16 +58,16 @@ fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResu
                 return Ok(Upserted { id, outcome: Outcome::Unchanged });
             }
             tx.prepare_cached(
-                "UPDATE pages SET first_fetched_at = ?2, last_fetched_at = ?3, http_status = ?4, charset = ?5, body_z = ?6, text_z = ?7, content_hash = ?8, source = ?9 WHERE id = ?1",
+                "UPDATE pages SET first_fetched_at = ?2, last_fetched_at = ?3, http_status = ?4, charset = ?5, body_z = ?6, text_z = ?7, content_hash = ?8, source = ?9, format = ?10 WHERE id = ?1",
             )?
-            .execute(params![id, first.min(t), t, p.http_status, p.charset, pp.body_z, pp.text_z, h2i(pp.content_hash), pp.source_json])?;
+            .execute(params![id, first.min(t), t, p.http_status, p.charset, pp.body_z, pp.text_z, h2i(pp.content_hash), pp.source_json, format])?;
             Ok(Upserted { id, outcome: Outcome::Updated })
         }
     }
 }
 
 const PAGE_COLS: &str =
-    "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source";
+    "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source, format";
 
 fn page_row(r: &Row) -> rusqlite::Result<PageRow> {
     Ok((
@@ -81,13 +82,15 @@ fn page_row(r: &Row) -> rusqlite::Result<PageRow> {
         r.get(8)?,
         r.get(9)?,
         r.get(10)?,
+        r.get(11)?,
     ))
 }
 
-type PageRow = (i64, String, String, i64, i64, Option<u16>, Option<String>, Vec<u8>, Vec<u8>, i64, String);
+type PageRow =
+    (i64, String, String, i64, i64, Option<u16>, Option<String>, Vec<u8>, Vec<u8>, i64, String, Option<String>);
 
 fn finish_page(row: PageRow) -> StoreResult<Page> {
-    let (id, url, site, first, last, http_status, charset, body_z, text_z, hash, source) = row;
+    let (id, url, site, first, last, http_status, charset, body_z, text_z, hash, source, format) = row;
     Ok(Page {
         id,
         body: decompress(&body_z, &format!("body of page {id}"))?,
@@ -100,6 +103,7 @@ fn finish_page(row: PageRow) -> StoreResult<Page> {
         http_status,
         charset,
         content_hash: i2h(hash),
+        format: stored_format(format.as_deref(), || format!("format of page {id}"))?,
     })
 }
 

@@ -127,6 +127,7 @@ struct DetailColumns {
     section_z: Option<Vec<u8>>,
     url: String,
     page_charset: Option<String>,
+    page_format: Option<String>,
     body_z: Option<Vec<u8>>,
     page_z: Option<Vec<u8>>,
 }
@@ -224,7 +225,7 @@ impl QueryStore for SqliteStore {
                     "SELECT m.id, m.section_id, m.work_id, m.page_id, m.site, m.kind, m.score, m.duplicate, m.comparison,
                             m.first_seen, m.last_seen, m.status,
                             w.id, w.owner, w.external_id, w.title, w.author, w.section_count, w.updated_at,
-                            s.ordinal, s.title, s.text_z, p.url, p.charset, p.body_z, p.text_z
+                            s.ordinal, s.title, s.text_z, p.url, p.charset, p.body_z, p.text_z, p.format
                      FROM matches m JOIN works w ON w.id = m.work_id
                      LEFT JOIN sections s ON s.id = m.section_id LEFT JOIN pages p ON p.id = m.page_id
                      WHERE m.id = ?1",
@@ -239,6 +240,7 @@ impl QueryStore for SqliteStore {
                         page_charset: r.get(23)?,
                         body_z: r.get(24)?,
                         page_z: r.get(25)?,
+                        page_format: r.get(26)?,
                     };
                     Ok((stored_match(r)?, work, joined))
                 })
@@ -250,6 +252,7 @@ impl QueryStore for SqliteStore {
             };
             let section_text = text(j.section_z, "section text")?;
             let page_text = text(j.page_z, "page text")?;
+            let page_format = stored_format(j.page_format.as_deref(), || format!("page format of match {id}"))?;
             let page_body = match j.body_z {
                 Some(z) => decompress(&z, &format!("page body of match {id}"))?,
                 None => Vec::new(),
@@ -263,6 +266,7 @@ impl QueryStore for SqliteStore {
                 url: j.url,
                 page_body,
                 page_charset: j.page_charset,
+                page_format,
                 page_text,
             }))
         })

@@ -86,6 +86,7 @@ pub fn page(url: &str, text: &str, at: i64) -> NewPage {
         // Raw bytes need not be UTF-8 (a GBK page).
         body: [b"<html>\xc8\xfd\xb9\xfa".as_slice(), text.as_bytes(), b"</html>"].concat(),
         text: text.into(),
+        format: None,
         source: PageSource::Crawl,
     }
 }

@@ -108,6 +108,7 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
     conn.execute_batch(
         "DROP INDEX matches_listing; CREATE INDEX matches_last_seen ON matches(last_seen, id);
          ALTER TABLE matches DROP COLUMN copied_chars; ALTER TABLE matches DROP COLUMN coverage;
+         ALTER TABLE pages DROP COLUMN format;
          DELETE FROM schema_migrations WHERE version >= 5;",
     )
     .unwrap();
@@ -120,7 +121,8 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
             "0007_match_listing".to_string(),
             "0008_fingerprint_indexes".to_string(),
             "0009_no_page_fingerprints".to_string(),
-            "0010_meta".to_string()
+            "0010_meta".to_string(),
+            "0011_page_format".to_string()
         ]
     );
     // Migration 9 deletes page fingerprint records, and only those.
@@ -159,7 +161,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0007_match_listing".to_string(),
             "0008_fingerprint_indexes".to_string(),
             "0009_no_page_fingerprints".to_string(),
-            "0010_meta".to_string()
+            "0010_meta".to_string(),
+            "0011_page_format".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -314,7 +317,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0007_match_listing".to_string(),
             "0008_fingerprint_indexes".to_string(),
             "0009_no_page_fingerprints".to_string(),
-            "0010_meta".to_string()
+            "0010_meta".to_string(),
+            "0011_page_format".to_string()
         ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
@@ -342,7 +346,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0007_match_listing".to_string(),
             "0008_fingerprint_indexes".to_string(),
             "0009_no_page_fingerprints".to_string(),
-            "0010_meta".to_string()
+            "0010_meta".to_string(),
+            "0011_page_format".to_string()
         ]
     );
     assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());

@@ -156,6 +156,7 @@ pub async fn pages_round_trip_and_sites(s: &Stores) {
     assert_eq!(stored.http_status, Some(200));
     assert_eq!(stored.charset.as_deref(), Some("GBK"));
     assert_eq!(stored.source, PageSource::Crawl);
+    assert_eq!(stored.format, None, "a page stored without a format has none");
     assert_eq!((stored.first_fetched_at, stored.last_fetched_at), (p.fetched_at, p.fetched_at));
     assert_eq!(s.pages.find_page("http://pirate.example.com/book/1.html").await.unwrap().unwrap(), stored);
     assert!(s.pages.find_page("http://pirate.example.com/book/2.html").await.unwrap().is_none());
@@ -171,9 +172,11 @@ pub async fn pages_round_trip_and_sites(s: &Stores) {
     // A later fetch with new content updates it and keeps the first fetch time.
     let mut later = page("http://pirate.example.com/book/1.html", TEXT_B, 1_700_000_100_000);
     later.source = PageSource::Import("dump-2026.jsonl".into());
+    later.format = Some(PageFormat::Text);
     assert_eq!(s.pages.upsert_page(&later).await.unwrap(), Upserted { id: first.id, outcome: Outcome::Updated });
     let updated = s.pages.get_page(first.id).await.unwrap().unwrap();
     assert_eq!(updated.text, TEXT_B);
+    assert_eq!(updated.format, Some(PageFormat::Text), "the format decided at ingest is kept with the page");
     assert_eq!(updated.source, PageSource::Import("dump-2026.jsonl".into()));
     assert_eq!((updated.first_fetched_at, updated.last_fetched_at), (p.fetched_at, later.fetched_at));
     // An older fetch arriving late only widens the window.
