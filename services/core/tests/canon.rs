@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use encoding_rs::{BIG5, GB18030, GBK};
 use proptest::prelude::*;
 use zhiwen_core::canon::{
-    canonicalize, canonicalize_decoded, canonicalize_with_hint, decode, slice_chars, sniff_format, to_simplified,
-    CanonicalText, InputFormat,
+    canonicalize, canonicalize_decoded, canonicalize_with_hint, decode, decode_char_refs, slice_chars, sniff_format,
+    start_tags, to_simplified, CanonicalText, InputFormat,
 };
 use zhiwen_core::params::CanonParams;
 use zhiwen_core::CoreError;
@@ -372,6 +372,39 @@ mod traditional {
 
 mod html {
     use super::*;
+
+    #[test]
+    fn start_tags_read_like_the_text_lexer() {
+        let page = concat!(
+            "<!DOCTYPE html><HTML><head><title>a <b> title</title>",
+            "<script>var s = '<a href=\"no\">';</script><style>a>b{}</style></head>",
+            "<!-- <a href=no2> --><body><A HREF=one.html Title='x>y' href=second>1</A>",
+            "<a data-x=\"\" href=\"two&amp;three&#x4E2D;&nbsp;\" hidden>2</a>",
+            "<textarea><a href=no3></textarea><opf:item id=i1 />",
+            "<img src='unterminated>",
+        );
+        let tags: Vec<_> = start_tags(page).map(|t| (t.name().to_owned(), t.attr("href"), t.attr("hidden"))).collect();
+        let want = [
+            ("html", None, None),
+            ("head", None, None),
+            ("title", None, None),
+            ("script", None, None),
+            ("style", None, None),
+            ("body", None, None),
+            ("a", Some("one.html".to_owned()), None),
+            ("a", Some("two&three中\u{a0}".to_owned()), Some(String::new())),
+            ("textarea", None, None),
+            ("opf:item", None, None),
+        ];
+        let want: Vec<_> = want.into_iter().map(|(n, h, x)| (n.to_owned(), h, x)).collect();
+        assert_eq!(tags, want);
+        assert_eq!(
+            start_tags("<p>plain<plaintext><a href=x>").map(|t| t.name().to_owned()).collect::<Vec<_>>(),
+            ["p", "plaintext"]
+        );
+        assert_eq!(decode_char_refs("a&lt;b &amp c &#0; &bogus;"), "a<b & c \u{fffd} &bogus;");
+        assert!(matches!(decode_char_refs("no references"), std::borrow::Cow::Borrowed(_)));
+    }
 
     fn html(s: &str) -> CanonicalText {
         canonicalize(s.as_bytes(), InputFormat::Html, &params()).expect("canonical html")
@@ -771,6 +804,16 @@ mod properties {
                         let _ = c.quote_original(a, b);
                     }
                 }
+            }
+        }
+
+        #[test]
+        fn start_tags_never_panic(s in markup_soup(), bytes in prop::collection::vec(any::<u8>(), 0..500)) {
+            for text in [s, String::from_utf8_lossy(&bytes).into_owned()] {
+                for t in start_tags(&text).take(1000) {
+                    let _ = (t.name(), t.attr("href"), t.attr("class"));
+                }
+                let _ = decode_char_refs(&text);
             }
         }
 
