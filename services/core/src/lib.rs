@@ -2,7 +2,10 @@
 //!
 //! It owns everything that turns bytes into comparable fingerprints and compares them:
 //! charset detection and canonicalisation with an offset map back to the original
-//! ([`canon`]), one jieba segmentation per document ([`segment`]), the pinyin-initial
+//! ([`canon`], whose HTML lexer is the workspace's only one: it also gives the start
+//! tags of a page with their attributes, [`canon::start_tags`], and decodes character
+//! references, [`canon::decode_char_refs`], for ingest's links, saved-page URLs and
+//! EPUB package files), one jieba segmentation per document ([`segment`]), the pinyin-initial
 //! stream and the DNA fingerprint ([`initials`], [`dna`]), simhash ([`simhash`]),
 //! shingles and their samples ([`shingle`]), MinHash with super-/mega-shingles and LSH
 //! bands ([`minhash`]), winnowing and passage evidence ([`winnow`]), and the pairwise

@@ -1,159 +1,21 @@
 //! What ingest needs from markup beyond the core's text extraction: links (for the
-//! crawler), a page's own URL (for saved pages), the EPUB container's attributes, and
-//! the extracted text in its original spelling (for works).
+//! crawler), a page's own URL (for saved pages), and the extracted text in its original
+//! spelling (for works).
 //!
-//! The tag scanner is deliberately small: it never fails and never panics on any input
-//! (fuzzed), skips comments and the content of `<script>`/`<style>`, and respects quotes
-//! inside tags.
+//! Markup is read with the core's lexer only: tags come from
+//! [`zhiwen_core::canon::start_tags`] (comments, raw-text elements and quotes handled as
+//! when text is extracted, attribute values decoded by the core's one character-reference
+//! decoder). Nothing here fails or panics on any input (fuzzed).
 
-use zhiwen_core::canon::CanonicalText;
-
-/// One start tag: lower-cased name and the raw attribute text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tag<'a> {
-    /// Lower-cased element name (may contain a namespace prefix, `opf:item`).
-    pub name: String,
-    /// Everything between the name and the closing `>`.
-    pub attrs: &'a str,
-}
-
-impl Tag<'_> {
-    /// The value of attribute `name` (case-insensitive), entities decoded.
-    pub fn attr(&self, name: &str) -> Option<String> {
-        attr(self.attrs, name)
-    }
-}
-
-/// Iterate over the start tags of `html` (end tags, comments, doctypes and the content of
-/// raw-text elements are skipped).
-pub fn tags(html: &str) -> impl Iterator<Item = Tag<'_>> {
-    TagIter { s: html, i: 0 }
-}
-
-struct TagIter<'a> {
-    s: &'a str,
-    i: usize,
-}
-
-impl<'a> Iterator for TagIter<'a> {
-    type Item = Tag<'a>;
-
-    fn next(&mut self) -> Option<Tag<'a>> {
-        let b = self.s.as_bytes();
-        loop {
-            let lt = self.i + memchr_byte(b'<', b.get(self.i..)?)?;
-            let rest = &self.s[lt..];
-            if let Some(comment) = rest.strip_prefix("<!--") {
-                self.i = match comment.find("-->") {
-                    Some(e) => lt + 4 + e + 3,
-                    None => b.len(),
-                };
-                continue;
-            }
-            let name_start = lt + 1;
-            let name_len = b[name_start..]
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b':' | b'-' | b'_'))
-                .count();
-            if name_len == 0 || !b[name_start].is_ascii_alphabetic() {
-                // End tag, doctype, processing instruction or a stray '<'.
-                self.i = lt + 1;
-                continue;
-            }
-            let name_end = name_start + name_len;
-            let end = tag_end(b, name_end);
-            let name = self.s[name_start..name_end].to_ascii_lowercase();
-            let attrs_end = if end > name_end && b[end - 1] == b'>' { end - 1 } else { end };
-            let attrs = self.s.get(name_end..attrs_end).unwrap_or("");
-            self.i = end;
-            if name == "script" || name == "style" || name == "textarea" || name == "title" {
-                let close = format!("</{name}");
-                let lower_rest = self.s[end..].to_ascii_lowercase();
-                self.i = match lower_rest.find(&close) {
-                    Some(p) => end + p,
-                    None => b.len(),
-                };
-            }
-            return Some(Tag { name, attrs });
-        }
-    }
-}
-
-fn memchr_byte(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&c| c == needle)
-}
-
-/// Index just past the `>` that closes the tag opened before `from`, honouring quotes.
-fn tag_end(b: &[u8], from: usize) -> usize {
-    let mut quote: Option<u8> = None;
-    let mut i = from;
-    while i < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == b'"' || c == b'\'' => quote = Some(c),
-            None if c == b'>' => return i + 1,
-            None => {}
-        }
-        i += 1;
-    }
-    b.len()
-}
-
-/// The value of attribute `name` in a tag's attribute text, entities decoded.
-pub fn attr(attrs: &str, name: &str) -> Option<String> {
-    let b = attrs.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b'/') {
-            i += 1;
-        }
-        let ks = i;
-        while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'=' && b[i] != b'>' {
-            i += 1;
-        }
-        let key = &attrs[ks..i];
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let mut value: Option<&str> = None;
-        if i < b.len() && b[i] == b'=' {
-            i += 1;
-            while i < b.len() && b[i].is_ascii_whitespace() {
-                i += 1;
-            }
-            if i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
-                let q = b[i];
-                let vs = i + 1;
-                let ve = vs + b[vs..].iter().position(|&c| c == q).unwrap_or(b.len() - vs);
-                value = attrs.get(vs..ve);
-                i = (ve + 1).min(b.len());
-            } else {
-                let vs = i;
-                while i < b.len() && !b[i].is_ascii_whitespace() {
-                    i += 1;
-                }
-                value = attrs.get(vs..i);
-            }
-        }
-        if key.eq_ignore_ascii_case(name) {
-            return Some(htmlize::unescape(value.unwrap_or("")).into_owned());
-        }
-        if ks == i {
-            i += 1;
-        }
-    }
-    None
-}
+use zhiwen_core::canon::{decode_char_refs, start_tags, CanonicalText};
 
 /// Links of a page: `href` of `<a>` and `<area>`, `src` of `<frame>`/`<iframe>`, and the
 /// `<base href>` if any (returned separately, it changes how the others resolve).
 pub fn links(html: &str) -> (Option<String>, Vec<String>) {
     let mut base = None;
     let mut out = Vec::new();
-    for t in tags(html) {
-        match t.name.as_str() {
+    for t in start_tags(html) {
+        match t.name() {
             "a" | "area" => {
                 let rel = t.attr("rel").unwrap_or_default().to_ascii_lowercase();
                 if !rel.split_whitespace().any(|r| r == "nofollow") {
@@ -183,8 +45,8 @@ pub fn own_url(html: &str) -> Option<String> {
         }
     }
     let mut og = None;
-    for t in tags(html) {
-        match t.name.as_str() {
+    for t in start_tags(html) {
+        match t.name() {
             "link" => {
                 let rel = t.attr("rel").unwrap_or_default().to_ascii_lowercase();
                 if rel.split_whitespace().any(|r| r == "canonical") {
@@ -239,7 +101,7 @@ pub fn original_text(canon: &CanonicalText) -> String {
                 out.push(' ');
             }
         } else if piece.starts_with('&') {
-            out.push_str(&htmlize::unescape(piece));
+            out.push_str(&decode_char_refs(piece));
         } else {
             out.push_str(piece);
         }
@@ -297,7 +159,7 @@ mod tests {
         fn scanners_never_panic(s in "[<>!\\-a-z=\"' /&;#中文]{0,200}") {
             let _ = links(&s);
             let _ = own_url(&s);
-            for t in tags(&s) {
+            for t in start_tags(&s) {
                 let _ = t.attr("href");
             }
         }

@@ -6,14 +6,20 @@
 //! after DNS and on every redirect; size caps; timeouts) and resumable (a persisted
 //! frontier). Every byte goes through the core's canonicalisation
 //! ([`zhiwen_core::canon`]) and every record through the store traits
-//! ([`zhiwen_store::WorkStore`], [`zhiwen_store::PageStore`]).
+//! ([`zhiwen_store::WorkStore`], [`zhiwen_store::PageStore`]). Tags and attributes
+//! are read with the core's lexer only ([`zhiwen_core::canon::start_tags`], also for the
+//! EPUB container and package), references decoded by the core's one decoder; only the
+//! text of one XML element (an EPUB's title and author, a sitemap's `<loc>`) is taken by
+//! a direct scan. [`html`] keeps what is ingest's own: which links the crawler follows,
+//! a saved page's own URL, and a work's text in its original spelling.
 //!
 //! It must not fingerprint (the matcher does: importers and the crawler return the ids
-//! of new and changed works, sections and pages in [`report::Changed`] instead), own a
-//! database schema (the frontier file is private crawler state, not a store), render
-//! progress (callers implement [`Progress`]), or parse the command line. One bad file,
-//! line, record or page never stops a run: it is counted and reported with its reason,
-//! and nothing is stored half-written (each work and each page is one store write).
+//! of new and changed works, sections and pages in [`report::Changed`] instead), lex
+//! HTML (the core does), own a database schema (the frontier file is private crawler
+//! state, not a store), render progress (callers implement [`Progress`]), or parse the
+//! command line. One bad file, line, record or page never stops a run: it is counted and
+//! reported with its reason, and nothing is stored half-written (each work and each page
+//! is one store write).
 #![deny(missing_docs)]
 
 pub mod chapters;

@@ -425,8 +425,8 @@ pub(crate) fn read_epub(bytes: &[u8], limits: &ImportLimits, cancelled: &dyn Fn(
     }
     let mut inflated = Inflated { limits, bytes: 0, compressed: 0 };
     let container = zip_text(&mut zip, "META-INF/container.xml", &mut inflated, cancelled)?;
-    let opf_path = html::tags(&container)
-        .find(|t| t.name == "rootfile")
+    let opf_path = canon::start_tags(&container)
+        .find(|t| t.name() == "rootfile")
         .and_then(|t| t.attr("full-path"))
         .ok_or("EPUB container names no package (rootfile)")?;
     let opf = zip_text(&mut zip, &opf_path, &mut inflated, cancelled)?;
@@ -436,8 +436,8 @@ pub(crate) fn read_epub(bytes: &[u8], limits: &ImportLimits, cancelled: &dyn Fn(
     };
     let mut manifest: Vec<(String, String, String)> = Vec::new(); // id, href, media type
     let mut spine: Vec<String> = Vec::new();
-    for t in html::tags(&opf) {
-        let local = t.name.rsplit(':').next().unwrap_or("");
+    for t in canon::start_tags(&opf) {
+        let local = t.name().rsplit(':').next().unwrap_or("");
         match local {
             "item" => {
                 if let (Some(id), Some(href)) = (t.attr("id"), t.attr("href")) {
@@ -628,7 +628,7 @@ fn element_text(xml: &str, local: &str) -> Option<String> {
             }
             let start = after + xml[after..].find('>')? + 1;
             let end = start + xml[start..].find('<')?;
-            let text = htmlize::unescape(xml[start..end].trim()).into_owned();
+            let text = canon::decode_char_refs(xml[start..end].trim()).into_owned();
             if !text.is_empty() {
                 return Some(text);
             }

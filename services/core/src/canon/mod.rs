@@ -10,7 +10,10 @@
 //! - `charset`: BOM, strict UTF-8, declared charset (caller's hint, `<meta>`), then
 //!   detection with `chardetng`; binary data is refused with [`CoreError::Undecodable`].
 //! - `html`: a position-keeping lexer, paragraphs at block boundaries, and main-content
-//!   selection (boilerplate elements and class names, link density, neighbours).
+//!   selection (boilerplate elements and class names, link density, neighbours). The same
+//!   lexer gives the start tags of a page with their attributes ([`start_tags`]) to
+//!   callers that need elements rather than text (links, a page's own URL, EPUB package
+//!   files), and its one character-reference decoder is [`decode_char_refs`].
 //! - `normalize`: NFKC, lower case, invisible characters removed, white space collapsed,
 //!   then `t2s`: the OpenCC tables (traditional, Taiwan and Hong Kong forms) merged into
 //!   one leftmost-longest dictionary.
@@ -33,6 +36,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::params::CanonParams;
 use crate::CoreError;
+
+pub use html::{decode_char_refs, start_tags, StartTag, StartTags};
 
 /// Input format of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use texting_robots::Robot;
 use url::Url;
+use zhiwen_core::canon::decode_char_refs;
 
 use super::fetch::{fetch, FetchRules};
 use crate::error::IngestError;
-use crate::html;
 
 /// What robots.txt says for one host.
 #[derive(Debug)]
@@ -114,10 +114,9 @@ pub fn parse_sitemap(body: &[u8]) -> (Vec<String>, Vec<String>) {
         let Some(end) = lower[start..].find("</loc").map(|e| start + e) else { break };
         let raw = text[start..end].trim();
         let raw = raw.strip_prefix("<![CDATA[").and_then(|r| r.strip_suffix("]]>")).unwrap_or(raw);
-        locs.push(htmlize::unescape(raw.trim()).into_owned());
+        locs.push(decode_char_refs(raw.trim()).into_owned());
         from = end;
     }
-    let _ = html::tags; // the sitemap grammar is simple enough for a direct scan
     if is_index {
         (Vec::new(), locs)
     } else {
