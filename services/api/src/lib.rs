@@ -4,7 +4,7 @@
 //! `/health`, `/ready`, `/metrics` and the dashboard's static files.
 //!
 //! It owns HTTP: routing, authentication, authorisation, limits, error mapping and the
-//! response shapes, and how evidence reads to a reviewer (`evidence`: quoted passages,
+//! response shapes (`routes`, one module per resource), and how evidence reads to a reviewer (`evidence`: quoted passages,
 //! the finding and the verdict's reasons, shared by the match view and the report). It
 //! must not run the algorithms (core), know storage layouts (store), or import or match
 //! itself (ingest, matcher): it calls them. The task worker and the scheduler that
@@ -14,12 +14,12 @@ pub mod auth;
 mod error;
 mod evidence;
 mod exports;
-mod handlers;
 mod metrics;
 pub mod openapi;
 pub mod pdf;
 mod query;
 mod report;
+mod routes;
 mod ui;
 pub mod worker;
 
@@ -128,7 +128,7 @@ pub fn configure(state: Arc<AppState>) -> impl FnOnce(&mut web::ServiceConfig) {
             .app_data(web::PathConfig::default().error_handler(error::path_error))
             .app_data(web::PayloadConfig::default().limit(state.config.upload_limit))
             .service(openapi::swagger())
-            .configure(handlers::routes)
+            .configure(routes::routes)
             .configure(ui::routes);
     }
 }

@@ -1,5 +1,5 @@
 //! `GET /api/v1/openapi.json`: the OpenAPI 3 document of the API, built from the route
-//! table below (kept next to `handlers::routes`; a test checks that every documented
+//! table below (kept next to `routes::routes`; a test checks that every documented
 //! operation answers with its documented statuses and never a 5xx), and the interactive
 //! page at `/api/v1/docs/` (Swagger UI, vendored into the binary: nothing is fetched).
 
