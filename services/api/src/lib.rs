@@ -3,9 +3,10 @@
 //! and review, statistics, tasks, exports and printable evidence reports, plus
 //! `/health`, `/ready`, `/metrics` and the dashboard's static files.
 //!
-//! It owns HTTP: routing, authentication, authorisation, limits, error mapping and the
-//! response shapes (`routes`, one module per resource), and how evidence reads to a reviewer (`evidence`: quoted passages,
-//! the finding and the verdict's reasons, shared by the match view and the report). It
+//! It owns HTTP: routing (`routes`, one module per resource), authentication,
+//! authorisation, limits, error mapping and the response shapes, and how evidence reads
+//! to a reviewer (`evidence`: quoted passages, the finding and the verdict's reasons,
+//! shared by the match view and the report). It
 //! must not run the algorithms (core), know storage layouts (store), or import or match
 //! itself (ingest, matcher): it calls them. The task worker and the scheduler that
 //! `zhiwen serve` runs next to the API live in [`worker`].

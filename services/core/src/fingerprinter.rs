@@ -287,7 +287,7 @@ impl Fingerprinter {
 
     /// Analyse text that is already decoded.
     pub fn analyze_text(&self, text: &str, format: InputFormat) -> Result<Analysis, CoreError> {
-        Ok(self.analyze_canonical(self.canonicalize_text(text, format)?))
+        Ok(self.analyze_canonical(canon::canonicalize_str(text, format, &self.params.canon)?))
     }
 
     /// The first stage of [`Fingerprinter::analyze_text`] only: the canonical text, the
@@ -297,7 +297,7 @@ impl Fingerprinter {
     /// shingles and what derives from them) stay empty until [`Fingerprinter::complete`].
     /// A matcher can so rule out a candidate cheaply and complete only the others.
     pub fn analyze_streams(&self, text: &str, format: InputFormat) -> Result<Analysis, CoreError> {
-        Ok(self.streams_of(self.canonicalize_text(text, format)?))
+        Ok(self.streams_of(canon::canonicalize_str(text, format, &self.params.canon)?))
     }
 
     /// [`Fingerprinter::analyze_streams`] of raw bytes, decoded as
@@ -360,16 +360,6 @@ impl Fingerprinter {
         let bands = (0..p.bands).filter(|b| (b + 1) * p.rows <= p.functions).count();
         let without = dna + mega + bands;
         (without + 4, without)
-    }
-
-    fn canonicalize_text(&self, text: &str, format: InputFormat) -> Result<CanonicalText, CoreError> {
-        if text.is_empty() {
-            return Err(CoreError::EmptyInput);
-        }
-        if text.len() > self.params.canon.max_input_bytes {
-            return Err(CoreError::TooLarge { size: text.len(), limit: self.params.canon.max_input_bytes });
-        }
-        canon::canonicalize_decoded(text.to_owned(), "UTF-8", format, &self.params.canon)
     }
 
     /// Fingerprint an already canonicalised text.

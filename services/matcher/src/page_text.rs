@@ -54,13 +54,7 @@ impl<'a> From<&'a Page> for StoredPageText<'a> {
 /// (already plain text). Empty or over-large input is an error, as for any analysis.
 pub fn page_canonical(page: StoredPageText<'_>, params: &CanonParams) -> Result<CanonicalText, CoreError> {
     if page.body.is_empty() {
-        if page.text.is_empty() {
-            return Err(CoreError::EmptyInput);
-        }
-        if page.text.len() > params.max_input_bytes {
-            return Err(CoreError::TooLarge { size: page.text.len(), limit: params.max_input_bytes });
-        }
-        canon::canonicalize_decoded(page.text.to_owned(), "UTF-8", InputFormat::Text, params)
+        canon::canonicalize_str(page.text, InputFormat::Text, params)
     } else {
         canon::canonicalize_with_hint(page.body, page.format, page.charset, params)
     }

@@ -205,6 +205,18 @@ pub fn canonicalize_with_hint(
     canonicalize_decoded(decoded.text, decoded.charset, format, params)
 }
 
+/// Canonicalise a text already in memory (recorded as UTF-8): empty and over-large input
+/// is refused as [`canonicalize_with_hint`] refuses bytes.
+pub fn canonicalize_str(text: &str, format: InputFormat, params: &CanonParams) -> Result<CanonicalText, CoreError> {
+    if text.is_empty() {
+        return Err(CoreError::EmptyInput);
+    }
+    if text.len() > params.max_input_bytes {
+        return Err(CoreError::TooLarge { size: text.len(), limit: params.max_input_bytes });
+    }
+    canonicalize_decoded(text.to_owned(), "UTF-8", format, params)
+}
+
 /// Canonicalise text that is already decoded (`charset` is recorded as given).
 pub fn canonicalize_decoded(
     original: String,
