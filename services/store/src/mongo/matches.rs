@@ -197,7 +197,7 @@ impl MongoStore {
         if !inserts.is_empty() {
             coll.insert_many(inserts).await.map_err(|e| {
                 if is_mongo_duplicate(&e) {
-                    StoreError::Duplicate { what: "match (concurrent insert)", key: e.to_string() }
+                    StoreError::Duplicate { what: CONCURRENT_MATCH_INSERT, key: e.to_string() }
                 } else {
                     e.into()
                 }
