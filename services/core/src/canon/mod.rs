@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use crate::params::CanonParams;
 use crate::CoreError;
 
-pub use html::{decode_char_refs, start_tags, StartTag, StartTags};
+pub use html::{decode_char_refs, start_tags, visible_text, StartTag, StartTags};
 
 /// Input format of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -11,7 +11,7 @@ use encoding_rs::{BIG5, GB18030, GBK};
 use proptest::prelude::*;
 use zhiwen_core::canon::{
     canonicalize, canonicalize_decoded, canonicalize_with_hint, decode, decode_char_refs, slice_chars, sniff_format,
-    start_tags, to_simplified, CanonicalText, InputFormat,
+    start_tags, to_simplified, visible_text, CanonicalText, InputFormat,
 };
 use zhiwen_core::params::CanonParams;
 use zhiwen_core::CoreError;

@@ -78,6 +78,17 @@ proptest! {
     }
 
     #[test]
+    fn visible_text_never_panics_and_collapses_space(s in markup_soup(), cut in 0usize..64) {
+        // Evidence quotes pieces cut anywhere: any cut of the soup reads as tidy text.
+        let at = s.char_indices().map(|(i, _)| i).nth(cut).unwrap_or(s.len());
+        for piece in [&s[..at], &s[at..], s.as_str()] {
+            let v = visible_text(piece);
+            prop_assert!(!v.starts_with(' ') && !v.ends_with(' '), "{v:?}");
+            prop_assert!(!v.contains("  "), "{v:?}");
+        }
+    }
+
+    #[test]
     fn canonical_text_is_a_fixed_point(s in markup_soup()) {
         if let Ok(c) = canonicalize_decoded(s, "UTF-8", InputFormat::Html, &params()) {
             let again = canonicalize_decoded(c.text().to_owned(), "UTF-8", InputFormat::Text, &params())

@@ -17,7 +17,8 @@
 //! - `lexer`: runs, paragraphs, the stack of open elements, hidden elements;
 //! - `classify`: text weight, hidden styles, boilerplate class and id names;
 //! - `select`: main-content selection over the paragraphs;
-//! - `tags`: the public start-tag iterator.
+//! - `tags`: the public start-tag iterator;
+//! - `visible`: the visible text of a piece of source, as evidence quotes it.
 
 use std::ops::Range;
 
@@ -30,11 +31,13 @@ mod lexer;
 mod select;
 mod tags;
 mod tokens;
+mod visible;
 
 pub use entities::decode_char_refs;
 pub(super) use lexer::parse;
 pub use tags::{start_tags, StartTag, StartTags};
 use tokens::is_space;
+pub use visible::visible_text;
 
 /// A piece of the page's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
