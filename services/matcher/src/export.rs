@@ -15,7 +15,7 @@ use std::io::Write;
 use std::str::FromStr;
 
 use serde::Serialize;
-use zhiwen_store::{Match, MatchFilter, Stores, Timestamp};
+use zhiwen_store::{Match, MatchQuery, Stores, Timestamp};
 
 use crate::{MatcherError, Result};
 
@@ -168,7 +168,7 @@ impl Names<'_> {
 /// The kind is the one the matcher recorded with the match.
 pub async fn export_matches<W: Write + Send>(
     stores: &Stores,
-    filter: &MatchFilter,
+    filter: &MatchQuery,
     format: ExportFormat,
     out: W,
 ) -> Result<u64> {

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use zhiwen_matcher::export::{export_matches, ExportFormat};
-use zhiwen_store::{MatchFilter, Timestamp};
+use zhiwen_store::{MatchQuery, Timestamp};
 
 use crate::cli::{ExportFormatArg, ReportCommand};
 use crate::settings::{DataArgs, Settings};
@@ -13,10 +13,10 @@ pub async fn run(data: &DataArgs, cmd: &ReportCommand) -> Result<()> {
     let ReportCommand::Export(args) = cmd;
     let settings = Settings::resolve(data)?;
     let stores = settings.open_stores().await?;
-    let filter = MatchFilter {
+    let filter = MatchQuery {
         work_id: args.work,
-        seen_from: args.since.map(|d| Timestamp::from_offset(d.midnight().assume_utc())),
-        ..MatchFilter::default()
+        last_seen_from: args.since.map(|d| Timestamp::from_offset(d.midnight().assume_utc())),
+        ..MatchQuery::default()
     };
     let format = match args.format {
         ExportFormatArg::Csv => ExportFormat::Csv,

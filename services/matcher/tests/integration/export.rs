@@ -1,7 +1,7 @@
 use calamine::Reader;
 use zhiwen_matcher::export::{export_matches, ExportFormat, COLUMNS};
 use zhiwen_matcher::MatcherConfig;
-use zhiwen_store::MatchFilter;
+use zhiwen_store::MatchQuery;
 
 use crate::support::*;
 
@@ -18,7 +18,7 @@ async fn csv_xlsx_and_json_round_trip_the_chinese_text_and_values() {
         .await
         .unwrap();
     let rec = e.matcher.match_page(p.id).await.unwrap().matches.remove(0);
-    let filter = MatchFilter { work_id: Some(w.id), ..Default::default() };
+    let filter = MatchQuery { work_id: Some(w.id), ..Default::default() };
 
     let mut csv_bytes = Vec::new();
     assert_eq!(export_matches(&e.stores, &filter, ExportFormat::Csv, &mut csv_bytes).await.unwrap(), 1);
@@ -55,7 +55,7 @@ async fn csv_xlsx_and_json_round_trip_the_chinese_text_and_values() {
     assert!((cell(1, 6).parse::<f64>().unwrap() - rec.score).abs() < 1e-9);
 
     // Another work's filter exports nothing.
-    let none = MatchFilter { work_id: Some(w.id + 1000), ..Default::default() };
+    let none = MatchQuery { work_id: Some(w.id + 1000), ..Default::default() };
     let mut empty = Vec::new();
     assert_eq!(export_matches(&e.stores, &none, ExportFormat::Csv, &mut empty).await.unwrap(), 0);
 }
@@ -72,7 +72,7 @@ async fn formula_like_cells_are_text_in_csv_and_xlsx() {
     let p = html_page("http://pirate.example/hlm/1.html", sample("pirate-copy-big5.html"));
     let p = e.stores.pages.upsert_page(&p).await.unwrap();
     assert_eq!(e.matcher.match_page(p.id).await.unwrap().matches.len(), 1);
-    let filter = MatchFilter { work_id: Some(w.id), ..Default::default() };
+    let filter = MatchQuery { work_id: Some(w.id), ..Default::default() };
 
     let mut csv_bytes = Vec::new();
     export_matches(&e.stores, &filter, ExportFormat::Csv, &mut csv_bytes).await.unwrap();
