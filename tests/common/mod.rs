@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
-use zhiwen_store::{MatchFilter, StoreConfig};
+use zhiwen_store::{MatchQuery, StoreConfig};
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -171,7 +171,7 @@ pub fn match_set_in(config: &StoreConfig) -> BTreeMap<(String, u32, String), ser
         let mut out = BTreeMap::new();
         let mut after = 0;
         loop {
-            let page = stores.matches.list_matches(&MatchFilter::default(), after, 200).await.expect("list");
+            let page = stores.matches.list_matches(&MatchQuery::default(), after, 200).await.expect("list");
             let Some(last) = page.last() else { break };
             after = last.id;
             for m in page {

@@ -275,7 +275,7 @@ const OPS: &[Op] = &[
     Op {
         method: "get",
         path: "/api/v1/exports/matches",
-        summary: "Export the filtered match list (CSV, XLSX, JSON)",
+        summary: "Export the filtered match list (CSV, XLSX, JSON array, JSON Lines)",
         params: &[
             ("format", "query", "format"),
             ("work_id", "query", "integer"),
@@ -306,7 +306,7 @@ fn schema(kind: &str) -> Value {
             json!({"type": "string", "enum": ["id", "-id", "score", "-score", "first_seen", "-first_seen", "last_seen", "-last_seen"]})
         }
         "lang" => json!({"type": "string", "enum": ["zh", "en"]}),
-        "format" => json!({"type": "string", "enum": ["csv", "xlsx", "json"]}),
+        "format" => json!({"type": "string", "enum": ["csv", "xlsx", "json", "jsonl"]}),
         "report_format" => json!({"type": "string", "enum": ["html", "pdf"]}),
         _ => json!({"type": "string"}),
     }
@@ -354,7 +354,7 @@ pub fn document() -> Value {
         let ok_type = if op.path.ends_with("/report") {
             json!({"text/html": {}, "application/pdf": {}})
         } else if op.path.starts_with("/api/v1/exports") {
-            json!({"text/csv": {}, "application/json": {}, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {}})
+            json!({"text/csv": {}, "application/json": {}, "application/x-ndjson": {}, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {}})
         } else {
             json!({"application/json": {"schema": {"type": "object"}}})
         };

@@ -589,13 +589,24 @@ async fn exports_and_report(env: &Env) {
     assert!(r.bytes.starts_with(b"\xEF\xBB\xBF"), "UTF-8 BOM");
     assert!(r.headers["content-disposition"].to_str().unwrap().starts_with("attachment; filename=\"zhiwen-matches-"));
     let csv = r.text();
-    let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 2);
-    assert!(lines[1].contains("红楼梦 第一回") && lines[1].contains("pirate.example"), "{csv}");
-    let kind_col = lines[0].split(',').position(|h| h == "kind").unwrap();
-    assert_eq!(lines[1].split(',').nth(kind_col), m["kind"].as_str(), "{csv}");
+    // Records, not lines: the evidence passages may span lines (quoted cells).
+    let mut reader = csv::Reader::from_reader(csv.trim_start_matches('\u{feff}').as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    assert_eq!(headers.iter().collect::<Vec<_>>(), zhiwen_matcher::export::COLUMNS.to_vec(), "{csv}");
+    let records: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(records.len(), 1, "{csv}");
+    let line = records[0].iter().collect::<Vec<_>>().join(",");
+    assert!(line.contains("红楼梦 第一回") && line.contains("pirate.example"), "{csv}");
+    let kind_col = headers.iter().position(|h| h == "kind").unwrap();
+    assert_eq!(records[0].get(kind_col), m["kind"].as_str(), "{csv}");
     let json = env.get("/api/v1/exports/matches?format=json", &env.analyst).await.json();
     assert_eq!(json.as_array().unwrap()[0]["match_id"], m["id"]);
+    // The evidence comes with the row, as in the command line's export.
+    assert!(json[0]["evidence_page"].as_str().is_some_and(|e| !e.is_empty()), "{json}");
+    let jsonl = env.get("/api/v1/exports/matches?format=jsonl", &env.analyst).await;
+    assert_eq!(jsonl.status, 200);
+    let line: Value = serde_json::from_str(jsonl.text().lines().next().unwrap()).unwrap();
+    assert_eq!(line["match_id"], m["id"]);
     let empty = env.get("/api/v1/exports/matches?format=json&site=nowhere.example", &env.analyst).await.json();
     assert_eq!(empty, json!([]));
     let x = env.get("/api/v1/exports/matches?format=xlsx", &env.analyst).await;

@@ -318,8 +318,10 @@ pub struct MatchArgs {
 /// `zhiwen report ...`.
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
-    /// Write the match list (work, chapter, page URL, site, kind, score, first/last seen,
-    /// review status, top evidence passage).
+    /// Write the match list, with the columns of the API's export: match, work (id,
+    /// owner, external id, title), chapter, page (id, URL, site), kind, score, verdict,
+    /// copied characters, first/last seen (RFC 3339 UTC), review status, top evidence
+    /// passage (both sides).
     Export(ExportArgs),
 }
 

@@ -63,6 +63,15 @@ pub enum MatcherError {
     /// Writing an export failed.
     #[error("export: {0}")]
     Export(String),
+    /// The export has more rows than its format holds (the caller narrows the query or
+    /// picks another format).
+    #[error("too many rows for {format} (over {limit}): narrow the filter or use CSV")]
+    ExportTooLarge {
+        /// The format.
+        format: &'static str,
+        /// Its most rows.
+        limit: u64,
+    },
     /// An I/O error (export file, output stream).
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
@@ -124,6 +133,7 @@ impl MatcherError {
             | MatcherError::Config(_)
             | MatcherError::BadTask { .. }
             | MatcherError::Export(_)
+            | MatcherError::ExportTooLarge { .. }
             | MatcherError::IndexNotTheStores { .. }
             | MatcherError::Io(_)
             | MatcherError::Internal(_) => false,
@@ -134,7 +144,10 @@ impl MatcherError {
     pub fn is_user_error(&self) -> bool {
         match self {
             MatcherError::Store(e) => e.is_user_error(),
-            MatcherError::NotFound { .. } | MatcherError::Config(_) | MatcherError::AlreadyRunning { .. } => true,
+            MatcherError::NotFound { .. }
+            | MatcherError::Config(_)
+            | MatcherError::AlreadyRunning { .. }
+            | MatcherError::ExportTooLarge { .. } => true,
             _ => false,
         }
     }

@@ -1,60 +1,107 @@
-//! The analysts' match list (`zhiwen report export`): CSV (UTF-8 with a BOM, so
-//! spreadsheet programs read the Chinese correctly), XLSX, or JSON Lines.
+//! The one match export, for the analysts' command (`zhiwen report export`) and the API
+//! (`GET /api/v1/exports/matches`) alike: the matches of a [`MatchQuery`] in a
+//! [`MatchSort`] order, one set of [`COLUMNS`], as CSV (UTF-8 with a BOM, so spreadsheet
+//! programs read the Chinese correctly), JSON Lines, a JSON array or XLSX.
 //!
-//! Matches are read page by page (cursor on the match id); works, sections and pages are
-//! looked up once each and cached for the export.
+//! Rows are read [`PAGE`] at a time through the store's joined read with evidence
+//! ([`QueryStore::query_matches_with_evidence`](zhiwen_store::QueryStore::query_matches_with_evidence)),
+//! keyset-paged: [`ExportStream`] hands out the bytes of each page as it is written, so
+//! CSV and JSON stay flat in memory whatever the size. XLSX is a zip the writer closes at
+//! the end: it is built in memory and refused over [`XLSX_MAX_ROWS`] rows.
+//!
+//! The query decides what is exported: a caller limiting a rights holder to their own
+//! works sets [`MatchQuery::owner`] before exporting.
 //!
 //! Rights holders choose work ids and titles, and pages choose their own text, so a cell
 //! may begin like a spreadsheet formula (`=HYPERLINK(...)`): every CSV cell goes through
-//! [`csv_cell`] (also used by the API's export), and XLSX cells are written as strings,
-//! never as formulas.
+//! [`csv_cell`], and XLSX cells are written as strings or numbers, never as formulas.
+//! JSON values are as stored. Times are RFC 3339 in UTC.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::io::Write;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use zhiwen_store::{Match, MatchFilter, Stores, Timestamp};
+use zhiwen_store::{MatchCursor, MatchQuery, MatchRowWithEvidence, MatchSort, Stores, Timestamp};
 
 use crate::{MatcherError, Result};
+
+/// Rows read from the store at a time.
+pub const PAGE: u32 = 500;
+
+/// Largest XLSX export (the sheet's row limit, minus the header).
+pub const XLSX_MAX_ROWS: u64 = 1_048_575;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExportFormat {
-    /// Comma-separated values, UTF-8 with BOM.
+    /// Comma-separated values, UTF-8 with BOM, a header line first.
     Csv,
-    /// Excel workbook, one sheet `matches`.
+    /// Excel workbook, one sheet `matches`, a bold header row first.
     Xlsx,
-    /// JSON Lines: one object per match.
-    Json,
+    /// JSON Lines: one object per match and line.
+    JsonLines,
+    /// One JSON array of objects.
+    JsonArray,
 }
 
 impl FromStr for ExportFormat {
     type Err = MatcherError;
+    /// `csv`, `xlsx`, `json` (an array) or `jsonl` (JSON Lines).
     fn from_str(s: &str) -> Result<Self> {
         match s.to_ascii_lowercase().as_str() {
             "csv" => Ok(ExportFormat::Csv),
             "xlsx" => Ok(ExportFormat::Xlsx),
-            "json" | "jsonl" => Ok(ExportFormat::Json),
-            other => Err(MatcherError::Config(format!("unknown export format {other:?} (csv, xlsx, json)"))),
+            "json" => Ok(ExportFormat::JsonArray),
+            "jsonl" => Ok(ExportFormat::JsonLines),
+            other => Err(MatcherError::Config(format!("unknown export format {other:?} (csv, xlsx, json, jsonl)"))),
         }
     }
 }
 
-/// The column names, in order.
-pub const COLUMNS: [&str; 12] = [
+impl ExportFormat {
+    /// The media type of the output.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "text/csv; charset=utf-8",
+            ExportFormat::Xlsx => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            ExportFormat::JsonLines => "application/x-ndjson",
+            ExportFormat::JsonArray => "application/json",
+        }
+    }
+
+    /// The file name extension of the output.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Xlsx => "xlsx",
+            ExportFormat::JsonLines => "jsonl",
+            ExportFormat::JsonArray => "json",
+        }
+    }
+}
+
+/// The column names, in order (the CSV header, the XLSX header row, the JSON keys).
+pub const COLUMNS: [&str; 19] = [
+    "match_id",
+    "work_id",
+    "owner",
     "work_external_id",
     "work_title",
+    "section_ordinal",
     "section_title",
-    "page_url",
+    "page_id",
+    "url",
     "site",
     "kind",
     "score",
+    "duplicate",
+    "copied_chars",
     "first_seen",
     "last_seen",
-    "review_status",
+    "status",
     "evidence_section",
     "evidence_page",
 ];
@@ -70,128 +117,129 @@ pub fn csv_cell(value: &str) -> Cow<'_, str> {
     }
 }
 
-/// One exported line.
+/// One exported match: the fields of [`COLUMNS`], in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportRow {
+    /// Match id.
+    pub match_id: i64,
+    /// Work id.
+    pub work_id: i64,
+    /// Owner of the work.
+    pub owner: String,
     /// The owner's id of the work.
     pub work_external_id: String,
     /// Work title.
     pub work_title: String,
+    /// Position of the section in its work.
+    pub section_ordinal: u32,
     /// Section heading.
     pub section_title: String,
+    /// Page id.
+    pub page_id: i64,
     /// Page URL.
-    pub page_url: String,
+    pub url: String,
     /// Host.
     pub site: String,
     /// `identical`, `near_duplicate`, `excerpt` or `embedded`.
     pub kind: String,
     /// Verdict score (0..=1).
     pub score: f64,
+    /// A copy by the verdict.
+    pub duplicate: bool,
+    /// Characters of the section found on the page.
+    pub copied_chars: u64,
     /// First seen, RFC 3339 UTC.
     pub first_seen: String,
     /// Last seen, RFC 3339 UTC.
     pub last_seen: String,
     /// Review status.
-    pub review_status: String,
+    pub status: String,
     /// Longest evidence passage, section side.
     pub evidence_section: String,
     /// The same passage, page side.
     pub evidence_page: String,
 }
 
+/// A cell: text, or a number (a number cell in XLSX).
+enum Cell<'a> {
+    Text(Cow<'a, str>),
+    Number(f64, String),
+}
+
 impl ExportRow {
-    fn cells(&self) -> [String; 12] {
+    /// The exported form of a listed match.
+    pub fn new(m: MatchRowWithEvidence) -> Result<Self> {
+        let MatchRowWithEvidence { row: r, evidence_section, evidence_page } = m;
+        Ok(ExportRow {
+            match_id: r.id,
+            work_id: r.work_id,
+            owner: r.owner,
+            work_external_id: r.work_external_id,
+            work_title: r.work_title,
+            section_ordinal: r.section_ordinal,
+            section_title: r.section_title,
+            page_id: r.page_id,
+            url: r.url,
+            site: r.site,
+            kind: r.kind,
+            score: r.score,
+            duplicate: r.duplicate,
+            copied_chars: r.copied_chars,
+            first_seen: rfc3339(r.first_seen)?,
+            last_seen: rfc3339(r.last_seen)?,
+            status: r.status.as_str().to_owned(),
+            evidence_section,
+            evidence_page,
+        })
+    }
+
+    /// The cells, in the order of [`COLUMNS`].
+    fn cells(&self) -> [Cell<'_>; 19] {
+        fn text(s: &str) -> Cell<'_> {
+            Cell::Text(Cow::Borrowed(s))
+        }
+        let id = |v: i64| Cell::Number(v as f64, v.to_string());
         [
-            self.work_external_id.clone(),
-            self.work_title.clone(),
-            self.section_title.clone(),
-            self.page_url.clone(),
-            self.site.clone(),
-            self.kind.clone(),
-            format!("{:.4}", self.score),
-            self.first_seen.clone(),
-            self.last_seen.clone(),
-            self.review_status.clone(),
-            self.evidence_section.clone(),
-            self.evidence_page.clone(),
+            id(self.match_id),
+            id(self.work_id),
+            text(&self.owner),
+            text(&self.work_external_id),
+            text(&self.work_title),
+            Cell::Number(self.section_ordinal.into(), self.section_ordinal.to_string()),
+            text(&self.section_title),
+            id(self.page_id),
+            text(&self.url),
+            text(&self.site),
+            text(&self.kind),
+            Cell::Number(self.score, format!("{:.4}", self.score)),
+            Cell::Text(Cow::Owned(self.duplicate.to_string())),
+            Cell::Number(self.copied_chars as f64, self.copied_chars.to_string()),
+            text(&self.first_seen),
+            text(&self.last_seen),
+            text(&self.status),
+            text(&self.evidence_section),
+            text(&self.evidence_page),
         ]
     }
 }
 
-fn rfc3339(t: Timestamp) -> String {
-    t.to_offset().format(&time::format_description::well_known::Rfc3339).unwrap_or_else(|_| t.0.to_string())
+/// A time as RFC 3339 in UTC (`2025-11-21T08:30:00.123Z`), the one format of the export.
+fn rfc3339(t: Timestamp) -> Result<String> {
+    t.to_offset()
+        .format(&time::format_description::well_known::Rfc3339)
+        .map_err(|e| MatcherError::Export(format!("time {} as RFC 3339: {e}", t.0)))
 }
 
-/// Resolves ids to names, once each.
-struct Names<'a> {
-    stores: &'a Stores,
-    works: HashMap<i64, (String, String)>,
-    sections: HashMap<i64, String>,
-    pages: HashMap<i64, String>,
-}
-
-impl Names<'_> {
-    async fn row(&mut self, m: &Match) -> Result<ExportRow> {
-        if !self.works.contains_key(&m.work_id) {
-            let w = self.stores.queries.work_summary(m.work_id).await?;
-            let v = w.map(|w| (w.external_id, w.title)).unwrap_or_default();
-            self.works.insert(m.work_id, v);
-        }
-        if !self.sections.contains_key(&m.section_id) {
-            let s = self.stores.works.get_section(m.section_id).await?;
-            self.sections.insert(m.section_id, s.map(|s| s.title).unwrap_or_default());
-        }
-        if !self.pages.contains_key(&m.page_id) {
-            let p = self.stores.pages.get_page(m.page_id).await?;
-            self.pages.insert(m.page_id, p.map(|p| p.url).unwrap_or_default());
-        }
-        let (work_external_id, work_title) = self.works.get(&m.work_id).cloned().unwrap_or_default();
-        let top = m.comparison.evidence.iter().max_by_key(|e| e.chars);
-        Ok(ExportRow {
-            work_external_id,
-            work_title,
-            section_title: self.sections.get(&m.section_id).cloned().unwrap_or_default(),
-            page_url: self.pages.get(&m.page_id).cloned().unwrap_or_default(),
-            site: m.site.clone(),
-            kind: m.kind.clone(),
-            score: m.score,
-            first_seen: rfc3339(m.first_seen),
-            last_seen: rfc3339(m.last_seen),
-            review_status: m.status.as_str().to_owned(),
-            evidence_section: top.map(|e| e.a_text.clone()).unwrap_or_default(),
-            evidence_page: top.map(|e| e.b_text.clone()).unwrap_or_default(),
-        })
-    }
-}
-
-/// Write every match passing `filter` to `out` in `format`; returns the number of rows.
-/// The kind is the one the matcher recorded with the match.
-pub async fn export_matches<W: Write + Send>(
-    stores: &Stores,
-    filter: &MatchFilter,
-    format: ExportFormat,
-    out: W,
-) -> Result<u64> {
-    let mut names = Names { stores, works: HashMap::new(), sections: HashMap::new(), pages: HashMap::new() };
-    let mut sink = Sink::new(format, out)?;
-    let (mut after, mut rows) = (0i64, 0u64);
-    loop {
-        let page = stores.matches.list_matches(filter, after, 500).await?;
-        let Some(last) = page.last() else { break };
-        after = last.id;
-        for m in &page {
-            let row = names.row(m).await?;
-            rows += 1;
-            sink.row(&row, rows)?;
-        }
-    }
-    sink.finish()?;
-    Ok(rows)
+/// Writes rows in one format to `W`.
+pub struct Exporter<W: Write + Send> {
+    sink: Sink<W>,
+    rows: u64,
 }
 
 enum Sink<W: Write + Send> {
     Csv(Box<csv::Writer<W>>),
-    Json(W),
+    JsonLines(W),
+    JsonArray(W),
     Xlsx(Box<rust_xlsxwriter::Workbook>, W),
 }
 
@@ -203,16 +251,25 @@ fn csv_err(e: csv::Error) -> MatcherError {
     MatcherError::Export(format!("csv: {e}"))
 }
 
-impl<W: Write + Send> Sink<W> {
-    fn new(format: ExportFormat, mut out: W) -> Result<Self> {
-        Ok(match format {
+fn json_err(e: serde_json::Error) -> MatcherError {
+    MatcherError::Export(format!("json: {e}"))
+}
+
+impl<W: Write + Send> Exporter<W> {
+    /// Start an export to `out` (the CSV byte-order mark and header, the XLSX header row).
+    pub fn new(format: ExportFormat, mut out: W) -> Result<Self> {
+        let sink = match format {
             ExportFormat::Csv => {
                 out.write_all("\u{feff}".as_bytes())?;
                 let mut w = csv::Writer::from_writer(out);
                 w.write_record(COLUMNS).map_err(csv_err)?;
                 Sink::Csv(Box::new(w))
             }
-            ExportFormat::Json => Sink::Json(out),
+            ExportFormat::JsonLines => Sink::JsonLines(out),
+            ExportFormat::JsonArray => {
+                out.write_all(b"[")?;
+                Sink::JsonArray(out)
+            }
             ExportFormat::Xlsx => {
                 let mut book = rust_xlsxwriter::Workbook::new();
                 let sheet = book.add_worksheet();
@@ -223,48 +280,174 @@ impl<W: Write + Send> Sink<W> {
                 }
                 Sink::Xlsx(Box::new(book), out)
             }
-        })
+        };
+        Ok(Exporter { sink, rows: 0 })
     }
 
-    fn row(&mut self, row: &ExportRow, n: u64) -> Result<()> {
-        match self {
-            Sink::Csv(w) => w.write_record(row.cells().iter().map(|c| csv_cell(c).into_owned())).map_err(csv_err),
-            Sink::Json(w) => {
-                serde_json::to_writer(&mut *w, row).map_err(|e| MatcherError::Export(format!("json: {e}")))?;
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Write one row.
+    pub fn write(&mut self, row: &ExportRow) -> Result<()> {
+        match &mut self.sink {
+            Sink::Csv(w) => {
+                let cells = row.cells();
+                let cells = cells.iter().map(|c| match c {
+                    Cell::Text(s) => csv_cell(s),
+                    Cell::Number(_, s) => csv_cell(s),
+                });
+                w.write_record(cells.map(|c| c.into_owned())).map_err(csv_err)?;
+            }
+            Sink::JsonLines(w) => {
+                serde_json::to_writer(&mut *w, row).map_err(json_err)?;
                 w.write_all(b"\n")?;
-                Ok(())
+            }
+            Sink::JsonArray(w) => {
+                w.write_all(if self.rows == 0 { b"\n" } else { b",\n" })?;
+                serde_json::to_writer(&mut *w, row).map_err(json_err)?;
             }
             Sink::Xlsx(book, _) => {
-                let sheet = book.worksheet_from_index(0).map_err(xlsx_err)?;
-                let r = u32::try_from(n).map_err(|_| MatcherError::Export("too many rows for xlsx".into()))?;
-                for (c, v) in row.cells().iter().enumerate() {
-                    // `write_string`: a string cell whatever it begins with (never a formula).
-                    if c == 6 {
-                        sheet.write_number(r, c as u16, row.score).map_err(xlsx_err)?;
-                    } else {
-                        sheet.write_string(r, c as u16, v).map_err(xlsx_err)?;
-                    }
+                if self.rows >= XLSX_MAX_ROWS {
+                    return Err(MatcherError::ExportTooLarge { format: "XLSX", limit: XLSX_MAX_ROWS });
                 }
-                Ok(())
+                let sheet = book.worksheet_from_index(0).map_err(xlsx_err)?;
+                let r = u32::try_from(self.rows + 1).map_err(|_| MatcherError::Export("xlsx row number".into()))?;
+                for (c, cell) in row.cells().iter().enumerate() {
+                    // `write_string`: a string cell whatever it begins with (never a formula).
+                    match cell {
+                        Cell::Text(s) => sheet.write_string(r, c as u16, s.as_ref()).map_err(xlsx_err)?,
+                        Cell::Number(v, _) => sheet.write_number(r, c as u16, *v).map_err(xlsx_err)?,
+                    };
+                }
             }
         }
+        self.rows += 1;
+        Ok(())
     }
 
-    fn finish(self) -> Result<()> {
-        match self {
-            Sink::Csv(mut w) => w.flush().map_err(MatcherError::Io),
-            Sink::Json(mut w) => w.flush().map_err(MatcherError::Io),
-            Sink::Xlsx(mut book, mut out) => {
-                book.save_to_writer(&mut out).map_err(xlsx_err)?;
-                out.flush().map_err(MatcherError::Io)
+    /// Pass what is written so far on to `W` (nothing for XLSX, written at the end).
+    pub fn flush(&mut self) -> Result<()> {
+        match &mut self.sink {
+            Sink::Csv(w) => w.flush()?,
+            Sink::JsonLines(w) | Sink::JsonArray(w) => w.flush()?,
+            Sink::Xlsx(..) => {}
+        }
+        Ok(())
+    }
+
+    /// End the export (the JSON array's bracket, the XLSX workbook) and return `W`, flushed.
+    pub fn finish(self) -> Result<W> {
+        let mut out = match self.sink {
+            Sink::Csv(w) => w.into_inner().map_err(|e| MatcherError::Io(e.into_error()))?,
+            Sink::JsonLines(w) => w,
+            Sink::JsonArray(mut w) => {
+                w.write_all(b"\n]\n")?;
+                w
+            }
+            Sink::Xlsx(mut book, mut w) => {
+                book.save_to_writer(&mut w).map_err(xlsx_err)?;
+                w
+            }
+        };
+        out.flush()?;
+        Ok(out)
+    }
+}
+
+/// Where an [`ExportStream`] has its exporter write: the stream takes the bytes out after
+/// each page.
+#[derive(Clone, Default)]
+struct ChunkBuf(Arc<Mutex<Vec<u8>>>);
+
+impl ChunkBuf {
+    fn take(&self) -> Vec<u8> {
+        // A panic while holding the lock leaves bytes, not a broken invariant: take them.
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Write for ChunkBuf {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The export of a query as a sequence of byte chunks, one per [`PAGE`] of rows read
+/// (the last one closes the format): what an HTTP response streams. Memory stays at one
+/// page of rows and its bytes (XLSX: the whole workbook, built until the last chunk).
+pub struct ExportStream {
+    stores: Stores,
+    query: MatchQuery,
+    sort: MatchSort,
+    after: Option<MatchCursor>,
+    read_all: bool,
+    rows: u64,
+    buf: ChunkBuf,
+    exporter: Option<Exporter<ChunkBuf>>,
+}
+
+impl ExportStream {
+    /// The export of the matches passing `query`, in `sort` order.
+    pub fn new(stores: Stores, query: MatchQuery, sort: MatchSort, format: ExportFormat) -> Result<Self> {
+        let buf = ChunkBuf::default();
+        let exporter = Some(Exporter::new(format, buf.clone())?);
+        Ok(ExportStream { stores, query, sort, after: None, read_all: false, rows: 0, buf, exporter })
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The next chunk of the output; `None` once all of it was handed out.
+    pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>> {
+        let Some(exporter) = self.exporter.as_mut() else { return Ok(None) };
+        if !self.read_all {
+            let page =
+                self.stores.queries.query_matches_with_evidence(&self.query, self.sort, self.after, PAGE).await?;
+            self.read_all = page.len() < PAGE as usize;
+            self.after = page.last().map(|m| MatchCursor { value: m.row.sort_value(self.sort.key), id: m.row.id });
+            for m in page {
+                exporter.write(&ExportRow::new(m)?)?;
+                self.rows += 1;
+            }
+            if !self.read_all {
+                exporter.flush()?;
+                return Ok(Some(self.buf.take()));
             }
         }
+        let Some(exporter) = self.exporter.take() else { return Ok(None) };
+        exporter.finish()?;
+        Ok(Some(self.buf.take()))
     }
+}
+
+/// Write the export of the matches passing `query`, in `sort` order, to `out`; returns
+/// the number of rows.
+pub async fn export_matches<W: Write + Send>(
+    stores: &Stores,
+    query: &MatchQuery,
+    sort: MatchSort,
+    format: ExportFormat,
+    mut out: W,
+) -> Result<u64> {
+    let mut stream = ExportStream::new(stores.clone(), query.clone(), sort, format)?;
+    while let Some(chunk) = stream.next_chunk().await? {
+        out.write_all(&chunk)?;
+    }
+    out.flush()?;
+    Ok(stream.rows())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::csv_cell;
+    use super::*;
 
     #[test]
     fn cells_that_a_spreadsheet_would_run_as_formulas_are_neutralised() {
@@ -282,5 +465,26 @@ mod tests {
         for plain in ["", "红楼梦", "hlm-001", "0.9000", "http://pirate.example/=1", " =1", "'=1"] {
             assert_eq!(csv_cell(plain), plain, "{plain:?}");
         }
+    }
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        assert_eq!(rfc3339(Timestamp(1_763_683_200_000)).unwrap(), "2025-11-21T00:00:00Z");
+        assert_eq!(rfc3339(Timestamp(1_763_683_200_123)).unwrap(), "2025-11-21T00:00:00.123Z");
+    }
+
+    #[test]
+    fn formats_by_name() {
+        assert_eq!("CSV".parse::<ExportFormat>().unwrap(), ExportFormat::Csv);
+        assert_eq!("json".parse::<ExportFormat>().unwrap(), ExportFormat::JsonArray);
+        assert_eq!("jsonl".parse::<ExportFormat>().unwrap(), ExportFormat::JsonLines);
+        assert_eq!("xlsx".parse::<ExportFormat>().unwrap(), ExportFormat::Xlsx);
+        assert!("pdf".parse::<ExportFormat>().is_err());
+    }
+
+    #[test]
+    fn an_empty_json_array_is_still_an_array() {
+        let out = Exporter::new(ExportFormat::JsonArray, Vec::new()).unwrap().finish().unwrap();
+        assert_eq!(serde_json::from_slice::<serde_json::Value>(&out).unwrap(), serde_json::json!([]));
     }
 }

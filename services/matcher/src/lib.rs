@@ -8,7 +8,7 @@
 //! against stored pages), the suppression of shared boilerplate ([`boilerplate`]), the
 //! matching task with checkpoints, run by one process or shared by scale-out workers
 //! through Redis Streams ([`task`], [`task::streams`]), the daily schedule ([`schedule`]), the
-//! analysts' export ([`export`]), the webhook for new matches ([`webhook`]) and how a
+//! one match export of the command line and the API ([`export`]), the webhook for new matches ([`webhook`]) and how a
 //! stored page becomes text ([`page_text`], which the API's evidence views use too).
 //!
 //! It must not touch the algorithms (the core owns fingerprints, measures and verdicts;

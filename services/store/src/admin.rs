@@ -1,7 +1,7 @@
-//! What the admin API needs beyond the pipeline's stores: API keys ([`KeyStore`]) and
-//! the dashboard's queries ([`QueryStore`]: match listings with an owner scope, sorting
-//! and keyset cursors, grouped counts for statistics, work search and deletion, page
-//! search). Both backends implement them (`keys.rs` and `queries.rs` of `sqlite/` and
+//! What the admin API and the exports need beyond the pipeline's stores: API keys
+//! ([`KeyStore`]) and the dashboard's queries ([`QueryStore`]: match listings by
+//! [`MatchQuery`] with sorting and keyset cursors, with or without the evidence the
+//! exports show, grouped counts for statistics, work search and deletion, page search). Both backends implement them (`keys.rs` and `queries.rs` of `sqlite/` and
 //! `mongo/`).
 
 use async_trait::async_trait;
@@ -132,39 +132,6 @@ pub trait KeyStore: Send + Sync {
 // ---------------------------------------------------------------------------------
 // Queries of the dashboard
 
-/// Filters of a match query; `None` means "any". All given filters must hold.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MatchQuery {
-    /// Of works of this owner.
-    pub owner: Option<String>,
-    /// Of this work.
-    pub work_id: Option<i64>,
-    /// Of this section.
-    pub section_id: Option<i64>,
-    /// On this page.
-    pub page_id: Option<i64>,
-    /// On this host.
-    pub site: Option<String>,
-    /// Of this kind of copy (one of [`MATCH_KINDS`](crate::MATCH_KINDS)).
-    pub kind: Option<String>,
-    /// In this review status.
-    pub status: Option<ReviewStatus>,
-    /// In none of these statuses.
-    pub not_status: Vec<ReviewStatus>,
-    /// Score at least.
-    pub min_score: Option<f64>,
-    /// Score at most.
-    pub max_score: Option<f64>,
-    /// Last seen at or after.
-    pub last_seen_from: Option<Timestamp>,
-    /// Last seen before.
-    pub last_seen_until: Option<Timestamp>,
-    /// First seen at or after.
-    pub first_seen_from: Option<Timestamp>,
-    /// First seen before.
-    pub first_seen_until: Option<Timestamp>,
-}
-
 /// The sort key of a match listing (ties broken by id in the same direction).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -253,6 +220,41 @@ impl MatchRow {
     }
 }
 
+/// A listed match with the longest passage of its evidence, as both sides quote it:
+/// what an export shows of a match ([`QueryStore::query_matches_with_evidence`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatchRowWithEvidence {
+    /// The match as listed.
+    pub row: MatchRow,
+    /// The longest evidence passage, section side (empty without evidence).
+    pub evidence_section: String,
+    /// The same passage, page side.
+    pub evidence_page: String,
+}
+
+impl MatchRowWithEvidence {
+    /// `row` with the longest passage of the comparison stored as `json` (of equally
+    /// long ones the last, as `Iterator::max_by_key` picks).
+    pub(crate) fn from_comparison(row: MatchRow, json: &[u8]) -> StoreResult<Self> {
+        #[derive(Deserialize)]
+        struct Passages {
+            #[serde(default)]
+            evidence: Vec<Passage>,
+        }
+        #[derive(Deserialize)]
+        struct Passage {
+            a_text: String,
+            b_text: String,
+            chars: usize,
+        }
+        let p: Passages = serde_json::from_slice(json)
+            .map_err(|e| StoreError::corrupt(format!("comparison of match {}", row.id), e))?;
+        let top = p.evidence.into_iter().max_by_key(|e| e.chars);
+        let (evidence_section, evidence_page) = top.map(|e| (e.a_text, e.b_text)).unwrap_or_default();
+        Ok(MatchRowWithEvidence { row, evidence_section, evidence_page })
+    }
+}
+
 /// What match counts are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -334,6 +336,15 @@ pub trait QueryStore: Send + Sync {
         after: Option<MatchCursor>,
         limit: u32,
     ) -> StoreResult<Vec<MatchRow>>;
+    /// [`QueryStore::query_matches`] with each match's longest evidence passage, read in
+    /// the same joined read (the comparison comes with the row): for the exports.
+    async fn query_matches_with_evidence(
+        &self,
+        q: &MatchQuery,
+        sort: MatchSort,
+        after: Option<MatchCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<MatchRowWithEvidence>>;
     /// Number of matches passing `q`, grouped by `by`, sorted by count descending then
     /// key; ids are given as decimal strings.
     async fn group_matches(&self, q: &MatchQuery, by: MatchGroup) -> StoreResult<Vec<(String, u64)>>;

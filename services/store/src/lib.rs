@@ -20,8 +20,8 @@
 //! | file | holds |
 //! |---|---|
 //! | `traits.rs` | the pipeline's traits; a single-record method that is a batch of one is a default method there |
-//! | `admin.rs` | the admin API's traits ([`KeyStore`], [`QueryStore`]) and their types |
-//! | `model.rs` | the records the stores keep, shared by both backends |
+//! | `admin.rs` | the admin API's and the exports' traits ([`KeyStore`], [`QueryStore`]) and their types |
+//! | `model.rs` | the records the stores keep, shared by both backends, and the one query of matches ([`MatchQuery`]) |
 //! | `config.rs` | [`StoreConfig`]: which backend, where, how many SQLite readers |
 //! | `error.rs` | [`StoreError`] |
 //! | `codec.rs`, `fingerprint_blob.rs` | validation, URL normalisation, compression, hashes; the binary form of fingerprints |

@@ -499,42 +499,41 @@ pub struct Match {
     pub review_log: Vec<ReviewEvent>,
 }
 
-/// Filters for listing matches; `None` means "any". All given filters must hold.
+/// The one query of matches: the filters of the pipeline's listing
+/// ([`MatchStore::list_matches`](crate::MatchStore::list_matches)), the dashboard's
+/// listings, counts and statistics ([`QueryStore`](crate::QueryStore)) and the exports.
+/// `None` (or empty) means "any"; all given filters must hold. Both backends apply it
+/// identically.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MatchFilter {
+pub struct MatchQuery {
+    /// Of works of this owner (the API sets it for a rights holder: their works only).
+    pub owner: Option<String>,
     /// Of this work.
     pub work_id: Option<i64>,
     /// Of this section.
     pub section_id: Option<i64>,
+    /// On this page.
+    pub page_id: Option<i64>,
     /// On this host.
     pub site: Option<String>,
     /// Of this kind of copy (one of [`MATCH_KINDS`]).
     pub kind: Option<String>,
     /// In this review status.
     pub status: Option<ReviewStatus>,
+    /// In none of these statuses.
+    pub not_status: Vec<ReviewStatus>,
     /// Score at least.
     pub min_score: Option<f64>,
     /// Score at most.
     pub max_score: Option<f64>,
     /// Last seen at or after.
-    pub seen_from: Option<Timestamp>,
+    pub last_seen_from: Option<Timestamp>,
     /// Last seen before.
-    pub seen_until: Option<Timestamp>,
-}
-
-/// Counts of matches for statistics (each list sorted by its key).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MatchStats {
-    /// All matches the filter selects.
-    pub total: u64,
-    /// By review status.
-    pub by_status: Vec<(ReviewStatus, u64)>,
-    /// By host.
-    pub by_site: Vec<(String, u64)>,
-    /// By work id.
-    pub by_work: Vec<(i64, u64)>,
-    /// By UTC day of first sighting (`YYYY-MM-DD`).
-    pub by_day: Vec<(String, u64)>,
+    pub last_seen_until: Option<Timestamp>,
+    /// First seen at or after.
+    pub first_seen_from: Option<Timestamp>,
+    /// First seen before.
+    pub first_seen_until: Option<Timestamp>,
 }
 
 // ---------------------------------------------------------------------------------

@@ -164,10 +164,10 @@ pub trait MatchStore: Send + Sync {
         note: Option<&str>,
         at: Timestamp,
     ) -> StoreResult<Outcome>;
-    /// Matches passing `filter` with id greater than `after_id`, ascending, at most `limit`.
-    async fn list_matches(&self, filter: &MatchFilter, after_id: i64, limit: u32) -> StoreResult<Vec<Match>>;
-    /// Counts of matches passing `filter`.
-    async fn match_stats(&self, filter: &MatchFilter) -> StoreResult<MatchStats>;
+    /// Matches passing `q`, whole (comparison and review trail), with id greater than
+    /// `after_id`, ascending, at most `limit`. Listings that show rather than process
+    /// matches read [`QueryStore::query_matches`](crate::QueryStore::query_matches).
+    async fn list_matches(&self, q: &MatchQuery, after_id: i64, limit: u32) -> StoreResult<Vec<Match>>;
 }
 
 /// Persisted tasks (matching runs and other jobs), driven by one worker loop.

@@ -15,7 +15,7 @@ use zhiwen_index::{CandidateIndex, EmbeddedIndex, Namespace};
 use zhiwen_matcher::catalogue::CatalogueProfile;
 use zhiwen_matcher::task::{run_match_task, NoProgress, Scope, TaskControl, TaskSpec};
 use zhiwen_matcher::{Matcher, MatcherConfig};
-use zhiwen_store::{MatchFilter, NewPage, NewSection, NewWork, PageSource, StoreConfig, Timestamp};
+use zhiwen_store::{MatchQuery, NewPage, NewSection, NewWork, PageSource, StoreConfig, Timestamp};
 
 use crate::cli::{EvalArgs, EvalDirection, EvalSize};
 use crate::output::outln;
@@ -134,7 +134,7 @@ impl PipelineDetector {
         }
         let mut after = 0;
         loop {
-            let ms = stores.matches.list_matches(&MatchFilter::default(), after, 500).await?;
+            let ms = stores.matches.list_matches(&MatchQuery::default(), after, 500).await?;
             let Some(last) = ms.last() else { break };
             after = last.id;
             for m in ms {

@@ -1,5 +1,5 @@
 use zhiwen_matcher::MatcherConfig;
-use zhiwen_store::{MatchFilter, Stores};
+use zhiwen_store::{MatchQuery, Stores};
 
 use crate::support::*;
 
@@ -13,7 +13,7 @@ fn copy_with(comment: &str) -> Vec<u8> {
 
 /// The stored matches of one page: (section, kind, score, comparison).
 async fn matches_of(stores: &Stores, page_id: i64) -> Vec<(i64, String, u64, serde_json::Value)> {
-    let all = stores.matches.list_matches(&MatchFilter::default(), 0, 100).await.expect("list");
+    let all = stores.matches.list_matches(&MatchQuery::default(), 0, 100).await.expect("list");
     let mut out: Vec<_> = all
         .into_iter()
         .filter(|m| m.page_id == page_id)

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use mongodb::bson::{doc, Bson, Document};
 use serde::Deserialize;
 
-use super::fields::{corrupt, date, float, insert_range, num, opt_string, string, time};
+use super::fields::{corrupt, date, float, num, opt_string, string, time};
 use super::ids::{Target, BATCH_READ};
 use super::{collect, MongoStore};
 use crate::codec::*;
@@ -15,28 +15,6 @@ use crate::error::is_mongo_duplicate;
 use crate::model::*;
 use crate::traits::{MatchStore, StoreResult};
 use crate::StoreError;
-
-fn match_filter(f: &MatchFilter) -> Document {
-    let mut d = Document::new();
-    if let Some(v) = f.work_id {
-        d.insert("work_id", v);
-    }
-    if let Some(v) = f.section_id {
-        d.insert("section_id", v);
-    }
-    if let Some(v) = &f.site {
-        d.insert("site", v.to_lowercase());
-    }
-    if let Some(v) = &f.kind {
-        d.insert("kind", v.clone());
-    }
-    if let Some(v) = f.status {
-        d.insert("status", v.as_str());
-    }
-    insert_range(&mut d, "score", ("$gte", f.min_score), ("$lte", f.max_score));
-    insert_range(&mut d, "last_seen", ("$gte", f.seen_from.map(date)), ("$lt", f.seen_until.map(date)));
-    d
-}
 
 impl MongoStore {
     pub(super) async fn match_from(&self, d: Document) -> StoreResult<Match> {
@@ -288,51 +266,13 @@ impl MatchStore for MongoStore {
         Ok(Outcome::Updated)
     }
 
-    async fn list_matches(&self, filter: &MatchFilter, after_id: i64, limit: u32) -> StoreResult<Vec<Match>> {
+    async fn list_matches(&self, q: &MatchQuery, after_id: i64, limit: u32) -> StoreResult<Vec<Match>> {
         let limit = check_limit(limit)?;
-        let docs = self.scan(Target::ids("matches"), match_filter(filter), after_id, limit, None).await?;
+        let docs = self.scan(Target::ids("matches"), self.query_filter(q).await?, after_id, limit, None).await?;
         let mut out = Vec::with_capacity(docs.len());
         for d in docs {
             out.push(self.match_from(d).await?);
         }
         Ok(out)
-    }
-
-    async fn match_stats(&self, filter: &MatchFilter) -> StoreResult<MatchStats> {
-        let f = match_filter(filter);
-        let total = self.coll("matches").count_documents(f.clone()).await?;
-        let mut by_status = Vec::new();
-        for (k, n) in self.count_by(&f, "status").await? {
-            let s = k.as_str().and_then(ReviewStatus::parse).ok_or_else(|| StoreError::corrupt("match status", &k))?;
-            by_status.push((s, n));
-        }
-        by_status.sort();
-        let strings = |v: Vec<(Bson, u64)>| -> StoreResult<Vec<(String, u64)>> {
-            let mut out = v
-                .into_iter()
-                .map(|(k, n)| {
-                    k.as_str().map(|s| (s.to_owned(), n)).ok_or_else(|| StoreError::corrupt("match group key", &k))
-                })
-                .collect::<StoreResult<Vec<_>>>()?;
-            out.sort();
-            Ok(out)
-        };
-        let mut by_work = Vec::new();
-        for (k, n) in self.count_by(&f, "work_id").await? {
-            let w = match k {
-                Bson::Int64(v) => v,
-                Bson::Int32(v) => v as i64,
-                other => return Err(StoreError::corrupt("match work id", other)),
-            };
-            by_work.push((w, n));
-        }
-        by_work.sort();
-        Ok(MatchStats {
-            total,
-            by_status,
-            by_site: strings(self.count_by(&f, "site").await?)?,
-            by_work,
-            by_day: strings(self.count_by(&f, "first_day").await?)?,
-        })
     }
 }

@@ -42,8 +42,9 @@ impl MongoStore {
         docs.iter().map(|d| num(d, "_id")).collect()
     }
 
-    /// The filter document of `q` (the owner resolved to its work ids).
-    async fn query_filter(&self, q: &MatchQuery) -> StoreResult<Document> {
+    /// The filter document of `q` (the owner resolved to its work ids): the one
+    /// translation of the query, for the pipeline's listing and the dashboard's alike.
+    pub(super) async fn query_filter(&self, q: &MatchQuery) -> StoreResult<Document> {
         let mut clauses: Vec<Document> = Vec::new();
         if let Some(o) = &q.owner {
             clauses.push(doc! {"work_id": {"$in": self.owner_work_ids(o).await?}});
@@ -108,19 +109,18 @@ impl MongoStore {
     }
 }
 
-fn status_of(id: i64, s: String) -> StoreResult<ReviewStatus> {
-    ReviewStatus::parse(&s).ok_or_else(|| StoreError::corrupt(format!("status of match {id}"), s))
-}
-
-#[async_trait]
-impl QueryStore for MongoStore {
-    async fn query_matches(
+impl MongoStore {
+    /// The listing of [`QueryStore::query_matches`]: one read of the matches, then one of
+    /// their works, sections and pages each; with each match's comparison (its JSON)
+    /// when `with_comparison`.
+    async fn listing(
         &self,
         q: &MatchQuery,
         sort: MatchSort,
         after: Option<MatchCursor>,
         limit: u32,
-    ) -> StoreResult<Vec<MatchRow>> {
+        with_comparison: bool,
+    ) -> StoreResult<Vec<(MatchRow, Option<Vec<u8>>)>> {
         let limit = check_limit(limit)?;
         let mut filter = self.query_filter(q).await?;
         let field = sort_field(sort.key);
@@ -143,11 +143,14 @@ impl QueryStore for MongoStore {
         } else {
             doc! {field: dir, "_id": dir}
         };
-        // Without the comparison: its two listed fields are stored beside it (migration 7).
-        let docs = collect(
-            self.coll("matches").find(filter).sort(sort_doc).limit(limit).projection(doc! {"comparison_z": 0}).await?,
-        )
-        .await?;
+        // Without the comparison unless asked for: its two listed fields are stored beside
+        // it (migration 7).
+        let coll = self.coll("matches");
+        let mut find = coll.find(filter).sort(sort_doc).limit(limit);
+        if !with_comparison {
+            find = find.projection(doc! {"comparison_z": 0});
+        }
+        let docs = collect(find.await?).await?;
         let work_ids: HashSet<i64> = docs.iter().map(|d| num(d, "work_id")).collect::<StoreResult<_>>()?;
         let section_ids: HashSet<i64> = docs.iter().map(|d| num(d, "section_id")).collect::<StoreResult<_>>()?;
         let page_ids: HashSet<i64> = docs.iter().map(|d| num(d, "page_id")).collect::<StoreResult<_>>()?;
@@ -170,29 +173,69 @@ impl QueryStore for MongoStore {
                     None => continue,
                 },
             };
-            out.push(MatchRow {
-                id,
-                work_id,
-                owner: string(w, "owner")?,
-                work_external_id: string(w, "external_id")?,
-                work_title: string(w, "title")?,
-                section_id,
-                section_ordinal: num(s, "ordinal")? as u32,
-                section_title: string(s, "title")?,
-                page_id,
-                url: string(p, "url")?,
-                site: string(&d, "site")?,
-                kind: string(&d, "kind")?,
-                score: float(&d, "score")?,
-                duplicate: d.get_bool("duplicate").unwrap_or(false),
-                copied_chars: cov.copied_chars,
-                coverage: cov.evidence_coverage_a,
-                first_seen: time(&d, "first_seen")?,
-                last_seen: time(&d, "last_seen")?,
-                status: status_of(id, string(&d, "status")?)?,
-            });
+            let comparison = if with_comparison {
+                let blob = self.get_blob(&d, &format!("matches/{id}/comparison"), "comparison").await?;
+                Some(decompress(&blob, "comparison")?)
+            } else {
+                None
+            };
+            out.push((
+                MatchRow {
+                    id,
+                    work_id,
+                    owner: string(w, "owner")?,
+                    work_external_id: string(w, "external_id")?,
+                    work_title: string(w, "title")?,
+                    section_id,
+                    section_ordinal: num(s, "ordinal")? as u32,
+                    section_title: string(s, "title")?,
+                    page_id,
+                    url: string(p, "url")?,
+                    site: string(&d, "site")?,
+                    kind: string(&d, "kind")?,
+                    score: float(&d, "score")?,
+                    duplicate: d.get_bool("duplicate").unwrap_or(false),
+                    copied_chars: cov.copied_chars,
+                    coverage: cov.evidence_coverage_a,
+                    first_seen: time(&d, "first_seen")?,
+                    last_seen: time(&d, "last_seen")?,
+                    status: status_of(id, string(&d, "status")?)?,
+                },
+                comparison,
+            ));
         }
         Ok(out)
+    }
+}
+
+fn status_of(id: i64, s: String) -> StoreResult<ReviewStatus> {
+    ReviewStatus::parse(&s).ok_or_else(|| StoreError::corrupt(format!("status of match {id}"), s))
+}
+
+#[async_trait]
+impl QueryStore for MongoStore {
+    async fn query_matches(
+        &self,
+        q: &MatchQuery,
+        sort: MatchSort,
+        after: Option<MatchCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<MatchRow>> {
+        Ok(self.listing(q, sort, after, limit, false).await?.into_iter().map(|(m, _)| m).collect())
+    }
+
+    async fn query_matches_with_evidence(
+        &self,
+        q: &MatchQuery,
+        sort: MatchSort,
+        after: Option<MatchCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<MatchRowWithEvidence>> {
+        self.listing(q, sort, after, limit, true)
+            .await?
+            .into_iter()
+            .map(|(m, json)| MatchRowWithEvidence::from_comparison(m, json.as_deref().unwrap_or(b"{}")))
+            .collect()
     }
 
     async fn group_matches(&self, q: &MatchQuery, by: MatchGroup) -> StoreResult<Vec<(String, u64)>> {

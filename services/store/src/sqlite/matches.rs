@@ -2,6 +2,7 @@
 //! review trail in `match_reviews`.
 
 use async_trait::async_trait;
+use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 
 use super::SqliteStore;
@@ -86,58 +87,66 @@ pub(super) fn finish_match(c: &Connection, m: MatchRow) -> StoreResult<Match> {
     })
 }
 
-fn filter_sql(f: &MatchFilter) -> (String, Vec<rusqlite::types::Value>) {
-    use rusqlite::types::Value;
+/// The [`MatchQuery`]'s `WHERE` clauses (over `matches m`) and their arguments: the one
+/// translation of the query, for the pipeline's listing and the dashboard's alike.
+pub(super) fn query_sql(q: &MatchQuery) -> (Vec<String>, Vec<Value>) {
     let mut clauses = Vec::new();
     let mut args: Vec<Value> = Vec::new();
     let mut push = |clause: &str, v: Value| {
         args.push(v);
         clauses.push(clause.replace('?', &format!("?{}", args.len())));
     };
-    if let Some(v) = f.work_id {
-        push("work_id = ?", Value::Integer(v));
+    if let Some(v) = &q.owner {
+        push("m.work_id IN (SELECT id FROM works WHERE owner = ?)", Value::Text(v.clone()));
     }
-    if let Some(v) = f.section_id {
-        push("section_id = ?", Value::Integer(v));
+    if let Some(v) = q.work_id {
+        push("m.work_id = ?", Value::Integer(v));
     }
-    if let Some(v) = &f.site {
-        push("site = ?", Value::Text(v.to_lowercase()));
+    if let Some(v) = q.section_id {
+        push("m.section_id = ?", Value::Integer(v));
     }
-    if let Some(v) = &f.kind {
-        push("kind = ?", Value::Text(v.clone()));
+    if let Some(v) = q.page_id {
+        push("m.page_id = ?", Value::Integer(v));
     }
-    if let Some(v) = f.status {
-        push("status = ?", Value::Text(v.as_str().into()));
+    if let Some(v) = &q.site {
+        push("m.site = ?", Value::Text(v.to_lowercase()));
     }
-    if let Some(v) = f.min_score {
-        push("score >= ?", Value::Real(v));
+    if let Some(v) = &q.kind {
+        push("m.kind = ?", Value::Text(v.clone()));
     }
-    if let Some(v) = f.max_score {
-        push("score <= ?", Value::Real(v));
+    if let Some(v) = q.status {
+        push("m.status = ?", Value::Text(v.as_str().into()));
     }
-    if let Some(v) = f.seen_from {
-        push("last_seen >= ?", Value::Integer(v.0));
+    for s in &q.not_status {
+        push("m.status <> ?", Value::Text(s.as_str().into()));
     }
-    if let Some(v) = f.seen_until {
-        push("last_seen < ?", Value::Integer(v.0));
+    if let Some(v) = q.min_score {
+        push("m.score >= ?", Value::Real(v));
     }
-    if clauses.is_empty() {
-        clauses.push("1 = 1".into());
+    if let Some(v) = q.max_score {
+        push("m.score <= ?", Value::Real(v));
     }
-    (clauses.join(" AND "), args)
+    if let Some(v) = q.last_seen_from {
+        push("m.last_seen >= ?", Value::Integer(v.0));
+    }
+    if let Some(v) = q.last_seen_until {
+        push("m.last_seen < ?", Value::Integer(v.0));
+    }
+    if let Some(v) = q.first_seen_from {
+        push("m.first_seen >= ?", Value::Integer(v.0));
+    }
+    if let Some(v) = q.first_seen_until {
+        push("m.first_seen < ?", Value::Integer(v.0));
+    }
+    (clauses, args)
 }
 
-fn count_by<K: rusqlite::types::FromSql>(
-    c: &Connection,
-    col: &str,
-    where_: &str,
-    args: &[rusqlite::types::Value],
-) -> StoreResult<Vec<(K, u64)>> {
-    let mut stmt =
-        c.prepare(&format!("SELECT {col}, COUNT(*) FROM matches WHERE {where_} GROUP BY {col} ORDER BY {col}"))?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(args.iter()), |r| Ok((r.get::<_, K>(0)?, r.get::<_, i64>(1)? as u64)))?;
-    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+pub(super) fn where_of(clauses: &[String]) -> String {
+    if clauses.is_empty() {
+        "1 = 1".into()
+    } else {
+        clauses.join(" AND ")
+    }
 }
 
 #[async_trait]
@@ -213,49 +222,24 @@ impl MatchStore for SqliteStore {
         .await
     }
 
-    async fn list_matches(&self, filter: &MatchFilter, after_id: i64, limit: u32) -> StoreResult<Vec<Match>> {
+    async fn list_matches(&self, q: &MatchQuery, after_id: i64, limit: u32) -> StoreResult<Vec<Match>> {
         let limit = check_limit(limit)?;
-        let (where_, mut args) = filter_sql(filter);
+        let (mut clauses, mut args) = query_sql(q);
+        args.push(Value::Integer(after_id));
+        clauses.push(format!("m.id > ?{}", args.len()));
+        args.push(Value::Integer(limit));
+        let sql = format!(
+            "SELECT {} FROM matches m WHERE {} ORDER BY m.id LIMIT ?{}",
+            MATCH_COLS.split(", ").map(|c| format!("m.{c}")).collect::<Vec<_>>().join(", "),
+            where_of(&clauses),
+            args.len()
+        );
         self.read(move |c| {
-            args.push(rusqlite::types::Value::Integer(after_id));
-            let after = args.len();
-            args.push(rusqlite::types::Value::Integer(limit));
-            let sql = format!(
-                "SELECT {MATCH_COLS} FROM matches WHERE {where_} AND id > ?{after} ORDER BY id LIMIT ?{}",
-                after + 1
-            );
             let rows = c
-                .prepare(&sql)?
+                .prepare_cached(&sql)?
                 .query_map(rusqlite::params_from_iter(args.iter()), match_row)?
                 .collect::<Result<Vec<_>, _>>()?;
             rows.into_iter().map(|r| finish_match(c, r)).collect()
-        })
-        .await
-    }
-
-    async fn match_stats(&self, filter: &MatchFilter) -> StoreResult<MatchStats> {
-        let (where_, args) = filter_sql(filter);
-        self.read(move |c| {
-            let total = c.query_row(
-                &format!("SELECT COUNT(*) FROM matches WHERE {where_}"),
-                rusqlite::params_from_iter(args.iter()),
-                |r| r.get::<_, i64>(0),
-            )? as u64;
-            let by_status = count_by::<String>(c, "status", &where_, &args)?
-                .into_iter()
-                .map(|(s, n)| {
-                    ReviewStatus::parse(&s).map(|s| (s, n)).ok_or_else(|| StoreError::corrupt("match status", s))
-                })
-                .collect::<StoreResult<Vec<_>>>()?;
-            let mut by_status = by_status;
-            by_status.sort();
-            Ok(MatchStats {
-                total,
-                by_status,
-                by_site: count_by(c, "site", &where_, &args)?,
-                by_work: count_by(c, "work_id", &where_, &args)?,
-                by_day: count_by(c, "first_day", &where_, &args)?,
-            })
         })
         .await
     }

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, OptionalExtension, Row};
 
-use super::matches::{finish_match, match_row as stored_match};
+use super::matches::{finish_match, match_row as stored_match, query_sql, where_of};
 use super::pages::page_ref;
 use super::works::{work_summary, work_summary_at};
 use super::{ts, SqliteStore};
@@ -15,67 +15,6 @@ use crate::codec::*;
 use crate::model::*;
 use crate::traits::StoreResult;
 use crate::StoreError;
-
-/// `WHERE` clause (over `matches m`) and its arguments.
-fn query_sql(q: &MatchQuery) -> (Vec<String>, Vec<Value>) {
-    let mut clauses = Vec::new();
-    let mut args: Vec<Value> = Vec::new();
-    let mut push = |clause: &str, v: Value| {
-        args.push(v);
-        clauses.push(clause.replace('?', &format!("?{}", args.len())));
-    };
-    if let Some(v) = &q.owner {
-        push("m.work_id IN (SELECT id FROM works WHERE owner = ?)", Value::Text(v.clone()));
-    }
-    if let Some(v) = q.work_id {
-        push("m.work_id = ?", Value::Integer(v));
-    }
-    if let Some(v) = q.section_id {
-        push("m.section_id = ?", Value::Integer(v));
-    }
-    if let Some(v) = q.page_id {
-        push("m.page_id = ?", Value::Integer(v));
-    }
-    if let Some(v) = &q.site {
-        push("m.site = ?", Value::Text(v.to_lowercase()));
-    }
-    if let Some(v) = &q.kind {
-        push("m.kind = ?", Value::Text(v.clone()));
-    }
-    if let Some(v) = q.status {
-        push("m.status = ?", Value::Text(v.as_str().into()));
-    }
-    for s in &q.not_status {
-        push("m.status <> ?", Value::Text(s.as_str().into()));
-    }
-    if let Some(v) = q.min_score {
-        push("m.score >= ?", Value::Real(v));
-    }
-    if let Some(v) = q.max_score {
-        push("m.score <= ?", Value::Real(v));
-    }
-    if let Some(v) = q.last_seen_from {
-        push("m.last_seen >= ?", Value::Integer(v.0));
-    }
-    if let Some(v) = q.last_seen_until {
-        push("m.last_seen < ?", Value::Integer(v.0));
-    }
-    if let Some(v) = q.first_seen_from {
-        push("m.first_seen >= ?", Value::Integer(v.0));
-    }
-    if let Some(v) = q.first_seen_until {
-        push("m.first_seen < ?", Value::Integer(v.0));
-    }
-    (clauses, args)
-}
-
-fn where_of(clauses: &[String]) -> String {
-    if clauses.is_empty() {
-        "1 = 1".into()
-    } else {
-        clauses.join(" AND ")
-    }
-}
 
 fn sort_col(key: MatchSortKey) -> &'static str {
     match key {
@@ -93,7 +32,19 @@ fn cursor_value(key: MatchSortKey, v: f64) -> Value {
     }
 }
 
-fn match_row(r: &Row) -> rusqlite::Result<(MatchRow, String)> {
+/// A listed match, its status as stored (checked by the caller) and, when the read asked
+/// for it, its comparison's JSON.
+type ListedRow = (MatchRow, String, Option<Vec<u8>>);
+
+fn match_row(r: &Row) -> rusqlite::Result<ListedRow> {
+    let comparison = match r.get_ref(19)? {
+        rusqlite::types::ValueRef::Null => None,
+        v => Some(
+            v.as_bytes()
+                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(19, rusqlite::types::Type::Text, Box::new(e)))?
+                .to_vec(),
+        ),
+    };
     Ok((
         MatchRow {
             id: r.get(0)?,
@@ -117,7 +68,53 @@ fn match_row(r: &Row) -> rusqlite::Result<(MatchRow, String)> {
             status: ReviewStatus::New,
         },
         r.get(18)?,
+        comparison,
     ))
+}
+
+impl SqliteStore {
+    /// The listing of [`QueryStore::query_matches`] in one joined read; with each
+    /// match's comparison when `with_comparison`.
+    async fn listing(
+        &self,
+        q: &MatchQuery,
+        sort: MatchSort,
+        after: Option<MatchCursor>,
+        limit: u32,
+        with_comparison: bool,
+    ) -> StoreResult<Vec<(MatchRow, Option<Vec<u8>>)>> {
+        let limit = check_limit(limit)?;
+        let (mut clauses, mut args) = query_sql(q);
+        let col = sort_col(sort.key);
+        let (cmp, dir) = if sort.descending { ("<", "DESC") } else { (">", "ASC") };
+        if let Some(c) = after {
+            args.push(cursor_value(sort.key, c.value));
+            args.push(Value::Integer(c.id));
+            clauses.push(format!("({col}, m.id) {cmp} (?{}, ?{})", args.len() - 1, args.len()));
+        }
+        args.push(Value::Integer(limit));
+        let comparison = if with_comparison { "m.comparison" } else { "NULL" };
+        let sql = format!(
+            "SELECT m.id, m.work_id, w.owner, w.external_id, w.title, m.section_id, s.ordinal, s.title, m.page_id, p.url, m.site, m.kind, m.score, m.duplicate,
+                    m.copied_chars, m.coverage, m.first_seen, m.last_seen, m.status, {comparison}
+             FROM matches m JOIN works w ON w.id = m.work_id JOIN sections s ON s.id = m.section_id JOIN pages p ON p.id = m.page_id
+             WHERE {} ORDER BY {col} {dir}, m.id {dir} LIMIT ?{}",
+            where_of(&clauses),
+            args.len()
+        );
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params_from_iter(args.iter()), match_row)?.collect::<Result<Vec<_>, _>>()?;
+            rows.into_iter()
+                .map(|(mut m, status, comparison)| {
+                    m.status = ReviewStatus::parse(&status)
+                        .ok_or_else(|| StoreError::corrupt(format!("status of match {}", m.id), status))?;
+                    Ok((m, comparison))
+                })
+                .collect()
+        })
+        .await
+    }
 }
 
 /// The section and page columns of a match detail (absent when the row is gone).
@@ -141,36 +138,21 @@ impl QueryStore for SqliteStore {
         after: Option<MatchCursor>,
         limit: u32,
     ) -> StoreResult<Vec<MatchRow>> {
-        let limit = check_limit(limit)?;
-        let (mut clauses, mut args) = query_sql(q);
-        let col = sort_col(sort.key);
-        let (cmp, dir) = if sort.descending { ("<", "DESC") } else { (">", "ASC") };
-        if let Some(c) = after {
-            args.push(cursor_value(sort.key, c.value));
-            args.push(Value::Integer(c.id));
-            clauses.push(format!("({col}, m.id) {cmp} (?{}, ?{})", args.len() - 1, args.len()));
-        }
-        args.push(Value::Integer(limit));
-        let sql = format!(
-            "SELECT m.id, m.work_id, w.owner, w.external_id, w.title, m.section_id, s.ordinal, s.title, m.page_id, p.url, m.site, m.kind, m.score, m.duplicate,
-                    m.copied_chars, m.coverage, m.first_seen, m.last_seen, m.status
-             FROM matches m JOIN works w ON w.id = m.work_id JOIN sections s ON s.id = m.section_id JOIN pages p ON p.id = m.page_id
-             WHERE {} ORDER BY {col} {dir}, m.id {dir} LIMIT ?{}",
-            where_of(&clauses),
-            args.len()
-        );
-        self.read(move |c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            let rows = stmt.query_map(params_from_iter(args.iter()), match_row)?.collect::<Result<Vec<_>, _>>()?;
-            rows.into_iter()
-                .map(|(mut m, status)| {
-                    m.status = ReviewStatus::parse(&status)
-                        .ok_or_else(|| StoreError::corrupt(format!("status of match {}", m.id), status))?;
-                    Ok(m)
-                })
-                .collect()
-        })
-        .await
+        Ok(self.listing(q, sort, after, limit, false).await?.into_iter().map(|(m, _)| m).collect())
+    }
+
+    async fn query_matches_with_evidence(
+        &self,
+        q: &MatchQuery,
+        sort: MatchSort,
+        after: Option<MatchCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<MatchRowWithEvidence>> {
+        self.listing(q, sort, after, limit, true)
+            .await?
+            .into_iter()
+            .map(|(m, json)| MatchRowWithEvidence::from_comparison(m, json.as_deref().unwrap_or(b"{}")))
+            .collect()
     }
 
     async fn group_matches(&self, q: &MatchQuery, by: MatchGroup) -> StoreResult<Vec<(String, u64)>> {

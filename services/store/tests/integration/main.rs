@@ -9,6 +9,7 @@
 mod admin;
 mod content_hash;
 mod fixtures;
+mod match_query;
 mod migrations;
 mod readers;
 mod retry;
@@ -46,6 +47,7 @@ macro_rules! conformance {
 mod cases {
     pub use crate::admin::*;
     pub use crate::content_hash::*;
+    pub use crate::match_query::*;
     pub use crate::suite::*;
 }
 
@@ -58,6 +60,7 @@ conformance!(
     fingerprints_params_and_scans,
     matches_upsert_review_and_filters,
     matches_in_batches,
+    match_query_fields_in_every_read,
     tasks_life_cycle,
     api_keys_life_cycle,
     queries_sort_filter_group_and_delete,

@@ -518,40 +518,49 @@ pub async fn matches_upsert_review_and_filters(s: &Stores) {
     s.matches.set_review(m3.id, ReviewStatus::Dismissed, "carol", None, day2).await.unwrap();
 
     let ids = |v: Vec<Match>| v.into_iter().map(|m| m.id).collect::<Vec<_>>();
-    let all = MatchFilter::default();
+    let all = MatchQuery::default();
     assert_eq!(ids(s.matches.list_matches(&all, 0, 100).await.unwrap()), vec![first.id, m2.id, m3.id]);
     assert_eq!(ids(s.matches.list_matches(&all, first.id, 1).await.unwrap()), vec![m2.id]);
-    let by_site = MatchFilter { site: Some("b.example".into()), ..Default::default() };
+    let by_site = MatchQuery { site: Some("b.example".into()), ..Default::default() };
     assert_eq!(ids(s.matches.list_matches(&by_site, 0, 100).await.unwrap()), vec![m2.id, m3.id]);
-    let by_work = MatchFilter { work_id: Some(w1.id), ..Default::default() };
+    let by_work = MatchQuery { work_id: Some(w1.id), ..Default::default() };
     assert_eq!(ids(s.matches.list_matches(&by_work, 0, 100).await.unwrap()), vec![first.id, m2.id]);
-    let by_section = MatchFilter { section_id: Some(w2.sections[0].1), ..Default::default() };
+    let by_section = MatchQuery { section_id: Some(w2.sections[0].1), ..Default::default() };
     assert_eq!(ids(s.matches.list_matches(&by_section, 0, 100).await.unwrap()), vec![m3.id]);
-    let by_status = MatchFilter { status: Some(ReviewStatus::Dismissed), ..Default::default() };
+    let by_status = MatchQuery { status: Some(ReviewStatus::Dismissed), ..Default::default() };
     assert_eq!(ids(s.matches.list_matches(&by_status, 0, 100).await.unwrap()), vec![m3.id]);
-    let by_kind = MatchFilter { kind: Some("excerpt".into()), ..Default::default() };
+    let by_kind = MatchQuery { kind: Some("excerpt".into()), ..Default::default() };
     assert_eq!(ids(s.matches.list_matches(&by_kind, 0, 100).await.unwrap()), vec![first.id, m2.id]);
-    let by_kind = MatchFilter { kind: Some("embedded".into()), ..Default::default() };
+    let by_kind = MatchQuery { kind: Some("embedded".into()), ..Default::default() };
     assert_eq!(ids(s.matches.list_matches(&by_kind, 0, 100).await.unwrap()), vec![m3.id]);
     let by_score =
-        MatchFilter { min_score: Some(copy.verdict.score), max_score: Some(copy.verdict.score), ..Default::default() };
+        MatchQuery { min_score: Some(copy.verdict.score), max_score: Some(copy.verdict.score), ..Default::default() };
     let expected_score =
         if other.verdict.score == copy.verdict.score { vec![first.id, m2.id, m3.id] } else { vec![m2.id, m3.id] };
     assert_eq!(ids(s.matches.list_matches(&by_score, 0, 100).await.unwrap()), expected_score);
-    let by_date = MatchFilter { seen_from: Some(day2), seen_until: Some(Timestamp(day2.0 + 1)), ..Default::default() };
+    let by_date =
+        MatchQuery { last_seen_from: Some(day2), last_seen_until: Some(Timestamp(day2.0 + 1)), ..Default::default() };
     assert_eq!(ids(s.matches.list_matches(&by_date, 0, 100).await.unwrap()), vec![m2.id, m3.id]);
 
-    let stats = s.matches.match_stats(&all).await.unwrap();
-    assert_eq!(stats.total, 3);
+    // The statistics of the same query: the total and the counts by group.
+    let groups = |q: MatchQuery, by: MatchGroup| async move {
+        let mut v = s.queries.group_matches(&q, by).await.unwrap();
+        v.sort();
+        v
+    };
+    let pairs = |v: &[(&str, u64)]| v.iter().map(|(k, n)| (k.to_string(), *n)).collect::<Vec<_>>();
+    assert_eq!(s.queries.count_matches(&all).await.unwrap(), 3);
     assert_eq!(
-        stats.by_status,
-        vec![(ReviewStatus::New, 1), (ReviewStatus::Dismissed, 1), (ReviewStatus::TakedownSent, 1)]
+        groups(all.clone(), MatchGroup::Status).await,
+        pairs(&[("dismissed", 1), ("new", 1), ("takedown_sent", 1)])
     );
-    assert_eq!(stats.by_site, vec![("a.example".to_string(), 1), ("b.example".to_string(), 2)]);
-    assert_eq!(stats.by_work, vec![(w1.id, 2), (w2.id, 1)]);
-    assert_eq!(stats.by_day, vec![("2025-11-21".to_string(), 1), ("2025-11-22".to_string(), 2)]);
-    let site_stats = s.matches.match_stats(&by_site).await.unwrap();
-    assert_eq!((site_stats.total, site_stats.by_work.len()), (2, 2));
+    assert_eq!(groups(all.clone(), MatchGroup::Site).await, pairs(&[("a.example", 1), ("b.example", 2)]));
+    let mut by_work_counts = vec![(w1.id.to_string(), 2), (w2.id.to_string(), 1)];
+    by_work_counts.sort();
+    assert_eq!(groups(all.clone(), MatchGroup::Work).await, by_work_counts);
+    assert_eq!(groups(all.clone(), MatchGroup::FirstDay).await, pairs(&[("2025-11-21", 1), ("2025-11-22", 2)]));
+    assert_eq!(s.queries.count_matches(&by_site).await.unwrap(), 2);
+    assert_eq!(groups(by_site.clone(), MatchGroup::Work).await.len(), 2);
 }
 
 /// A task records the copies of a batch of pages in one call: results in order, stored
