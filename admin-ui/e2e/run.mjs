@@ -344,6 +344,12 @@ async function main() {
       const detail = (await api(base, keys.admin, `/api/v1/matches/${matchId}`)).body;
       const squash = (x) => x.replace(/\s+/g, '');
       assert.equal(squash(copied), squash(detail.passages[0].work.text), 'the highlighted text is the quoted passage');
+      // The page side reads as the page's visible text, not its markup.
+      const pageSide = await page.getByTestId('passage-page').first().innerText();
+      assert.doesNotMatch(pageSide, /<\/?[a-z]/i, 'no tags around the copied passage');
+      if (detail.passages[0].page.visible) {
+        assert.equal(squash(await pageMarks.first().innerText()), squash(detail.passages[0].page.visible.text));
+      }
       assert.equal(await page.getByTestId('open-page').getAttribute('href'), detail.match.url);
       // the kind of copy, and the verdict it was decided from
       assert.equal(await page.getByTestId('kind-tag').first().getAttribute('data-kind'), detail.match.kind);

@@ -140,6 +140,8 @@ export interface PassageSide {
   text: string;
   before: string;
   after: string;
+  /** The same pieces without markup, for a quote from an HTML page (offsets count the verbatim ones). */
+  visible?: { text: string; before: string; after: string };
 }
 
 export interface Passage {

@@ -190,7 +190,7 @@ function Passages({ detail, chapter }: { detail: MatchDetail; chapter: string })
             </Col>
             <Col xs={24} md={12}>
               <Typography.Text type="secondary">{t('evidence.pageSide', { site: m.site })}</Typography.Text>
-              <MarkedText segments={passageSegments(p.page)} testId="passage-page" contextDim />
+              <MarkedText segments={passageSegments(p.page.visible ?? p.page)} testId="passage-page" contextDim />
             </Col>
           </Row>
         </Card>

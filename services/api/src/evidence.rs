@@ -3,9 +3,8 @@
 //! the verdict's reasons, in Chinese and English. Used by the match view and the printable
 //! report; it reads what the matcher stored and never re-runs the algorithms.
 
-use std::borrow::Cow;
-
 use serde::Serialize;
+use zhiwen_matcher::page_text::PageOriginal;
 use zhiwen_store::MatchDetail;
 
 use crate::AppState;
@@ -60,6 +59,28 @@ pub(crate) struct Quote<'a> {
     pub text: &'a str,
     pub before: &'a str,
     pub after: &'a str,
+    /// The same three pieces as a reader sees them, for a quote from HTML source (the
+    /// verbatim ones keep the markup the offsets count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visible: Option<Visible>,
+}
+
+/// A quote's pieces without markup ([`PageOriginal::visible`]).
+#[derive(Serialize)]
+pub(crate) struct Visible {
+    pub text: String,
+    pub before: String,
+    pub after: String,
+}
+
+impl Quote<'_> {
+    /// The pieces to show a reader: the visible ones when there are, else the verbatim.
+    pub(crate) fn shown(&self) -> (&str, &str, &str) {
+        match &self.visible {
+            Some(v) => (&v.before, &v.text, &v.after),
+            None => (self.before, self.text, self.after),
+        }
+    }
 }
 
 /// One evidence passage quoted from both texts.
@@ -70,24 +91,31 @@ pub(crate) struct Passage<'a> {
     pub page: Quote<'a>,
 }
 
-fn quotes<'a>(text: &'a str, spans: impl Iterator<Item = (usize, usize, &'a str)> + Clone) -> Vec<Quote<'a>> {
+fn quotes<'a>(
+    text: &'a str,
+    page: Option<&PageOriginal<'_>>,
+    spans: impl Iterator<Item = (usize, usize, &'a str)> + Clone,
+) -> Vec<Quote<'a>> {
     let wanted =
         spans.clone().flat_map(|(s, e, _)| [s.saturating_sub(CONTEXT), s, e, e.saturating_add(CONTEXT)]).collect();
     let at = CharOffsets::new(text, wanted);
     spans
-        .map(|(start, end, quoted)| Quote {
-            start,
-            end,
-            text: quoted,
-            before: at.slice(text, start.saturating_sub(CONTEXT), start),
-            after: at.slice(text, end, end.saturating_add(CONTEXT)),
+        .map(|(start, end, quoted)| {
+            let before = at.slice(text, start.saturating_sub(CONTEXT), start);
+            let after = at.slice(text, end, end.saturating_add(CONTEXT));
+            let visible = page.filter(|p| p.markup).map(|p| Visible {
+                text: p.visible(quoted).unwrap_or_default(),
+                before: p.visible(before).unwrap_or_default(),
+                after: p.visible(after).unwrap_or_default(),
+            });
+            Quote { start, end, text: quoted, before, after, visible }
         })
         .collect()
 }
 
 /// The page's original text as the matcher compared it (decoded body, or the text of
 /// pages imported as text): evidence offsets on the page side point into it.
-pub(crate) fn page_original<'d>(state: &AppState, d: &'d MatchDetail) -> Cow<'d, str> {
+pub(crate) fn page_original<'d>(state: &AppState, d: &'d MatchDetail) -> PageOriginal<'d> {
     zhiwen_matcher::page_text::page_original(
         zhiwen_matcher::page_text::StoredPageText::new(&d.page_body, d.page_charset.as_deref(), &d.page_text)
             .with_format(d.page_format),
@@ -96,11 +124,11 @@ pub(crate) fn page_original<'d>(state: &AppState, d: &'d MatchDetail) -> Cow<'d,
 }
 
 /// The evidence passages of `d`, quoted from its section and from `page` (its
-/// [`page_original`]).
-pub(crate) fn passages<'a>(d: &'a MatchDetail, page: &'a str) -> Vec<Passage<'a>> {
+/// [`page_original`]; quotes from HTML also read without their markup).
+pub(crate) fn passages<'a>(d: &'a MatchDetail, page: &'a PageOriginal<'_>) -> Vec<Passage<'a>> {
     let ev = &d.record.comparison.evidence;
-    let work = quotes(&d.section_text, ev.iter().map(|e| (e.a_start, e.a_end, e.a_text.as_str())));
-    let pages = quotes(page, ev.iter().map(|e| (e.b_start, e.b_end, e.b_text.as_str())));
+    let work = quotes(&d.section_text, None, ev.iter().map(|e| (e.a_start, e.a_end, e.a_text.as_str())));
+    let pages = quotes(&page.text, Some(page), ev.iter().map(|e| (e.b_start, e.b_end, e.b_text.as_str())));
     ev.iter().zip(work.into_iter().zip(pages)).map(|(e, (work, page))| Passage { chars: e.chars, work, page }).collect()
 }
 

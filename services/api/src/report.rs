@@ -63,11 +63,12 @@ impl L {
 }
 
 fn side(q: &Quote) -> String {
+    let (before, text, after) = q.shown();
     format!(
         "<span class=ctx>{}</span><mark>{}</mark><span class=ctx>{}</span><div class=off>[{}, {})</div>",
-        esc(q.before),
-        esc(q.text),
-        esc(q.after),
+        esc(before),
+        esc(text),
+        esc(after),
         q.start,
         q.end
     )

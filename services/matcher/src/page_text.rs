@@ -60,14 +60,34 @@ pub fn page_canonical(page: StoredPageText<'_>, params: &CanonParams) -> Result<
     }
 }
 
-/// The original a page's evidence offsets point into: the stored text when no body was
-/// kept (or the body cannot be read), else the decoded body (for HTML, its source: the
-/// offsets map the extracted text back into it).
-pub fn page_original<'a>(page: StoredPageText<'a>, params: &CanonParams) -> Cow<'a, str> {
+/// The original a page's evidence offsets point into, and whether it is markup: the
+/// stored text when no body was kept (or the body cannot be read), else the decoded body
+/// (for HTML, its source: the offsets map the extracted text back into it).
+pub fn page_original<'a>(page: StoredPageText<'a>, params: &CanonParams) -> PageOriginal<'a> {
     if page.body.is_empty() {
-        return Cow::Borrowed(page.text);
+        return PageOriginal { text: Cow::Borrowed(page.text), markup: false };
     }
-    page_canonical(page, params).map(|c| Cow::Owned(c.original().to_owned())).unwrap_or(Cow::Borrowed(page.text))
+    match page_canonical(page, params) {
+        Ok(c) => PageOriginal { markup: c.format() == InputFormat::Html, text: Cow::Owned(c.original().to_owned()) },
+        Err(_) => PageOriginal { text: Cow::Borrowed(page.text), markup: false },
+    }
+}
+
+/// What [`page_original`] returns.
+#[derive(Debug, Clone)]
+pub struct PageOriginal<'a> {
+    /// The text evidence offsets point into.
+    pub text: Cow<'a, str>,
+    /// It is HTML source: a quote from it reads as [`PageOriginal::visible`] says.
+    pub markup: bool,
+}
+
+impl PageOriginal<'_> {
+    /// A piece quoted from [`PageOriginal::text`] as a reader sees it, when the text is
+    /// markup ([`canon::visible_text`]); `None` for plain text, which reads as it is.
+    pub fn visible(&self, piece: &str) -> Option<String> {
+        self.markup.then(|| canon::visible_text(piece))
+    }
 }
 
 #[cfg(test)]
@@ -83,14 +103,17 @@ mod tests {
         assert!(c.original().contains("<p>天下大势"), "the original is the decoded body: {}", c.original());
         assert!(c.text().contains("天下大势"), "{}", c.text());
         assert!(!c.text().contains('<'), "the HTML is extracted: {}", c.text());
-        assert_eq!(page_original(page, &params), c.original());
+        let original = page_original(page, &params);
+        assert_eq!(original.text, c.original());
+        assert!(original.markup);
     }
 
     #[test]
     fn stored_text_is_used_without_a_body() {
         let params = CanonParams::default();
         let page = StoredPageText::new(b"", None, "合久必分。");
-        assert_eq!(page_original(page, &params), "合久必分。");
+        let original = page_original(page, &params);
+        assert_eq!((original.text.as_ref(), original.markup), ("合久必分。", false));
         assert!(page_canonical(page, &params).is_ok());
         assert!(matches!(page_canonical(StoredPageText::new(b"", None, ""), &params), Err(CoreError::EmptyInput)));
     }
