@@ -102,7 +102,7 @@ rows = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8") if l.strip()]
 works = [json.loads(l) for l in open(sys.argv[3], encoding="utf-8") if l.strip()]
 by_url = collections.defaultdict(list)
 for r in rows:
-    by_url[r["page_url"]].append(r)
+    by_url[r["url"]].append(r)
 
 def width(s):
     return sum(2 if ord(c) > 0x2E80 else 1 for c in s)
@@ -147,9 +147,9 @@ if rows:
     clean = lambda s: re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", s)).strip()
     cut = lambda s: clean(s)[:56] + ("…" if len(clean(s)) > 56 else "")
     print("\ntop evidence of each match (the longest copied passage, quoted from both originals; tags hidden):")
-    for r in sorted(rows, key=lambda r: (-r["score"], r["page_url"])):
-        path = r["page_url"][len(manifest["base_url"]) - 1:]
-        print(f"  {r['work_external_id']} -> {path}  kind={r['kind']} score={r['score']:.2f} status={r['review_status']}")
+    for r in sorted(rows, key=lambda r: (-r["score"], r["url"])):
+        path = r["url"][len(manifest["base_url"]) - 1:]
+        print(f"  {r['work_external_id']} -> {path}  kind={r['kind']} score={r['score']:.2f} status={r['status']}")
         print(f"    work: {cut(r['evidence_section'])}")
         print(f"    page: {cut(r['evidence_page'])}")
 

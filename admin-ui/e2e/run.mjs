@@ -65,6 +65,45 @@ function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The records of an RFC 4180 CSV text (quoted cells may hold commas, quotes and line breaks). */
+function csvRecords(text) {
+  const records = [];
+  let record = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c === '"') {
+      quoted = true;
+    } else if (c === ',') {
+      record.push(cell);
+      cell = '';
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      record.push(cell);
+      records.push(record);
+      record = [];
+      cell = '';
+    } else {
+      cell += c;
+    }
+  }
+  if (cell !== '' || record.length > 0) {
+    record.push(cell);
+    records.push(record);
+  }
+  return records;
+}
+
 function keyOf(out) {
   const m = /zw_[A-Za-z0-9]{20,}/.exec(out);
   if (!m) throw new Error(`no key in the output of zhiwen keys create:\n${out}`);
@@ -377,13 +416,15 @@ async function main() {
       await download.saveAs(file);
       const text = readFileSync(file, 'utf8');
       assert.ok(text.startsWith('\ufeff'), 'CSV starts with a BOM (Excel opens it as UTF-8)');
-      const lines = text.slice(1).trim().split(/\r?\n/);
-      const header = lines[0].split(',');
+      // Records, not lines: the evidence cells are quoted passages that may span lines.
+      const records = csvRecords(text.slice(1));
+      const header = records[0];
       const idCol = header.indexOf('match_id');
       const statusCol = header.indexOf('status');
-      assert.ok(idCol >= 0 && statusCol >= 0, `columns: ${lines[0]}`);
-      assert.equal(lines.length, 2, `one confirmed match exported:\n${text}`);
-      const cells = lines[1].split(',');
+      assert.ok(idCol >= 0 && statusCol >= 0, `columns: ${header}`);
+      assert.equal(records.length, 2, `one confirmed match exported:\n${text.slice(0, 2000)}`);
+      const cells = records[1];
+      assert.equal(cells.length, header.length, 'every column of the record');
       assert.equal(Number(cells[idCol]), matchId);
       assert.equal(cells[statusCol], 'confirmed');
     });
