@@ -253,6 +253,17 @@ impl MatchRowWithEvidence {
         let (evidence_section, evidence_page) = top.map(|e| (e.a_text, e.b_text)).unwrap_or_default();
         Ok(MatchRowWithEvidence { row, evidence_section, evidence_page })
     }
+
+    /// The rows of a backend's listing read: each with its passages when its comparison
+    /// was read along (`Some`), else with none.
+    pub(crate) fn from_listing(rows: Vec<(MatchRow, Option<Vec<u8>>)>) -> StoreResult<Vec<Self>> {
+        rows.into_iter()
+            .map(|(row, json)| match json {
+                Some(json) => Self::from_comparison(row, &json),
+                None => Ok(MatchRowWithEvidence { row, evidence_section: String::new(), evidence_page: String::new() }),
+            })
+            .collect()
+    }
 }
 
 /// What match counts are grouped by.
@@ -328,6 +339,19 @@ pub struct MatchDetail {
 /// The dashboard's queries.
 #[async_trait]
 pub trait QueryStore: Send + Sync {
+    /// The one listing read both of the next two are: matches passing `q`, ordered by
+    /// `sort` then id, after `after`, at most `limit`; with `evidence`, each with its
+    /// longest evidence passage read in the same joined read (the comparison comes with
+    /// the row), else with empty passages and no comparison read.
+    async fn list_match_rows(
+        &self,
+        q: &MatchQuery,
+        sort: MatchSort,
+        after: Option<MatchCursor>,
+        limit: u32,
+        evidence: bool,
+    ) -> StoreResult<Vec<MatchRowWithEvidence>>;
+
     /// Matches passing `q`, ordered by `sort` then id, after `after`, at most `limit`.
     async fn query_matches(
         &self,
@@ -335,16 +359,21 @@ pub trait QueryStore: Send + Sync {
         sort: MatchSort,
         after: Option<MatchCursor>,
         limit: u32,
-    ) -> StoreResult<Vec<MatchRow>>;
-    /// [`QueryStore::query_matches`] with each match's longest evidence passage, read in
-    /// the same joined read (the comparison comes with the row): for the exports.
+    ) -> StoreResult<Vec<MatchRow>> {
+        Ok(self.list_match_rows(q, sort, after, limit, false).await?.into_iter().map(|r| r.row).collect())
+    }
+
+    /// [`QueryStore::query_matches`] with each match's longest evidence passage: for the
+    /// exports.
     async fn query_matches_with_evidence(
         &self,
         q: &MatchQuery,
         sort: MatchSort,
         after: Option<MatchCursor>,
         limit: u32,
-    ) -> StoreResult<Vec<MatchRowWithEvidence>>;
+    ) -> StoreResult<Vec<MatchRowWithEvidence>> {
+        self.list_match_rows(q, sort, after, limit, true).await
+    }
     /// Number of matches passing `q`, grouped by `by`, sorted by count descending then
     /// key; ids are given as decimal strings.
     async fn group_matches(&self, q: &MatchQuery, by: MatchGroup) -> StoreResult<Vec<(String, u64)>>;

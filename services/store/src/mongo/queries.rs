@@ -214,28 +214,15 @@ fn status_of(id: i64, s: String) -> StoreResult<ReviewStatus> {
 
 #[async_trait]
 impl QueryStore for MongoStore {
-    async fn query_matches(
+    async fn list_match_rows(
         &self,
         q: &MatchQuery,
         sort: MatchSort,
         after: Option<MatchCursor>,
         limit: u32,
-    ) -> StoreResult<Vec<MatchRow>> {
-        Ok(self.listing(q, sort, after, limit, false).await?.into_iter().map(|(m, _)| m).collect())
-    }
-
-    async fn query_matches_with_evidence(
-        &self,
-        q: &MatchQuery,
-        sort: MatchSort,
-        after: Option<MatchCursor>,
-        limit: u32,
+        evidence: bool,
     ) -> StoreResult<Vec<MatchRowWithEvidence>> {
-        self.listing(q, sort, after, limit, true)
-            .await?
-            .into_iter()
-            .map(|(m, json)| MatchRowWithEvidence::from_comparison(m, json.as_deref().unwrap_or(b"{}")))
-            .collect()
+        MatchRowWithEvidence::from_listing(self.listing(q, sort, after, limit, evidence).await?)
     }
 
     async fn group_matches(&self, q: &MatchQuery, by: MatchGroup) -> StoreResult<Vec<(String, u64)>> {
