@@ -6,6 +6,8 @@
 //!   proofs), on the maintained `ct-merkle` crate.
 //! - [`head`]: tree heads signed with zhiwen's own Ed25519 key, so that a head published
 //!   once (in the daily report, through the API, to the webhook) binds zhiwen later.
+//! - [`warc`]: what zhiwen saw of a page, as WARC/1.1 request and response records
+//!   (content-addressed: the same exchange is the same bytes).
 //! - [`package`]: the evidence package (a zip of the captured files, the capture record
 //!   that is the log's leaf, the inclusion proof and the signed tree head) and its offline
 //!   verification, which says what holds and what does not.
@@ -15,6 +17,7 @@
 pub mod head;
 pub mod log;
 pub mod package;
+pub mod warc;
 
 mod error;
 
@@ -24,6 +27,7 @@ pub use log::{verify_consistency, verify_inclusion, EvidenceLog, TreeRoot};
 pub use package::{
     read_package, write_package, CaptureRecord, FileEntry, Package, PackageFile, PackageLimits, Verification,
 };
+pub use warc::{exchange_records, HttpExchange};
 
 /// SHA-256 of `bytes`, lower-case hex (how every digest is written in records and files).
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -3,6 +3,8 @@
 //! this process on 127.0.0.1 (nothing is fetched from outside the machine). Everything
 //! stores into the embedded store in a temporary directory.
 
+#[path = "integration/capture.rs"]
+mod capture;
 #[path = "integration/common.rs"]
 mod common;
 #[path = "integration/crawl.rs"]

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
+use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use url::Url;
 
 use super::policy::{AddressPolicy, PolicyRefusal};
@@ -25,6 +25,54 @@ pub struct Fetched {
     pub body: Vec<u8>,
     /// Redirect hops followed.
     pub redirects: u32,
+    /// The address the response came from, when the connection reports it.
+    pub remote_ip: Option<std::net::IpAddr>,
+    /// The request as sent for the final hop: its line and the headers zhiwen sets,
+    /// ending with the empty line (for the capture's WARC `request` record).
+    pub request_head: Vec<u8>,
+    /// The status line and every response header as received, ending with the empty
+    /// line; the body being stored decoded, `Content-Encoding` and `Transfer-Encoding`
+    /// are kept as `X-Archive-Orig-*` and `Content-Length` is the decoded length (the
+    /// convention of web archives), so any WARC reader reads the body as stored.
+    pub response_head: Vec<u8>,
+}
+
+/// The status line and headers of a response (see [`Fetched::response_head`]), for a
+/// body of `body_len` decoded bytes.
+fn response_head(
+    version: reqwest::Version,
+    status: reqwest::StatusCode,
+    headers: &HeaderMap,
+    body_len: usize,
+) -> Vec<u8> {
+    let reason = status.canonical_reason().unwrap_or("");
+    let mut head = format!("{version:?} {} {reason}\r\n", status.as_u16());
+    for (name, value) in headers {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        match name.as_str() {
+            "content-encoding" | "transfer-encoding" | "content-length" => {
+                head.push_str(&format!("x-archive-orig-{name}: {value}\r\n"));
+            }
+            _ => head.push_str(&format!("{name}: {value}\r\n")),
+        }
+    }
+    head.push_str(&format!("content-length: {body_len}\r\n\r\n"));
+    head.into_bytes()
+}
+
+/// The request line and headers zhiwen sends for `url` (see [`Fetched::request_head`]).
+fn request_head(url: &Url, user_agent: &str) -> Vec<u8> {
+    let mut target = url.path().to_owned();
+    if let Some(q) = url.query() {
+        target.push('?');
+        target.push_str(q);
+    }
+    let host = match (url.host_str(), url.port()) {
+        (Some(h), Some(p)) => format!("{h}:{p}"),
+        (Some(h), None) => h.to_owned(),
+        (None, _) => String::new(),
+    };
+    format!("GET {target} HTTP/1.1\r\nhost: {host}\r\nuser-agent: {user_agent}\r\naccept: */*\r\n\r\n").into_bytes()
 }
 
 /// The fetch rules.
@@ -32,6 +80,8 @@ pub struct Fetched {
 pub struct FetchRules {
     /// Which addresses may be contacted.
     pub policy: AddressPolicy,
+    /// The `User-Agent` the client sends (recorded in a capture's request).
+    pub user_agent: String,
     /// Redirect hops followed.
     pub max_redirects: u32,
     /// Body cap in bytes (after decompression).
@@ -164,8 +214,20 @@ where
                 ));
             }
         }
+        let remote_ip = resp.remote_addr().map(|a| a.ip());
+        let (version, headers) = (resp.version(), resp.headers().clone());
         let body = read_capped(resp, &url, rules.max_body_bytes).await?;
-        return Ok(Fetched { final_url: url, status: status.as_u16(), content_type, body, redirects: hops });
+        let response_head = response_head(version, status, &headers, body.len());
+        return Ok(Fetched {
+            request_head: request_head(&url, &rules.user_agent),
+            final_url: url,
+            status: status.as_u16(),
+            content_type,
+            body,
+            redirects: hops,
+            remote_ip,
+            response_head,
+        });
     }
 }
 
