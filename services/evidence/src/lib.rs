@@ -1,5 +1,6 @@
 //! Evidence that a third party can check: what zhiwen owns here is the *proof* side of
-//! a capture, not the capture itself (fetching, screenshots and storage live above).
+//! a capture and its file formats, not the capturing itself (fetching, screenshots and
+//! storage live above).
 //!
 //! - [`log`]: an append-only Merkle log of captures in the style of Certificate
 //!   Transparency (RFC 6962 / RFC 9162 leaf and node hashes, inclusion and consistency
