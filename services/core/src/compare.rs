@@ -239,7 +239,10 @@ pub fn compare_with(
     // figures (a template filled twice) does not count towards an excerpt.
     let differences: Vec<formulaic::Differences> = passages
         .iter()
-        .map(|p| formulaic::passage_differences(a.chars.slice(p.a_start, p.a_end), b.chars.slice(p.b_start, p.b_end)))
+        .map(|p| {
+            let (sa, sb) = (a.chars.slice(p.a_start, p.a_end), b.chars.slice(p.b_start, p.b_end));
+            formulaic::passage_differences(sa, sb, params.winnow.chars_k)
+        })
         .collect();
     let covered_a = covered_units(prose_a.positions(), passages.iter().map(|p| (p.a_start, p.a_end)));
     let covered_b = covered_units(prose_b.positions(), passages.iter().map(|p| (p.b_start, p.b_end)));
@@ -252,11 +255,20 @@ pub fn compare_with(
     let window = params.winnow.chars_k.max(1);
     let counted =
         || passages.iter().zip(&differences).filter(|(_, d)| **d != formulaic::Differences::Figures).map(|(p, _)| p);
+    // Copied characters of the counted passages only: a text whose shared passages are
+    // all a template filled twice is not a copy, however much of it they cover.
+    let counted_copied = covered_units(prose_a.positions(), counted().map(|p| (p.a_start, p.a_end)))
+        .min(covered_units(prose_b.positions(), counted().map(|p| (p.b_start, p.b_end))))
+        .min(copied);
     let distinct_a = distinct_covered_units(prose_a.stream(), counted().map(|p| (p.a_start, p.a_end)), window);
     let distinct_b = distinct_covered_units(prose_b.stream(), counted().map(|p| (p.b_start, p.b_end)), window);
     let distinct = distinct_a.min(distinct_b).min(copied);
     let distinct_share = ratio(distinct, a.chars.units.len()).max(ratio(distinct, b.chars.units.len()));
-    let mut explanation = formulaic::Explanation { non_prose_chars, ..Default::default() };
+    let mut explanation = formulaic::Explanation {
+        non_prose_chars,
+        uncounted_copied_chars: copied - counted_copied,
+        ..Default::default()
+    };
     for (i, (p, d)) in passages.iter().zip(&differences).enumerate() {
         let chars = a.chars.count(p.a_start, p.a_end);
         let counted = *d != formulaic::Differences::Figures;
@@ -320,7 +332,7 @@ pub fn compare_with(
         explanation,
     };
     let excerpt = Excerpt { chars: distinct, share: distinct_share };
-    comparison.verdict = decide(&comparison, fa.content_hash == fb.content_hash, copied, excerpt, thresholds);
+    comparison.verdict = decide(&comparison, fa.content_hash == fb.content_hash, counted_copied, excerpt, thresholds);
     comparison
 }
 
@@ -340,7 +352,7 @@ pub fn decide_excerpt(c: &Comparison, excerpt_chars: usize, a_chars: usize, b_ch
     }
     let chars = excerpt_chars.min(c.distinct_copied_chars);
     let excerpt = Excerpt { chars, share: ratio(chars, a_chars).max(ratio(chars, b_chars)) };
-    decide(c, false, c.copied_chars, excerpt, t)
+    decide(c, false, c.copied_chars.saturating_sub(c.explanation.uncounted_copied_chars), excerpt, t)
 }
 
 /// The copied characters that count towards an excerpt, and their larger share of the

@@ -123,23 +123,31 @@ impl Differences {
 }
 
 /// What differs between `a` and `b`, the content characters (code points) of the two
-/// sides of one aligned passage.
+/// sides of one aligned passage; `edge` is the alignment noise tolerated at each end
+/// (content characters other than figures; the comparison passes `winnow.chars_k`).
 ///
-/// [`Differences::Figures`] needs the two sides to be equal once figures are removed and
-/// their figures to differ by at least two characters (counted as multisets): a single
-/// numeral a pirate's random edit inserts or deletes is not a template.
-pub fn passage_differences(a: &[u32], b: &[u32]) -> Differences {
+/// [`Differences::Figures`] needs a core of the passage, all of it but at most `edge`
+/// characters other than figures at each end on each side, whose two sides are equal
+/// once figures are removed, and whose figures differ by at least two characters
+/// (counted as multisets): a single numeral a pirate's random edit inserts or deletes is
+/// not a template. The ends are alignment noise, not text of the template: the initial
+/// letters of the surrounding characters may agree by chance (`出` and `存` are both
+/// `c`), which extends a passage by a character or two into unrelated text on both
+/// sides. Figures outside the core (a page's date line next to the passage) are never
+/// weighed, so a real copy with such an end is not taken for a template. Any other
+/// difference inside the core (a pirate's scattered edit, an inserted advert) is
+/// [`Differences::Edits`].
+pub fn passage_differences(a: &[u32], b: &[u32], edge: usize) -> Differences {
     if a == b {
         return Differences::None;
     }
     let figure = |u: &u32| char::from_u32(*u).is_some_and(is_figure);
-    let rest_a = a.iter().filter(|u| !figure(u));
-    let rest_b = b.iter().filter(|u| !figure(u));
-    if !rest_a.eq(rest_b) {
-        return Differences::Edits;
-    }
-    let mut fa: Vec<u32> = a.iter().copied().filter(figure).collect();
-    let mut fb: Vec<u32> = b.iter().copied().filter(figure).collect();
+    let prose_a: Vec<usize> = (0..a.len()).filter(|&i| !figure(&a[i])).collect();
+    let prose_b: Vec<usize> = (0..b.len()).filter(|&i| !figure(&b[i])).collect();
+    let Some(core) = equal_core(a, &prose_a, b, &prose_b, edge) else { return Differences::Edits };
+    let (a0, a1, b0, b1) = core;
+    let mut fa: Vec<u32> = a[a0..a1].iter().copied().filter(figure).collect();
+    let mut fb: Vec<u32> = b[b0..b1].iter().copied().filter(figure).collect();
     fa.sort_unstable();
     fb.sort_unstable();
     if multiset_difference(&fa, &fb) >= 2 {
@@ -147,6 +155,47 @@ pub fn passage_differences(a: &[u32], b: &[u32]) -> Differences {
     } else {
         Differences::Edits
     }
+}
+
+/// The core of an aligned passage whose characters other than figures are equal on both
+/// sides (`prose_a`, `prose_b`: the indices of those characters in `a` and `b`), with at
+/// most `edge` of them left out at each end of each side: half-open ranges `(a0, a1, b0,
+/// b1)` of `a` and `b` from the core's first to its last character other than a figure.
+/// `None` when there is none. The core is the longest run of equal characters along one
+/// diagonal (the two sides shifted by at most `edge`).
+fn equal_core(
+    a: &[u32],
+    prose_a: &[usize],
+    b: &[u32],
+    prose_b: &[usize],
+    edge: usize,
+) -> Option<(usize, usize, usize, usize)> {
+    let (na, nb) = (prose_a.len(), prose_b.len());
+    let (mut len, mut p0, mut q0) = (0usize, 0usize, 0usize);
+    for shift in 0..=2 * edge {
+        // q = p + shift - edge
+        let first_p = edge.saturating_sub(shift);
+        let mut run = 0usize;
+        for p in first_p..na {
+            let q = p + shift - edge;
+            if q >= nb {
+                break;
+            }
+            if a[prose_a[p]] == b[prose_b[q]] {
+                run += 1;
+                if run > len {
+                    (len, p0, q0) = (run, p + 1 - run, q + 1 - run);
+                }
+            } else {
+                run = 0;
+            }
+        }
+    }
+    let ends_are_noise = p0 <= edge && q0 <= edge && na - (p0 + len) <= edge && nb - (q0 + len) <= edge;
+    if len == 0 || !ends_are_noise {
+        return None;
+    }
+    Some((prose_a[p0], prose_a[p0 + len - 1] + 1, prose_b[q0], prose_b[q0 + len - 1] + 1))
 }
 
 /// Size of the symmetric difference of two sorted multisets.
@@ -203,6 +252,10 @@ pub struct Explanation {
     pub non_prose_chars: usize,
     /// Characters of passages not counted because only figures differed inside them.
     pub figures_only_chars: usize,
+    /// Of [`crate::compare::Comparison::copied_chars`], those found only in passages that
+    /// do not count (figures only): no verdict, containment included, is reached on them.
+    #[serde(default)]
+    pub uncounted_copied_chars: usize,
 }
 
 /// Language of a rendered explanation.
@@ -350,18 +403,51 @@ mod tests {
     fn a_template_filled_twice_differs_in_figures() {
         let a = units("全国人大常委会第十九次会议22日在京闭幕");
         let b = units("全国人大常委会第二十二次会议27日在京闭幕");
-        assert_eq!(passage_differences(&a, &b), Differences::Figures);
+        assert_eq!(passage_differences(&a, &b, 8), Differences::Figures);
     }
 
     #[test]
     fn scattered_edits_are_edits() {
         let a = units("他走进屋里，看见桌上放着一封信");
         let b = units("他走近屋里，看见卓上放着一封信");
-        assert_eq!(passage_differences(&a, &b), Differences::Edits);
+        assert_eq!(passage_differences(&a, &b, 8), Differences::Edits);
         // One numeral inserted by a random edit is not a template.
         let c = units("他走进屋里，看见桌上放着一一封信");
-        assert_eq!(passage_differences(&a, &c), Differences::Edits);
-        assert_eq!(passage_differences(&a, &a), Differences::None);
+        assert_eq!(passage_differences(&a, &c, 8), Differences::Edits);
+        assert_eq!(passage_differences(&a, &a, 8), Differences::None);
+    }
+
+    const TEMPLATE_A: &str = "2018年巡察工作分3个轮次从2018年3月开始至11月结束将对县民政局交通局白柳镇等共计29个县直部门镇以及相关单位进行为期9个月的例行巡察";
+    const TEMPLATE_B: &str = "3129年巡察工作分4个轮次从3129年4月开始至22月结束将对县民政局交通局白柳镇等共计30个县直部门镇以及相关单位进行为期0个月的例行巡察";
+
+    /// The initial letters of the characters around a passage may agree by chance, so an
+    /// aligned passage reaches a character or two into the unrelated text on each side
+    /// (here `用` and `元` before it, a page's date line on one side): still a template.
+    #[test]
+    fn a_template_with_noise_at_its_ends_differs_in_figures() {
+        let a = units(&format!("用{TEMPLATE_A}着力"));
+        let b = units(&format!("元202402111047{TEMPLATE_B}增强"));
+        assert_eq!(passage_differences(&a, &b, 8), Differences::Figures);
+        // More noise than `edge` at an end is not alignment noise.
+        let c = units(&format!("今天下午在会议室里用{TEMPLATE_A}"));
+        assert_eq!(passage_differences(&c, &b, 8), Differences::Edits);
+    }
+
+    /// A real copy whose page side starts with a date line (figures outside the copied
+    /// text) is not a template: only figures inside the equal core are weighed.
+    #[test]
+    fn a_copy_with_a_date_at_its_end_is_not_a_template() {
+        let a = units(&format!("用{TEMPLATE_A}"));
+        let b = units(&format!("元202402111047{TEMPLATE_A}"));
+        assert_eq!(passage_differences(&a, &b, 8), Differences::Edits);
+    }
+
+    /// One edit of another kind inside the template (away from its ends) is an edit.
+    #[test]
+    fn an_edit_inside_a_template_is_an_edit() {
+        let b = units(&TEMPLATE_B.replace("交通局", "交通厅"));
+        assert_eq!(passage_differences(&units(TEMPLATE_A), &b, 8), Differences::Edits);
+        assert_eq!(passage_differences(&units(TEMPLATE_A), &units(TEMPLATE_B), 8), Differences::Figures);
     }
 
     #[test]
@@ -377,6 +463,7 @@ mod tests {
             }],
             non_prose_chars: 40,
             figures_only_chars: 120,
+            uncounted_copied_chars: 120,
         };
         let zh = render(&e, Lang::ZhCn).join("\n");
         assert!(zh.contains("模板") && zh.contains("罕见") && zh.contains("网址"), "{zh}");

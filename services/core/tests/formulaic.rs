@@ -61,6 +61,22 @@ fn a_template_filled_twice_is_not_an_excerpt() {
     assert!(zh.contains("模板"), "{zh}");
 }
 
+/// A short text that is nothing but the template (more than half of it covered by the
+/// aligned passage, a containment verdict before) is no copy of a page holding the
+/// template filled with other figures: no verdict is reached on passages that do not
+/// count.
+#[test]
+fn a_text_that_is_all_template_is_not_contained_in_another_filling() {
+    let ch = chapter();
+    let other = unrelated();
+    let a = template(&ch, "十九", "22");
+    let b = format!("{}\n{}", other.1, template(&ch, "二十二", "27"));
+    let c = cmp(&a, &b);
+    assert!(c.evidence_coverage_a >= 0.5, "the template covers the text: {}", c.evidence_coverage_a);
+    assert!(!c.verdict.duplicate, "{:?}", c.verdict);
+    assert_eq!(c.explanation.uncounted_copied_chars, c.copied_chars, "{:?}", c.explanation);
+}
+
 #[test]
 fn the_same_template_filled_the_same_way_is_still_a_copy() {
     let ch = chapter();
