@@ -17,22 +17,30 @@ struct Op {
 
 const ID: (&str, &str, &str) = ("id", "path", "integer");
 const PAGING: [(&str, &str, &str); 2] = [("cursor", "query", "string"), ("limit", "query", "integer")];
-const MATCH_FILTERS: &[(&str, &str, &str)] = &[
-    ("work_id", "query", "integer"),
-    ("section_id", "query", "integer"),
-    ("page_id", "query", "integer"),
-    ("site", "query", "string"),
-    ("kind", "query", "match_kind"),
-    ("status", "query", "status"),
-    ("min_score", "query", "score"),
-    ("max_score", "query", "score"),
-    ("from", "query", "date"),
-    ("to", "query", "date"),
-    ("owner", "query", "string"),
-    ("sort", "query", "sort"),
-    PAGING[0],
-    PAGING[1],
-];
+/// The filters of the match list, with the parameters an operation adds to them: the
+/// list and the export take the same filters.
+macro_rules! match_filters {
+    ($($extra:expr),* $(,)?) => {
+        &[
+            ("work_id", "query", "integer"),
+            ("section_id", "query", "integer"),
+            ("page_id", "query", "integer"),
+            ("site", "query", "string"),
+            ("kind", "query", "match_kind"),
+            ("status", "query", "status"),
+            ("min_score", "query", "score"),
+            ("max_score", "query", "score"),
+            ("from", "query", "date"),
+            ("to", "query", "date"),
+            ("owner", "query", "string"),
+            ("sort", "query", "sort"),
+            $($extra),*
+        ]
+    };
+}
+
+const MATCH_FILTERS: &[(&str, &str, &str)] = match_filters!(PAGING[0], PAGING[1]);
+const EXPORT_PARAMS: &[(&str, &str, &str)] = match_filters!(("format", "query", "format"));
 
 fn new_work() -> Value {
     json!({"type": "object", "required": ["external_id", "title", "text"], "properties": {
@@ -276,17 +284,7 @@ const OPS: &[Op] = &[
         method: "get",
         path: "/api/v1/exports/matches",
         summary: "Export the filtered match list (CSV, XLSX, JSON array, JSON Lines)",
-        params: &[
-            ("format", "query", "format"),
-            ("work_id", "query", "integer"),
-            ("site", "query", "string"),
-            ("status", "query", "status"),
-            ("min_score", "query", "score"),
-            ("max_score", "query", "score"),
-            ("from", "query", "date"),
-            ("to", "query", "date"),
-            ("sort", "query", "sort"),
-        ],
+        params: EXPORT_PARAMS,
         body: None,
         ok: 200,
         errors: &[400],
