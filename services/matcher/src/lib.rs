@@ -7,9 +7,10 @@
 //! with its evidence quoted from both originals; and the reverse direction, a new work
 //! against stored pages), the suppression of shared boilerplate ([`boilerplate`]), the
 //! matching task with checkpoints, run by one process or shared by scale-out workers
-//! through Redis Streams ([`task`], [`task::streams`]), the daily schedule ([`schedule`]), the
-//! one match export of the command line and the API ([`export`]), the webhook for new matches ([`webhook`]) and how a
-//! stored page becomes text ([`page_text`], which the API's evidence views use too).
+//! through Redis Streams ([`task`], [`task::streams`]), the daily schedule ([`schedule`]),
+//! the one match export of the command line and the API ([`export`]), the webhook for new
+//! matches ([`webhook`]) and how a stored page becomes text ([`page_text`], which the
+//! API's evidence views use too).
 //!
 //! It must not touch the algorithms (the core owns fingerprints, measures and verdicts;
 //! the matcher only maps a verdict to a kind), the schemas of the stores or the index
