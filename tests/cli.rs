@@ -369,6 +369,29 @@ fn csv_export_cells_never_run_as_formulas() {
     assert_eq!((row["work_external_id"].as_str(), row["work_title"].as_str()), (Some("=1+1"), Some(title)));
 }
 
+/// `report export` takes the list's filters: a holder's works and a review status
+/// (`matched` registers the work under owner "x"; a new match is in status "new").
+#[test]
+fn report_export_filters_by_owner_and_status() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = matched(dir.path(), "hlm-1", "红楼梦 第一回", |text| {
+        let html = pirate_html("第一回", text, "");
+        vec![serde_json::json!({"url": "http://pirate.example/book/1.html", "html": html}).to_string()]
+    });
+    let lines = |args: &[&str]| {
+        let o = run_at(&data, args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        o.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count()
+    };
+    assert_eq!(lines(&["report", "export", "--format", "json", "--owner", "x"]), 1);
+    assert_eq!(lines(&["report", "export", "--format", "json", "--owner", "someone-else"]), 0);
+    assert_eq!(lines(&["report", "export", "--format", "json", "--status", "new"]), 1);
+    assert_eq!(lines(&["report", "export", "--format", "json", "--status", "confirmed"]), 0);
+    let o = run_at(&data, &["report", "export", "--status", "approved"]);
+    assert_eq!(o.status.code(), Some(2), "a usage error");
+    assert!(stderr(&o).contains("is not a review status"), "{}", stderr(&o));
+}
+
 /// The embedded store of a data directory, for reading what the commands stored.
 struct StoreAt {
     rt: tokio::runtime::Runtime,

@@ -348,9 +348,23 @@ pub struct ExportArgs {
     /// Only matches of this work (its numeric id).
     #[arg(long)]
     pub work: Option<i64>,
+    /// Only matches of this rights holder's works.
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// Only matches in this review status (new, confirmed, false_positive, ignored).
+    #[arg(long, value_parser = parse_status)]
+    pub status: Option<zhiwen_store::ReviewStatus>,
     /// Write here instead of standard output (required for xlsx).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// Parse a review status by its name.
+pub fn parse_status(s: &str) -> Result<zhiwen_store::ReviewStatus, String> {
+    zhiwen_store::ReviewStatus::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = zhiwen_store::ReviewStatus::ALL.iter().map(|r| r.as_str()).collect();
+        format!("{s:?} is not a review status (one of {})", names.join(", "))
+    })
 }
 
 /// Parse `YYYY-MM-DD`.

@@ -15,7 +15,9 @@ pub async fn run(data: &DataArgs, cmd: &ReportCommand) -> Result<()> {
     let settings = Settings::resolve(data)?;
     let stores = settings.open_stores().await?;
     let query = MatchQuery {
+        owner: args.owner.clone(),
         work_id: args.work,
+        status: args.status,
         last_seen_from: args.since.map(|d| Timestamp::from_offset(d.midnight().assume_utc())),
         ..MatchQuery::default()
     };
