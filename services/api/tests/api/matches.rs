@@ -192,6 +192,8 @@ pub(crate) async fn exports_and_report(env: &Env) {
         html.contains("http://pirate.example/book/pirate-copy-big5.html") && html.contains("<mark>"),
         "{html:.300}"
     );
+    // The page side quotes the page as a reader sees it: no escaped markup of the page.
+    assert!(!html.contains("&lt;/") && !html.contains("&lt;p"), "markup quoted in the report: {html:.2000}");
     let en = env.get(&format!("/api/v1/works/{}/report?lang=en", m["work_id"]), &env.holder).await.text();
     assert!(en.contains("Evidence report") && en.contains("Infringing page"), "{en:.300}");
     pdf_report(env, &m).await;
