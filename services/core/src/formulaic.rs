@@ -137,6 +137,12 @@ impl Differences {
 /// weighed, so a real copy with such an end is not taken for a template. Any other
 /// difference inside the core (a pirate's scattered edit, an inserted advert) is
 /// [`Differences::Edits`].
+///
+/// When no core covers both sides, a core that covers one side (all of it but `edge` at
+/// each end) and lies anywhere in the other will do: a story that repeats its own
+/// paragraph merges both repeats into one passage on its side, against one on the other.
+/// Every such core must then differ in figures: if one place of the longer side holds the
+/// shorter side's figures too, it is a copy of that place.
 pub fn passage_differences(a: &[u32], b: &[u32], edge: usize) -> Differences {
     if a == b {
         return Differences::None;
@@ -144,17 +150,63 @@ pub fn passage_differences(a: &[u32], b: &[u32], edge: usize) -> Differences {
     let figure = |u: &u32| char::from_u32(*u).is_some_and(is_figure);
     let prose_a: Vec<usize> = (0..a.len()).filter(|&i| !figure(&a[i])).collect();
     let prose_b: Vec<usize> = (0..b.len()).filter(|&i| !figure(&b[i])).collect();
-    let Some(core) = equal_core(a, &prose_a, b, &prose_b, edge) else { return Differences::Edits };
-    let (a0, a1, b0, b1) = core;
-    let mut fa: Vec<u32> = a[a0..a1].iter().copied().filter(figure).collect();
-    let mut fb: Vec<u32> = b[b0..b1].iter().copied().filter(figure).collect();
-    fa.sort_unstable();
-    fb.sort_unstable();
-    if multiset_difference(&fa, &fb) >= 2 {
+    let cores = match equal_core(a, &prose_a, b, &prose_b, edge) {
+        Some(core) => vec![core],
+        None => {
+            let mut cores = covering_cores(a, &prose_a, b, &prose_b, edge);
+            let swapped = covering_cores(b, &prose_b, a, &prose_a, edge);
+            cores.extend(swapped.into_iter().map(|(b0, b1, a0, a1)| (a0, a1, b0, b1)));
+            cores
+        }
+    };
+    let figures_differ = |&(a0, a1, b0, b1): &(usize, usize, usize, usize)| {
+        let mut fa: Vec<u32> = a[a0..a1].iter().copied().filter(figure).collect();
+        let mut fb: Vec<u32> = b[b0..b1].iter().copied().filter(figure).collect();
+        fa.sort_unstable();
+        fb.sort_unstable();
+        multiset_difference(&fa, &fb) >= 2
+    };
+    if !cores.is_empty() && cores.iter().all(figures_differ) {
         Differences::Figures
     } else {
         Differences::Edits
     }
+}
+
+/// The cores of an aligned passage that cover all of `b` but at most `edge` characters
+/// other than figures at each end, and lie anywhere in `a` (same conventions as
+/// [`equal_core`]): one for each place of `a` where `b`'s characters other than figures
+/// occur in full, its ends but `edge` excepted. A story that repeats its own paragraph
+/// merges the alignment of both repeats into one passage, whose `a` side spans both
+/// repeats while its `b` side holds one; `a`'s extra text is not on `b`, so it is not
+/// shared. Empty when `b` has no more than `2 * edge` such characters.
+fn covering_cores(
+    a: &[u32],
+    prose_a: &[usize],
+    b: &[u32],
+    prose_b: &[usize],
+    edge: usize,
+) -> Vec<(usize, usize, usize, usize)> {
+    let (na, nb) = (prose_a.len(), prose_b.len());
+    if nb <= 2 * edge {
+        return Vec::new();
+    }
+    let (pa, pb): (Vec<u32>, Vec<u32>) =
+        (prose_a.iter().map(|&i| a[i]).collect(), prose_b.iter().map(|&i| b[i]).collect());
+    let middle = &pb[edge..nb - edge];
+    let mut cores = Vec::new();
+    for (start, window) in pa.windows(middle.len()).enumerate() {
+        if window != middle {
+            continue;
+        }
+        // Extend the core past the middle by up to `edge` equal characters each way.
+        let left = (1..=edge.min(start)).take_while(|&k| pa[start - k] == pb[edge - k]).count();
+        let end = start + middle.len();
+        let right = (0..edge.min(na - end)).take_while(|&k| pa[end + k] == pb[nb - edge + k]).count();
+        let (p0, q0, len) = (start - left, edge - left, middle.len() + left + right);
+        cores.push((prose_a[p0], prose_a[p0 + len - 1] + 1, prose_b[q0], prose_b[q0 + len - 1] + 1));
+    }
+    cores
 }
 
 /// The core of an aligned passage whose characters other than figures are equal on both
@@ -428,9 +480,11 @@ mod tests {
         let a = units(&format!("用{TEMPLATE_A}着力"));
         let b = units(&format!("元202402111047{TEMPLATE_B}增强"));
         assert_eq!(passage_differences(&a, &b, 8), Differences::Figures);
-        // More noise than `edge` at an end is not alignment noise.
+        // More noise than `edge` at an end of both sides is not alignment noise (on one
+        // side only, it is text the other side does not share).
         let c = units(&format!("今天下午在会议室里用{TEMPLATE_A}"));
-        assert_eq!(passage_differences(&c, &b, 8), Differences::Edits);
+        let d = units(&format!("明年上半年在办公楼内元{TEMPLATE_B}"));
+        assert_eq!(passage_differences(&c, &d, 8), Differences::Edits);
     }
 
     /// A real copy whose page side starts with a date line (figures outside the copied
@@ -448,6 +502,26 @@ mod tests {
         let b = units(&TEMPLATE_B.replace("交通局", "交通厅"));
         assert_eq!(passage_differences(&units(TEMPLATE_A), &b, 8), Differences::Edits);
         assert_eq!(passage_differences(&units(TEMPLATE_A), &units(TEMPLATE_B), 8), Differences::Figures);
+    }
+
+    /// A story that repeats its templated paragraph: the passage spans both repeats on one
+    /// side and one filling of the template on the other. Still a template; a copy of the
+    /// repeated paragraph (same figures in either place) is not.
+    #[test]
+    fn a_repeated_template_against_one_filling_differs_in_figures() {
+        let a = units(&format!("用{TEMPLATE_A}。{TEMPLATE_A}着力"));
+        let b = units(&format!("元202402111047{TEMPLATE_B}增强"));
+        assert_eq!(passage_differences(&a, &b, 8), Differences::Figures);
+        assert_eq!(passage_differences(&b, &a, 8), Differences::Figures);
+        let copy = units(&format!("元202402111047{TEMPLATE_A}增强"));
+        assert_eq!(passage_differences(&a, &copy, 8), Differences::Edits);
+        let mixed = units(&format!("用{TEMPLATE_B}。{TEMPLATE_A}着力"));
+        assert_eq!(passage_differences(&mixed, &copy, 8), Differences::Edits);
+        // A copy of part of a longer text is not a template either.
+        let excerpt = units(&format!("{TEMPLATE_A}今天天气很好我们一起去公园散步然后回家吃饭"));
+        assert_eq!(passage_differences(&excerpt, &units(TEMPLATE_A), 8), Differences::Edits);
+        let edited = units(&TEMPLATE_B.replace("交通局", "交通厅"));
+        assert_eq!(passage_differences(&a, &edited, 8), Differences::Edits);
     }
 
     #[test]

@@ -2,8 +2,6 @@
 //! transformation onto a pirate site's layout; a negative page is unrelated or only shares
 //! what is not copying (set phrases, a broadcast's opening, refilled figures).
 
-use zhiwen_core::formulaic::is_figure;
-
 use super::site::{self, Para, Rendered, Site};
 use super::transform::{self, paragraphs, sentences};
 use super::{CopyLabel, Page, PageClass, Section, WorkKind};
@@ -194,9 +192,11 @@ impl Generator<'_> {
     }
 
     /// A paragraph of a registered news story (100 characters or more, at most a third
-    /// of the story, with at least three figures) with every figure changed: digits shifted by 1-8, Chinese numerals
-    /// replaced by other numerals. `None` when no registered story has such a paragraph.
+    /// of the story, with at least three digits or numerals `一`-`十`) with every one of
+    /// them changed: digits shifted by 1-8, Chinese numerals replaced by other numerals.
+    /// `None` when no registered story has such a paragraph.
     fn refilled_paragraph(&self, r: &mut Rng) -> Option<String> {
+        const NUMERALS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
         let candidates: Vec<String> = self
             .sections(WorkKind::News)
             .into_iter()
@@ -206,10 +206,14 @@ impl Generator<'_> {
                 let whole = s.text.chars().count();
                 paragraphs(&s.text).into_iter().filter(move |p| p.chars().count() * 3 <= whole)
             })
-            .filter(|p| p.chars().count() >= 100 && p.chars().filter(|&c| is_figure(c)).count() >= 3)
+            // Only figures the refilling changes count: a paragraph whose figures are all
+            // of other kinds (`两`, `万`) would come out verbatim, a real copy of it.
+            .filter(|p| {
+                p.chars().count() >= 100
+                    && p.chars().filter(|&c| c.is_ascii_digit() || NUMERALS.contains(&c)).count() >= 3
+            })
             .collect();
         let para = r.pick(&candidates)?;
-        const NUMERALS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
         let shift = r.range(1, 9) as u32;
         Some(
             para.chars()
