@@ -39,5 +39,8 @@ scripts/validate-deploy.sh
 step "cargo test (workspace; every failure reported, not only the first)"
 cargo test --workspace --locked --no-fail-fast
 
+step "the README's main job (scripts/demo.sh --no-serve: crawl the sample pirate site, match; fails unless every copy is found and no innocent page is accused)"
+scripts/demo.sh --no-serve
+
 step "dashboard (admin-ui: typecheck, Vitest, build, end-to-end in headless Chromium against zhiwen serve)"
 scripts/test-ui.sh
