@@ -103,10 +103,8 @@ fn quotes<'a>(
         .map(|(start, end, quoted)| {
             let before = at.slice(text, start.saturating_sub(CONTEXT), start);
             let after = at.slice(text, end, end.saturating_add(CONTEXT));
-            let visible = page.filter(|p| p.markup).map(|p| Visible {
-                text: p.visible(quoted).unwrap_or_default(),
-                before: p.visible(before).unwrap_or_default(),
-                after: p.visible(after).unwrap_or_default(),
+            let visible = page.and_then(|p| {
+                Some(Visible { text: p.visible(quoted)?, before: p.visible(before)?, after: p.visible(after)? })
             });
             Quote { start, end, text: quoted, before, after, visible }
         })

@@ -43,7 +43,7 @@ pub async fn run(data: &DataArgs, args: &CrawlArgs) -> Result<()> {
     });
     let summary = crawler.run_until(&seeds, &Bar::new(), cancel).await?;
     outln!("{summary}")?;
-    if !summary.pages.changed.is_empty() {
+    if !summary.pages.changed.pages.is_empty() {
         outln!("{} pages new or changed: run `zhiwen match` to match them", summary.pages.changed.pages.len())?;
     }
     Ok(())

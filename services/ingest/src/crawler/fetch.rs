@@ -27,14 +27,29 @@ pub struct Fetched {
     pub redirects: u32,
     /// The address the response came from, when the connection reports it.
     pub remote_ip: Option<std::net::IpAddr>,
-    /// The request as sent for the final hop: its line and the headers zhiwen sets,
-    /// ending with the empty line (for the capture's WARC `request` record).
-    pub request_head: Vec<u8>,
+    /// The HTTP version and headers of the final response, as received (kept as the
+    /// client gives them; a capture formats them only when it is made).
+    pub version: reqwest::Version,
+    /// See [`Fetched::version`].
+    pub headers: HeaderMap,
+}
+
+impl Fetched {
+    /// The request as sent for the final hop: its line and the headers zhiwen sets
+    /// (`user_agent` is the crawler's), ending with the empty line (for a capture's WARC
+    /// `request` record).
+    pub fn request_head(&self, user_agent: &str) -> Vec<u8> {
+        request_head(&self.final_url, user_agent)
+    }
+
     /// The status line and every response header as received, ending with the empty
-    /// line; the body being stored decoded, `Content-Encoding` and `Transfer-Encoding`
-    /// are kept as `X-Archive-Orig-*` and `Content-Length` is the decoded length (the
+    /// line; the body being kept decoded, `Content-Encoding` and `Transfer-Encoding` are
+    /// written as `X-Archive-Orig-*` and `Content-Length` is the decoded length (the
     /// convention of web archives), so any WARC reader reads the body as stored.
-    pub response_head: Vec<u8>,
+    pub fn response_head(&self) -> Vec<u8> {
+        let status = reqwest::StatusCode::from_u16(self.status).unwrap_or(reqwest::StatusCode::OK);
+        response_head(self.version, status, &self.headers, self.body.len())
+    }
 }
 
 /// The status line and headers of a response (see [`Fetched::response_head`]), for a
@@ -80,8 +95,6 @@ fn request_head(url: &Url, user_agent: &str) -> Vec<u8> {
 pub struct FetchRules {
     /// Which addresses may be contacted.
     pub policy: AddressPolicy,
-    /// The `User-Agent` the client sends (recorded in a capture's request).
-    pub user_agent: String,
     /// Redirect hops followed.
     pub max_redirects: u32,
     /// Body cap in bytes (after decompression).
@@ -217,16 +230,15 @@ where
         let remote_ip = resp.remote_addr().map(|a| a.ip());
         let (version, headers) = (resp.version(), resp.headers().clone());
         let body = read_capped(resp, &url, rules.max_body_bytes).await?;
-        let response_head = response_head(version, status, &headers, body.len());
         return Ok(Fetched {
-            request_head: request_head(&url, &rules.user_agent),
             final_url: url,
             status: status.as_u16(),
             content_type,
             body,
             redirects: hops,
             remote_ip,
-            response_head,
+            version,
+            headers,
         });
     }
 }

@@ -264,7 +264,6 @@ impl Crawler {
             .map_err(|e| IngestError::Config(format!("HTTP client: {e}")))?;
         let rules = FetchRules {
             policy: config.address_policy,
-            user_agent: config.user_agent.clone(),
             max_redirects: config.max_redirects,
             max_body_bytes: config.max_body_bytes,
             max_retries: config.max_retries,

@@ -25,7 +25,6 @@ async fn a_fetch_becomes_a_warc_capture_that_reads_back_as_the_page() {
     .await;
     let rules = FetchRules {
         policy: AddressPolicy { allow_loopback: true, allow_private: false },
-        user_agent: "zhiwen-test/1".into(),
         max_redirects: 3,
         max_body_bytes: 8 << 20,
         max_retries: 0,
@@ -37,22 +36,23 @@ async fn a_fetch_becomes_a_warc_capture_that_reads_back_as_the_page() {
 
     // What the fetch kept beside the body.
     assert_eq!(f.remote_ip, Some("127.0.0.1".parse().unwrap()));
-    let request = String::from_utf8(f.request_head.clone()).unwrap();
+    let request = String::from_utf8(f.request_head("zhiwen-test/1")).unwrap();
     assert!(request.starts_with("GET /book/1.html?from=index HTTP/1.1\r\n"), "{request}");
     assert!(request.contains(&format!("host: 127.0.0.1:{}\r\n", site.port)) && request.ends_with("\r\n\r\n"));
-    let response = String::from_utf8(f.response_head.clone()).unwrap();
+    let response = String::from_utf8(f.response_head()).unwrap();
     assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
     assert!(response.contains("content-type: text/html; charset=gbk\r\n"), "{response}");
     assert!(response.ends_with(&format!("content-length: {}\r\n\r\n", body.len())), "{response}");
     assert_eq!(f.body, body);
 
     // The capture, read back by the page importer: the same URL, body and charset.
+    let (request_head, response_head) = (f.request_head("zhiwen-test/1"), f.response_head());
     let warc = exchange_records(&HttpExchange {
         target_uri: f.final_url.as_str(),
         ip: f.remote_ip,
         date: "2026-11-26T03:00:00Z",
-        request_head: &f.request_head,
-        response_head: &f.response_head,
+        request_head: &request_head,
+        response_head: &response_head,
         body: &f.body,
     });
     let dir = tempfile::tempdir().unwrap();
