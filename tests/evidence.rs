@@ -34,6 +34,7 @@ fn package(data: &Path) -> Vec<u8> {
         captured_at: "2026-11-25T12:00:00Z".into(),
         zhiwen_version: env!("CARGO_PKG_VERSION").into(),
         files: captured.iter().map(|f| FileEntry::of(&f.name, &f.bytes)).collect(),
+        ..CaptureRecord::default()
     };
     let mut log = EvidenceLog::from_leaves([b"an earlier capture".to_vec()]);
     let leaf = record.to_leaf();

@@ -28,7 +28,7 @@ pub use log::{verify_consistency, verify_inclusion, EvidenceLog, TreeRoot};
 pub use package::{
     read_package, write_package, CaptureRecord, FileEntry, Package, PackageFile, PackageLimits, Verification,
 };
-pub use warc::{exchange_records, HttpExchange};
+pub use warc::{exchange_records, resource_record, HttpExchange};
 
 /// SHA-256 of `bytes`, lower-case hex (how every digest is written in records and files).
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -46,7 +46,7 @@ impl FileEntry {
 }
 
 /// What one capture preserved: the log's leaf.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CaptureRecord {
     /// `zhiwen-capture/1`.
     pub format: String,
@@ -61,6 +61,26 @@ pub struct CaptureRecord {
     pub zhiwen_version: String,
     /// The captured files.
     pub files: Vec<FileEntry>,
+    /// The page's id in zhiwen's store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_id: Option<i64>,
+    /// Why it was made: `first_match` (when the match was first recorded), `on_demand`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What the WARC holds: `fetched` (the page fetched at capture time, with every
+    /// header and the address connected to) or `stored` (the record zhiwen stored when it
+    /// imported or last fetched the page, byte for byte).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The URL the redirects of the fetch ended on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_url: Option<String>,
+    /// The address connected to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_ip: Option<String>,
+    /// What could not be captured, and why (e.g. no browser for the screenshot).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl CaptureRecord {

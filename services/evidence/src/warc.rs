@@ -67,6 +67,22 @@ pub fn exchange_records(x: &HttpExchange<'_>) -> Vec<u8> {
     out
 }
 
+/// A stored record as one WARC/1.1 `resource` record: what zhiwen kept of a page it did
+/// not fetch itself (an import, an API submission), or of a page whose site no longer
+/// answers, byte for byte as stored, with the time it was stored (`date`) and its type.
+pub fn resource_record(target_uri: &str, date: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let id = record_id(&[b"resource", target_uri.as_bytes(), date.as_bytes(), content_type.as_bytes(), body]);
+    let digest = hex::encode(Sha256::digest(body));
+    let mut out = format!(
+        "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: {id}\r\nWARC-Date: {date}\r\nWARC-Target-URI: {target_uri}\r\nWARC-Block-Digest: sha256:{digest}\r\nWARC-Payload-Digest: sha256:{digest}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out.extend_from_slice(b"\r\n\r\n");
+    out
+}
+
 /// A record id from what the record holds: `<urn:uuid:...>` of its SHA-256 (version 8,
 /// RFC 9562's custom layout), so a capture written twice is the same bytes.
 fn record_id(parts: &[&[u8]]) -> String {
@@ -133,5 +149,16 @@ mod tests {
         assert_eq!(a.len(), 2);
         assert!(a.iter().all(|id| !b.contains(id)), "{a:?} {b:?}");
         assert!(a[0].starts_with("<urn:uuid:") && a[0].as_bytes()[24] == b'8', "version 8: {}", a[0]);
+    }
+    #[test]
+    fn a_stored_record_is_one_resource_record_of_the_exact_bytes() {
+        let body = "<p>天下大势</p>".as_bytes();
+        let w = resource_record("http://pirate.example/1", "2026-11-26T03:00:00Z", "text/html; charset=utf-8", body);
+        let text = String::from_utf8(w.clone()).expect("utf-8 here");
+        assert_eq!(text.matches("WARC/1.1\r\n").count(), 1);
+        assert!(text.contains("WARC-Type: resource\r\n") && text.contains("Content-Type: text/html; charset=utf-8\r\n"));
+        assert!(text.contains(&format!("Content-Length: {}\r\n\r\n", body.len())));
+        assert!(w.ends_with(&[body, b"\r\n\r\n"].concat()));
+        assert_eq!(w, resource_record("http://pirate.example/1", "2026-11-26T03:00:00Z", "text/html; charset=utf-8", body));
     }
 }

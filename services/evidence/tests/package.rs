@@ -39,6 +39,7 @@ fn fixture(before: usize, after: usize) -> Fixture {
         captured_at: "2026-11-25T12:00:00Z".into(),
         zhiwen_version: "0.1.0".into(),
         files: files.iter().map(|f| FileEntry::of(&f.name, &f.bytes)).collect(),
+        ..CaptureRecord::default()
     };
     let leaf = record.to_leaf();
     let index = log.append(leaf.clone());
