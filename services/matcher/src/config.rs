@@ -69,6 +69,10 @@ pub struct MatcherConfig {
     pub lease_seconds: u64,
     /// Scale-out workers sharing tasks through Redis Streams.
     pub workers: WorkersConfig,
+    /// Queue an evidence capture of the page when a match is first recorded (a task of
+    /// kind [`crate::task::CAPTURE_TASK_KIND`], run beside matching by the capture worker,
+    /// never inside the matching task).
+    pub capture_new_matches: bool,
 }
 
 impl MatcherConfig {
@@ -107,6 +111,7 @@ impl Default for MatcherConfig {
             webhook: WebhookConfig::default(),
             lease_seconds: 600,
             workers: WorkersConfig::default(),
+            capture_new_matches: true,
         }
     }
 }

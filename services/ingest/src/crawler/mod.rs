@@ -240,6 +240,35 @@ impl fmt::Debug for Crawler {
     }
 }
 
+/// The crawler's HTTP client and fetch rules for `config`: the address policy checked on
+/// every hop (by the resolver, before connecting), no proxy, redirects followed by hand,
+/// bounded bodies. Everything that fetches a page for zhiwen (the crawler, an evidence
+/// capture's re-fetch) fetches through these.
+pub fn http_client(config: &CrawlConfig) -> Result<(reqwest::Client, FetchRules)> {
+    let client = reqwest::Client::builder()
+        .user_agent(config.user_agent.clone())
+        .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(policy::PolicyResolver::new(config.address_policy)))
+        // A proxy would connect on our behalf and bypass the address checks.
+        .no_proxy()
+        .connect_timeout(config.connect_timeout)
+        .timeout(config.request_timeout)
+        .gzip(true)
+        .brotli(true)
+        .pool_max_idle_per_host(config.per_host_concurrency)
+        .build()
+        .map_err(|e| IngestError::Config(format!("HTTP client: {e}")))?;
+    let rules = FetchRules {
+        policy: config.address_policy,
+        max_redirects: config.max_redirects,
+        max_body_bytes: config.max_body_bytes,
+        max_retries: config.max_retries,
+        backoff: config.retry_backoff,
+        pages_only: true,
+    };
+    Ok((client, rules))
+}
+
 impl Crawler {
     /// A crawler storing into `stores`.
     pub fn new(config: CrawlConfig, stores: Stores) -> Result<Self> {
@@ -249,27 +278,7 @@ impl Crawler {
         if config.user_agent.trim().is_empty() {
             return Err(IngestError::Config("the User-Agent is empty".into()));
         }
-        let client = reqwest::Client::builder()
-            .user_agent(config.user_agent.clone())
-            .redirect(reqwest::redirect::Policy::none())
-            .dns_resolver(Arc::new(policy::PolicyResolver::new(config.address_policy)))
-            // A proxy would connect on our behalf and bypass the address checks.
-            .no_proxy()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .gzip(true)
-            .brotli(true)
-            .pool_max_idle_per_host(config.per_host_concurrency)
-            .build()
-            .map_err(|e| IngestError::Config(format!("HTTP client: {e}")))?;
-        let rules = FetchRules {
-            policy: config.address_policy,
-            max_redirects: config.max_redirects,
-            max_body_bytes: config.max_body_bytes,
-            max_retries: config.max_retries,
-            backoff: config.retry_backoff,
-            pages_only: true,
-        };
+        let (client, rules) = http_client(&config)?;
         Ok(Crawler { config, stores, client, rules })
     }
 

@@ -146,6 +146,13 @@ impl Matcher {
             })
             .unzip();
         let upserted = self.inner.stores.matches.upsert_matches(&new).await?;
+        if self.inner.config.capture_new_matches {
+            // Queued, not run: the capture worker fetches and renders beside matching.
+            for up in upserted.iter().filter(|u| u.outcome == Outcome::Inserted) {
+                let task = crate::task::capture_task(up.id, "first_match", None);
+                self.inner.stores.tasks.create_task(&task).await?;
+            }
+        }
         Ok(records
             .into_iter()
             .zip(upserted)

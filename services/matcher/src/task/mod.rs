@@ -42,6 +42,25 @@ pub use local::{run_match_task, run_next_task};
 /// Kind of the matching tasks in the task store.
 pub const TASK_KIND: &str = "match";
 
+/// Kind of the evidence-capture tasks: one per capture, queued when a match is first
+/// recorded (`capture:match:<id>:first`) or on demand, run by the capture worker
+/// (`zhiwen-capture`), beside matching.
+pub const CAPTURE_TASK_KIND: &str = "capture";
+
+/// The capture task of match `match_id`: `reason` `first_match` has one key per match (so
+/// matching a page again queues nothing); an `on_demand` capture's key carries `nonce`.
+pub fn capture_task(match_id: i64, reason: &str, nonce: Option<&str>) -> NewTask {
+    let key = match nonce {
+        Some(n) => format!("capture:match:{match_id}:{reason}:{n}"),
+        None => format!("capture:match:{match_id}:{reason}"),
+    };
+    NewTask {
+        key,
+        kind: CAPTURE_TASK_KIND.into(),
+        params: serde_json::json!({ "match_id": match_id, "reason": reason }),
+    }
+}
+
 /// The environment variable the `zhiwen` binary reads to abort itself (as `kill -9`
 /// would) after that many pages were matched in the process, for crash tests of the real
 /// binary. The library never reads it: the binary installs a [`TaskHooks`] that aborts.
