@@ -334,6 +334,71 @@ pub(crate) fn validate_task(t: &NewTask) -> Result<String, StoreError> {
     serde_json::to_string(&t.params).map_err(|e| StoreError::invalid("task params", e.to_string()))
 }
 
+/// Largest capture record (the leaf bytes) a capture may carry.
+pub(crate) const MAX_CAPTURE_RECORD_BYTES: usize = 1024 * 1024;
+/// Most files one capture may list.
+pub(crate) const MAX_CAPTURE_FILES: usize = 1_000;
+
+/// SHA-256 of `bytes`, lower-case hex: the name of a stored evidence file.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// `sha256` is 64 lower-case hex digits (so it is also a safe file name).
+pub(crate) fn check_sha256(sha256: &str) -> Result<(), StoreError> {
+    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return Err(StoreError::invalid(
+            "evidence file SHA-256",
+            format!("{sha256:?} is not 64 lower-case hex digits"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn validate_capture(c: &NewCapture) -> Result<(), StoreError> {
+    check_field("capture key", &c.key, true)?;
+    check_field("capture url", &c.url, true)?;
+    if !crate::model::CAPTURE_REASONS.contains(&c.reason.as_str()) {
+        return Err(StoreError::invalid(
+            "capture reason",
+            format!("{:?} is not one of {}", c.reason, crate::model::CAPTURE_REASONS.join(", ")),
+        ));
+    }
+    if c.record.is_empty() || c.record.len() > MAX_CAPTURE_RECORD_BYTES {
+        return Err(StoreError::invalid(
+            "capture record",
+            format!("{} bytes, not in 1..={MAX_CAPTURE_RECORD_BYTES}", c.record.len()),
+        ));
+    }
+    if c.files.len() > MAX_CAPTURE_FILES {
+        return Err(StoreError::invalid("capture files", format!("{}, more than {MAX_CAPTURE_FILES}", c.files.len())));
+    }
+    for f in &c.files {
+        check_field("capture file name", &f.name, true)?;
+        check_field("capture file media type", &f.media_type, true)?;
+        check_sha256(&f.sha256)?;
+        if f.size > i64::MAX as u64 {
+            return Err(StoreError::invalid("capture file size", f.size.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// A tree head to keep: its size as stored (an `i64`), the head JSON text.
+pub(crate) fn check_tree_head(size: u64, head_json: &str) -> Result<i64, StoreError> {
+    let size = i64::try_from(size).map_err(|_| StoreError::invalid("tree head size", size.to_string()))?;
+    if head_json.len() > MAX_CAPTURE_RECORD_BYTES {
+        return Err(StoreError::invalid(
+            "tree head",
+            format!("{} bytes, more than {MAX_CAPTURE_RECORD_BYTES}", head_json.len()),
+        ));
+    }
+    serde_json::from_str::<serde::de::IgnoredAny>(head_json)
+        .map_err(|e| StoreError::invalid("tree head", format!("not JSON: {e}")))?;
+    Ok(size)
+}
+
 pub(crate) fn check_limit(limit: u32) -> Result<i64, StoreError> {
     if limit == 0 || limit > 10_000 {
         return Err(StoreError::invalid("limit", format!("{limit} is not in 1..=10000")));

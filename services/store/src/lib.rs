@@ -1,9 +1,9 @@
 //! The persistent stores of zhiwen: protected works and their sections (the "mother
 //! library"), fetched pages and their sites, fingerprints of both, matches with their
-//! review trail, persisted tasks, API keys, the admin API's queries and a few named meta
-//! values. Each store is one small async trait ([`WorkStore`], [`PageStore`],
-//! [`FingerprintStore`], [`MatchStore`], [`TaskStore`], [`KeyStore`], [`QueryStore`],
-//! [`MetaStore`]) with two backends: MongoDB through the official driver (production,
+//! review trail, persisted tasks, API keys, the admin API's queries, a few named meta
+//! values and the evidence of captured pages. Each store is one small async trait
+//! ([`WorkStore`], [`PageStore`], [`FingerprintStore`], [`MatchStore`], [`TaskStore`],
+//! [`KeyStore`], [`QueryStore`], [`MetaStore`], [`EvidenceStore`]) with two backends: MongoDB through the official driver (production,
 //! MongoDB 6+) and an embedded SQLite database (bundled, WAL) that needs no server and is
 //! the default. One conformance suite (`tests/integration/`) runs against both.
 //!
@@ -26,7 +26,7 @@
 //! | `error.rs` | [`StoreError`] |
 //! | `codec.rs`, `fingerprint_blob.rs` | validation, URL normalisation, compression, hashes; the binary form of fingerprints |
 //! | `migrations.rs` | both backends' migrations, embedded, and the schema version |
-//! | `sqlite/` | the embedded backend: `mod.rs` (the store, its writer connection and reads), `pool.rs` (the readers), `migrations.rs`, and one file per resource: `works`, `pages`, `content_hash`, `fingerprints`, `matches`, `tasks`, `keys`, `queries`, `meta` |
+//! | `sqlite/` | the embedded backend: `mod.rs` (the store, its writer connection and reads), `pool.rs` (the readers), `migrations.rs`, and one file per resource: `works`, `pages`, `content_hash`, `fingerprints`, `matches`, `tasks`, `keys`, `queries`, `meta`, `evidence` (whose files live under the data directory) |
 //! | `mongo/` | the MongoDB backend: `mod.rs` (the store, its connection), `fields.rs` (typed BSON fields), `ids.rs` (counters, id-window scans, reads by id), `blobs.rs` (chunked fields), `migrations/` (the runner, and `m0005_match_kind.rs`, `m0007_match_listing.rs` for the migrations that need code), and the same files per resource |
 
 mod admin;
@@ -71,6 +71,8 @@ pub struct Stores {
     pub queries: Arc<dyn QueryStore>,
     /// Named values kept beside the data.
     pub meta: Arc<dyn MetaStore>,
+    /// Evidence: captured files, captures (the leaves of the evidence log), tree heads.
+    pub evidence: Arc<dyn EvidenceStore>,
     /// Backend name (`embedded` or `mongodb`).
     pub backend: &'static str,
 }
@@ -92,6 +94,7 @@ impl Stores {
             + KeyStore
             + QueryStore
             + MetaStore
+            + EvidenceStore
             + 'static,
     {
         let b = Arc::new(backend);
@@ -103,7 +106,8 @@ impl Stores {
             tasks: b.clone(),
             keys: b.clone(),
             queries: b.clone(),
-            meta: b,
+            meta: b.clone(),
+            evidence: b,
             backend: name,
         }
     }

@@ -57,6 +57,7 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "page_format",
         sql: include_str!("../../../migrations/embedded/0011_page_format.sql"),
     },
+    SqlMigration { version: 12, name: "evidence", sql: include_str!("../../../migrations/embedded/0012_evidence.sql") },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -72,10 +73,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (9, include_str!("../../../migrations/mongodb/0009_no_page_fingerprints.json")),
     (10, include_str!("../../../migrations/mongodb/0010_meta.json")),
     (11, include_str!("../../../migrations/mongodb/0011_page_format.json")),
+    (12, include_str!("../../../migrations/mongodb/0012_evidence.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 11;
+pub const LATEST: u32 = 12;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

@@ -634,3 +634,84 @@ pub struct Task {
     /// Last change.
     pub updated_at: Timestamp,
 }
+
+// ---------------------------------------------------------------------------------
+// Evidence
+
+/// Why a page was captured: at a match's first sighting, on a reviewer's request, or
+/// again because the page changed.
+pub const CAPTURE_REASONS: [&str; 3] = ["first_match", "on_demand", "refetch"];
+
+/// One captured file as a capture lists it; its bytes are kept once per content
+/// ([`crate::EvidenceStore::put_evidence_file`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureFile {
+    /// Name inside the capture (e.g. `response.warc`).
+    pub name: String,
+    /// Media type (e.g. `application/warc`).
+    pub media_type: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-256 of the bytes, lower-case hex.
+    pub sha256: String,
+}
+
+/// A capture of a web page to append to the evidence log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewCapture {
+    /// Idempotency key (e.g. `capture:match:17:first`): appending the same key again
+    /// returns the stored capture, `Unchanged`, and adds no leaf.
+    pub key: String,
+    /// The match the capture backs.
+    pub match_id: i64,
+    /// The captured page.
+    pub page_id: i64,
+    /// The URL fetched.
+    pub url: String,
+    /// When the page was fetched.
+    pub captured_at: Timestamp,
+    /// Why: one of [`CAPTURE_REASONS`].
+    pub reason: String,
+    /// The captured files (stored before the capture is appended).
+    pub files: Vec<CaptureFile>,
+    /// The exact bytes of the capture record (the log's leaf), kept byte for byte.
+    pub record: Vec<u8>,
+}
+
+/// A stored capture: a leaf of the evidence log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capture {
+    /// Integer id.
+    pub id: i64,
+    /// Position in the log: 0, 1, 2, ... with no gap.
+    pub leaf_index: u64,
+    /// Idempotency key.
+    pub key: String,
+    /// The match the capture backs.
+    pub match_id: i64,
+    /// The captured page.
+    pub page_id: i64,
+    /// The URL fetched.
+    pub url: String,
+    /// When the page was fetched.
+    pub captured_at: Timestamp,
+    /// Why it was captured.
+    pub reason: String,
+    /// The captured files.
+    pub files: Vec<CaptureFile>,
+    /// The capture record (the leaf), byte for byte.
+    pub record: Vec<u8>,
+    /// When retention deleted its files (the capture and its leaf stay).
+    pub pruned_at: Option<Timestamp>,
+}
+
+/// What one run of evidence retention did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PruneReport {
+    /// Captures pruned now.
+    pub captures: u64,
+    /// Distinct files (contents) deleted.
+    pub files_deleted: u64,
+    /// Their bytes.
+    pub bytes_deleted: u64,
+}

@@ -216,3 +216,44 @@ pub trait MetaStore: Send + Sync {
 
 /// [`MetaStore`] name of the identity of the candidate index this store was indexed into.
 pub const INDEX_IDENTITY: &str = "index_identity";
+
+/// Evidence of captured pages: the captured files (content-addressed by SHA-256), the
+/// capture records in the order of the append-only Merkle log whose leaves they are
+/// (computed by `zhiwen-evidence`), and the log's signed tree heads.
+#[async_trait]
+pub trait EvidenceStore: Send + Sync {
+    /// Keep `bytes` under their SHA-256, returned as lower-case hex. Content-addressed
+    /// and write-once: a file already stored is not written again (concurrent writers of
+    /// the same bytes are fine).
+    async fn put_evidence_file(&self, bytes: &[u8]) -> StoreResult<String>;
+    /// The bytes of the stored file `sha256`, `None` when absent. A file larger than
+    /// `max_bytes` is refused (`InvalidInput`) without being read; bytes that no longer
+    /// hash to `sha256` are `Corrupt`, never returned.
+    async fn get_evidence_file(&self, sha256: &str, max_bytes: u64) -> StoreResult<Option<Vec<u8>>>;
+    /// Append a capture as the log's next leaf: leaf indexes are dense (0, 1, 2, ...,
+    /// no gap, no duplicate), with concurrent appenders too. Idempotent by `key`: a key
+    /// stored already returns its capture, `Unchanged`. Every listed file must have been
+    /// stored ([`EvidenceStore::put_evidence_file`]), else `NotFound`.
+    async fn append_capture(&self, capture: &NewCapture) -> StoreResult<(Capture, Outcome)>;
+    /// A capture by id.
+    async fn get_capture(&self, id: i64) -> StoreResult<Option<Capture>>;
+    /// The captures of a match, oldest (lowest leaf index) first.
+    async fn captures_of_match(&self, match_id: i64) -> StoreResult<Vec<Capture>>;
+    /// The records of the leaves with index `from` and up, ascending, at most `limit`:
+    /// how a process rebuilds or catches up its in-memory tree.
+    async fn capture_leaves(&self, from: u64, limit: u32) -> StoreResult<Vec<Vec<u8>>>;
+    /// Number of leaves (captures).
+    async fn count_captures(&self) -> StoreResult<u64>;
+    /// Keep the signed tree head `head_json` (opaque JSON text) of tree size `size`,
+    /// made at `timestamp_ms`. The first head of a size wins: `false` when one existed.
+    async fn put_tree_head(&self, size: u64, timestamp_ms: i64, head_json: &str) -> StoreResult<bool>;
+    /// The head of the largest tree, if any.
+    async fn latest_tree_head(&self) -> StoreResult<Option<String>>;
+    /// Heads made at or after `since_ms`, ascending by size, at most `limit`.
+    async fn tree_heads_since(&self, since_ms: i64, limit: u32) -> StoreResult<Vec<String>>;
+    /// Retention: delete the files of the captures made before `before`, except those
+    /// backing a match that is confirmed or had a takedown sent (kept forever), and
+    /// never a file that a kept capture also lists. Captures and their leaves stay (the
+    /// log is append-only); pruned ones get `pruned_at`. Idempotent.
+    async fn prune_evidence(&self, before: Timestamp) -> StoreResult<PruneReport>;
+}

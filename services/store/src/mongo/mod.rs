@@ -11,7 +11,7 @@
 //!
 //! This file holds the store and its connection; each trait is implemented in the file
 //! of its resource (`works`, `pages`, `content_hash`, `fingerprints`, `matches`, `tasks`,
-//! `keys`, `queries`, `meta`), over the shared `fields`, `ids` and `blobs`; `migrations`
+//! `keys`, `queries`, `meta`, `evidence`), over the shared `fields`, `ids` and `blobs`; `migrations`
 //! applies the schema, with one file per migration that needs code.
 
 use std::time::Duration;
@@ -26,6 +26,7 @@ use crate::StoreError;
 
 mod blobs;
 mod content_hash;
+mod evidence;
 mod fields;
 mod fingerprints;
 mod ids;

@@ -7,9 +7,11 @@
 //!
 //! This file holds the store and its connections; each trait is implemented in the
 //! file of its resource (`works`, `pages`, `content_hash`, `fingerprints`, `matches`,
-//! `tasks`, `keys`, `queries`, `meta`), beside `pool` (the readers) and `migrations`.
+//! `tasks`, `keys`, `queries`, `meta`, `evidence`), beside `pool` (the readers) and
+//! `migrations`. Evidence files are not in the database but under the data directory
+//! (`evidence`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -20,6 +22,7 @@ use crate::traits::StoreResult;
 use crate::StoreError;
 
 mod content_hash;
+mod evidence;
 mod fingerprints;
 mod keys;
 mod matches;
@@ -40,6 +43,8 @@ pub(crate) struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     /// `None` when configured with no readers: reads share the writer connection.
     readers: Option<ReadPool>,
+    /// The data directory (the evidence files live under it).
+    data_dir: PathBuf,
 }
 
 impl SqliteStore {
@@ -66,7 +71,7 @@ impl SqliteStore {
             0 => None,
             n => Some(ReadPool::open(&data_dir.join(DB_FILE), n).await?),
         };
-        Ok(SqliteStore { conn: Arc::new(Mutex::new(conn)), readers })
+        Ok(SqliteStore { conn: Arc::new(Mutex::new(conn)), readers, data_dir: data_dir.to_path_buf() })
     }
 
     /// Run a read-only job on a pooled reader connection.
