@@ -165,6 +165,19 @@ impl From<MatcherError> for ApiError {
     }
 }
 
+impl From<zhiwen_capture::CaptureError> for ApiError {
+    fn from(e: zhiwen_capture::CaptureError) -> Self {
+        use zhiwen_capture::CaptureError as C;
+        match e {
+            C::Store(e) => e.into(),
+            C::NotFound(what) => ApiError::new(ErrorCode::NotFound, format!("{what} not found")),
+            C::FileGone { .. } => ApiError::new(ErrorCode::Conflict, e.to_string()),
+            C::Ingest(e) => e.into(),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
 impl From<zhiwen_ingest::IngestError> for ApiError {
     fn from(e: zhiwen_ingest::IngestError) -> Self {
         if e.is_user_error() {

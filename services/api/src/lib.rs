@@ -17,6 +17,7 @@ mod evidence;
 mod exports;
 mod metrics;
 pub mod openapi;
+pub mod package;
 pub mod pdf;
 mod query;
 mod report;
@@ -99,6 +100,9 @@ pub struct AppState {
     pub data_dir: PathBuf,
     /// Wakes the task worker when a task is enqueued.
     pub worker_wake: Arc<tokio::sync::Notify>,
+    /// Evidence captures, their log and packages; `None` when the server was started
+    /// without them (the evidence endpoints answer 501).
+    pub evidence: Option<Arc<zhiwen_capture::EvidenceService>>,
 }
 
 impl AppState {
@@ -115,7 +119,22 @@ impl AppState {
             config,
             data_dir,
             worker_wake: Arc::new(tokio::sync::Notify::new()),
+            evidence: None,
         })
+    }
+
+    /// [`AppState::new`] with the evidence service.
+    pub fn with_evidence(
+        matcher: Matcher,
+        data_dir: PathBuf,
+        config: ApiConfig,
+        evidence: Arc<zhiwen_capture::EvidenceService>,
+    ) -> Arc<Self> {
+        let mut state = Self::new(matcher, data_dir, config);
+        if let Some(s) = Arc::get_mut(&mut state) {
+            s.evidence = Some(evidence);
+        }
+        state
     }
 }
 

@@ -313,6 +313,13 @@ pub struct MatchArgs {
     /// Match pages fetched on or after this day (YYYY-MM-DD, UTC).
     #[arg(long, value_parser = parse_day)]
     pub since: Option<time::Date>,
+    /// Do not run the queued evidence captures after the task (they wait for the next
+    /// run, `zhiwen evidence capture --queued` or a server).
+    #[arg(long)]
+    pub no_capture: bool,
+    /// How the captures fetch and render.
+    #[command(flatten)]
+    pub capture: crate::commands::evidence::CaptureOptions,
 }
 
 /// `zhiwen report ...`.

@@ -306,6 +306,23 @@ impl Settings {
         Ok(zhiwen_matcher::Matcher::new(stores, index, fingerprinter, self.matcher.clone()))
     }
 
+    /// The evidence service over `matcher`'s stores: the log key of the data directory
+    /// (made on first use), captures re-fetching through the crawler's client under
+    /// `policy`, screenshots by `chromium` when there is one.
+    pub async fn open_evidence(
+        &self,
+        matcher: &zhiwen_matcher::Matcher,
+        policy: zhiwen_ingest::AddressPolicy,
+        chromium: Option<PathBuf>,
+    ) -> Result<zhiwen_capture::EvidenceService> {
+        let key = zhiwen_capture::load_or_create_key(&zhiwen_capture::key_path(&self.data_dir))?;
+        let crawl = zhiwen_ingest::CrawlConfig { address_policy: policy, ..zhiwen_ingest::CrawlConfig::default() };
+        let config = zhiwen_capture::CaptureConfig { crawl, chromium, ..zhiwen_capture::CaptureConfig::default() };
+        zhiwen_capture::EvidenceService::open(matcher.stores().clone(), key, config)
+            .await
+            .context("cannot open the evidence log")
+    }
+
     /// Open the index, wrapped in the retrying decorator.
     pub async fn open_index(&self) -> Result<Arc<dyn CandidateIndex>> {
         let inner: Arc<dyn CandidateIndex> = match self.index_backend {

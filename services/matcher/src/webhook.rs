@@ -44,12 +44,17 @@ impl Webhook {
 
     /// POST the matches; retries network errors, 5xx and 429 with exponential back-off.
     pub async fn send(&self, matches: &[&MatchRecord]) -> Result<()> {
-        let payload = WebhookPayload { event: "zhiwen.matches", matches: matches.to_vec() };
+        self.post(&WebhookPayload { event: "zhiwen.matches", matches: matches.to_vec() }).await
+    }
+
+    /// POST any event's JSON body (e.g. `zhiwen.tree_head`, the evidence log's signed
+    /// head), with the same retries as [`Webhook::send`].
+    pub async fn post<T: Serialize>(&self, payload: &T) -> Result<()> {
         let attempts = self.config.max_attempts.max(1);
         let mut delay = Duration::from_millis(self.config.base_delay_ms);
         let mut attempt = 1;
         loop {
-            let err = match self.client.post(&self.url).json(&payload).send().await {
+            let err = match self.client.post(&self.url).json(payload).send().await {
                 Ok(resp) if resp.status().is_success() => return Ok(()),
                 Ok(resp) => {
                     let status = resp.status();

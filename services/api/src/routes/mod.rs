@@ -3,6 +3,7 @@
 //! holder asking for data of another owner gets the same 404 as for an id that does not
 //! exist.
 
+mod evidence;
 mod health;
 mod matches;
 mod pages;
@@ -35,6 +36,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .configure(works::routes)
                 .configure(pages::routes)
                 .configure(matches::routes)
+                .configure(evidence::routes)
                 .configure(tasks::routes)
                 .route("/exports/matches", web::get().to(crate::exports::export_matches))
                 .default_service(web::to(api_not_found)),

@@ -1,12 +1,15 @@
-//! `zhiwen evidence`: the log key, and the offline check of an evidence package.
+//! `zhiwen evidence`: captures of matched pages, the packages that carry them, the
+//! evidence log's key and signed heads, and the offline check of a package.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use zhiwen_capture::{run_queued_captures, CaptureRun, EvidenceService};
 use zhiwen_evidence::package::EarlierHead;
-use zhiwen_evidence::{read_package, LogKey, PackageLimits, SignedTreeHead};
+use zhiwen_evidence::{read_package, PackageLimits, SignedTreeHead};
+use zhiwen_ingest::AddressPolicy;
 
 use crate::output::outln;
 
@@ -19,11 +22,83 @@ pub enum EvidenceCommand {
     /// kept in `evidence/log.key` under the data directory, readable by its owner only).
     /// Give it to whoever will verify packages: `zhiwen evidence verify --public-key`.
     Key,
+    /// Capture a match's page now (`MATCH`), or run every queued capture (`--queued`:
+    /// the captures queued when matches were first recorded).
+    Capture(CaptureArgs),
+    /// Write the evidence package of a match (its newest capture, or `--capture ID`):
+    /// the captured files, the match report in Chinese and English, the manifest, the
+    /// inclusion proof and the signed tree head. Verify it with `zhiwen evidence verify`.
+    Export(ExportArgs),
+    /// Sign the evidence log as it is now and print the signed tree head (JSON): keep it,
+    /// or give it to a third party, to hold zhiwen to its log later.
+    Head,
+    /// Print the consistency proof (hex) between the log's trees of two sizes.
+    Consistency(ConsistencyArgs),
     /// Check an evidence package offline: every file's SHA-256, the signed manifest, the
     /// capture's inclusion in the signed log, and (with --earlier) that the log was only
     /// appended to since a head you kept. One line on standard output; exit status 1 and
     /// one line on standard error when anything does not hold.
     Verify(VerifyArgs),
+}
+
+/// How captures fetch and render (shared by `zhiwen match` and `zhiwen evidence`).
+#[derive(Debug, Clone, Args)]
+pub struct CaptureOptions {
+    /// Chromium for the screenshot and print of a live page (default: `chromium` on PATH).
+    #[arg(long, env = "ZHIWEN_CHROMIUM")]
+    pub chromium: Option<PathBuf>,
+    /// Let a capture fetch loopback addresses (tests, demos).
+    #[arg(long)]
+    pub capture_allow_loopback: bool,
+    /// Let a capture fetch private-network addresses.
+    #[arg(long)]
+    pub capture_allow_private: bool,
+}
+
+impl CaptureOptions {
+    pub(crate) async fn open(&self, settings: &Settings, matcher: &zhiwen_matcher::Matcher) -> Result<EvidenceService> {
+        let policy =
+            AddressPolicy { allow_loopback: self.capture_allow_loopback, allow_private: self.capture_allow_private };
+        let chromium = self.chromium.clone().or_else(zhiwen_api::pdf::find_chromium);
+        settings.open_evidence(matcher, policy, chromium).await
+    }
+}
+
+/// `zhiwen evidence capture`.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// The match to capture now.
+    #[arg(required_unless_present = "queued", conflicts_with = "queued")]
+    pub r#match: Option<i64>,
+    /// Run the queued captures instead.
+    #[arg(long)]
+    pub queued: bool,
+    #[command(flatten)]
+    pub options: CaptureOptions,
+}
+
+/// `zhiwen evidence export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The match.
+    pub r#match: i64,
+    /// The package to write (.zip); an existing file is not overwritten.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Which capture of the match (default: the newest).
+    #[arg(long)]
+    pub capture: Option<i64>,
+}
+
+/// `zhiwen evidence consistency`.
+#[derive(Debug, Args)]
+pub struct ConsistencyArgs {
+    /// The smaller tree size (the earlier head's).
+    #[arg(long)]
+    pub from: u64,
+    /// The larger tree size (default: the log's size now).
+    #[arg(long)]
+    pub to: Option<u64>,
 }
 
 /// `zhiwen evidence verify`.
@@ -47,12 +122,101 @@ pub fn run(data: &DataArgs, cmd: &EvidenceCommand) -> Result<()> {
     match cmd {
         EvidenceCommand::Key => {
             let settings = Settings::resolve(data)?;
-            let key = load_or_create_key(&settings.data_dir.join("evidence").join("log.key"))?;
+            let key = zhiwen_capture::load_or_create_key(&zhiwen_capture::key_path(&settings.data_dir))?;
             outln!("{}", key.public_key_hex())?;
             Ok(())
         }
         EvidenceCommand::Verify(args) => verify(args),
+        other => crate::commands::block_on(with_service(data, other)),
     }
+}
+
+async fn with_service(data: &DataArgs, cmd: &EvidenceCommand) -> Result<()> {
+    let settings = Settings::resolve(data)?;
+    let matcher = settings.open_matcher().await?;
+    let default_options =
+        CaptureOptions { chromium: None, capture_allow_loopback: false, capture_allow_private: false };
+    let options = match cmd {
+        EvidenceCommand::Capture(a) => &a.options,
+        _ => &default_options,
+    };
+    let service = options.open(&settings, &matcher).await?;
+    match cmd {
+        EvidenceCommand::Capture(a) => match a.r#match {
+            Some(id) => {
+                let key = format!("capture:match:{id}:on_demand:{}", zhiwen_store::Timestamp::now().0);
+                let (c, _) = service.capture_match(id, "on_demand", &key).await?;
+                outln!("capture {} of match {}: leaf {} of the evidence log, {} files", c.id, id, c.leaf_index, c.files.len())?;
+                Ok(())
+            }
+            None => {
+                let run = run_captures(&service, matcher.config().lease_seconds).await?;
+                outln!("{}", captures_line(&service, run).await?)?;
+                Ok(())
+            }
+        },
+        EvidenceCommand::Export(a) => export(&settings, matcher, service, a).await,
+        EvidenceCommand::Head => {
+            let head = service.sign_head(zhiwen_store::Timestamp::now().0).await?;
+            outln!("{}", serde_json::to_string_pretty(&head)?)?;
+            Ok(())
+        }
+        EvidenceCommand::Consistency(a) => {
+            let to = match a.to {
+                Some(t) => t,
+                None => service.sign_head(zhiwen_store::Timestamp::now().0).await?.head.size,
+            };
+            let proof = service.consistency_proof(a.from, to).await?;
+            outln!("{proof}")?;
+            Ok(())
+        }
+        EvidenceCommand::Key | EvidenceCommand::Verify(_) => Ok(()),
+    }
+}
+
+/// Run the queued captures (`zhiwen match` does after its task, `zhiwen evidence capture --queued`).
+pub(crate) async fn run_captures(service: &EvidenceService, lease_seconds: u64) -> Result<CaptureRun> {
+    let worker = zhiwen_matcher::task::worker_name();
+    run_queued_captures(service, &worker, lease_seconds, None).await.context("cannot run the queued captures")
+}
+
+/// "evidence: 3 captured, 0 failed; log of 7 captures, head signed (root ...)".
+pub(crate) async fn captures_line(service: &EvidenceService, run: CaptureRun) -> Result<String> {
+    let head = service.sign_head(zhiwen_store::Timestamp::now().0).await?;
+    Ok(format!(
+        "evidence: {} captured, {} failed; log of {} captures, signed head {}",
+        run.captured, run.failed, head.head.size, head.head.root_hash
+    ))
+}
+
+async fn export(
+    settings: &Settings,
+    matcher: zhiwen_matcher::Matcher,
+    service: EvidenceService,
+    a: &ExportArgs,
+) -> Result<()> {
+    let state = zhiwen_api::AppState::new(matcher, settings.data_dir.clone(), zhiwen_api::ApiConfig::default());
+    let Some(d) = state.stores.queries.match_detail(a.r#match).await? else {
+        bail!("match {} not found", a.r#match);
+    };
+    let (capture, bytes) = zhiwen_api::package::match_package(&state, &service, &d, a.capture)
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&a.out)
+        .with_context(|| format!("cannot create {} (an existing file is not overwritten)", a.out.display()))?;
+    file.write_all(&bytes).and_then(|()| file.sync_all()).with_context(|| format!("cannot write {}", a.out.display()))?;
+    outln!(
+        "{}: evidence package of match {} (capture {}, leaf {}), {} bytes",
+        a.out.display(),
+        a.r#match,
+        capture.id,
+        capture.leaf_index,
+        bytes.len()
+    )?;
+    Ok(())
 }
 
 fn verify(args: &VerifyArgs) -> Result<()> {
@@ -78,35 +242,4 @@ fn verify(args: &VerifyArgs) -> Result<()> {
     }
     outln!("{}: {}", args.package.display(), verification.summary())?;
     Ok(())
-}
-
-/// The log key at `path`, made (with owner-only permissions) when there is none yet.
-pub(crate) fn load_or_create_key(path: &Path) -> Result<LogKey> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            LogKey::from_secret_hex(&text).with_context(|| format!("{} is not a zhiwen log key", path.display()))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let dir = path.parent().context("the key path has no folder")?;
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-            let key = LogKey::generate();
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            match options.open(path) {
-                Ok(mut file) => {
-                    file.write_all(format!("{}\n", key.to_secret_hex()).as_bytes())
-                        .and_then(|()| file.sync_all())
-                        .with_context(|| format!("cannot write {}", path.display()))?;
-                    tracing::info!(path = %path.display(), public_key = %key.public_key_hex(), "evidence log key created");
-                    Ok(key)
-                }
-                // Another process made it first: use theirs.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => load_or_create_key(path),
-                Err(e) => Err(e).with_context(|| format!("cannot create {}", path.display())),
-            }
-        }
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
 }

@@ -66,6 +66,13 @@ pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
         summary.matches_unchanged,
         summary.elapsed_ms as f64 / 1000.0
     )?;
+    if !args.no_capture {
+        // The captures queued by new matches (and any left by an earlier run), after the
+        // task: matching is never slowed by fetching and rendering.
+        let service = args.capture.open(&settings, &matcher).await?;
+        let run = crate::commands::evidence::run_captures(&service, matcher.config().lease_seconds).await?;
+        outln!("{}", crate::commands::evidence::captures_line(&service, run).await?)?;
+    }
     Ok(())
 }
 

@@ -41,6 +41,6 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// Run an async command on a multi-threaded runtime.
-fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
+pub(crate) fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(future)
 }

@@ -4,6 +4,7 @@
 //! running matching task stops at its next page and resumes at the next start.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -46,6 +47,10 @@ pub struct ServeArgs {
     /// the HTML report still works and `?format=pdf` answers 501).
     #[arg(long, env = "ZHIWEN_CHROMIUM")]
     pub chromium: Option<PathBuf>,
+    /// Run no evidence captures (the evidence endpoints answer 501; queued captures wait
+    /// for a server or `zhiwen evidence capture --queued`).
+    #[arg(long)]
+    pub no_capture: bool,
     /// Let crawls started from the API fetch loopback addresses (tests, demos).
     #[arg(long)]
     pub crawl_allow_loopback: bool,
@@ -74,7 +79,17 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
         import_limits: settings.import_bounds(&args.limits)?.limits,
         ..ApiConfig::default()
     };
-    let state = AppState::new(matcher, settings.data_dir.clone(), config);
+    let crawl_policy =
+        AddressPolicy { allow_loopback: args.crawl_allow_loopback, allow_private: args.crawl_allow_private };
+    let evidence = if args.no_capture {
+        None
+    } else {
+        Some(Arc::new(settings.open_evidence(&matcher, crawl_policy, config.chromium.clone()).await?))
+    };
+    let state = match evidence {
+        Some(e) => AppState::with_evidence(matcher, settings.data_dir.clone(), config, e),
+        None => AppState::new(matcher, settings.data_dir.clone(), config),
+    };
     let listener =
         std::net::TcpListener::bind(&args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
@@ -86,10 +101,7 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
         let options = WorkerOptions {
             scheduler: !args.no_scheduler,
             crawls_only: args.crawls_only,
-            address_policy: AddressPolicy {
-                allow_loopback: args.crawl_allow_loopback,
-                allow_private: args.crawl_allow_private,
-            },
+            address_policy: crawl_policy,
         };
         tokio::spawn(worker::run(state.clone(), options, shutdown.clone()))
     });
