@@ -1,13 +1,14 @@
 //! PDF of the printable evidence report, printed by a headless Chromium from the same
 //! self-contained HTML the API serves, so the PDF is exactly what a browser prints (CJK
 //! text as text, the same layout). Chromium is an optional runtime dependency: without
-//! one configured or found on `PATH`, `?format=pdf` answers 501 with a clear message.
+//! one configured or found on `PATH` ([`zhiwen_ingest::find_chromium`], which also
+//! finds the browser of the page captures), `?format=pdf` answers 501 with a clear message.
 //!
 //! Why a browser and not a PDF crate: the report mixes CJK and Latin text, tables and
 //! highlighted passages; the Rust PDF writers need hand-made layout and font subsetting
 //! for that, while Chromium's print path is the one every legal team's browser uses.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -24,19 +25,6 @@ const CONCURRENT_PRINTS: usize = 2;
 fn print_slots() -> &'static Semaphore {
     static SLOTS: OnceLock<Semaphore> = OnceLock::new();
     SLOTS.get_or_init(|| Semaphore::new(CONCURRENT_PRINTS))
-}
-
-/// The first Chromium-family browser on `PATH` (Debian's `chromium` first).
-pub fn find_chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"].iter().find_map(|name| {
-        std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| is_executable(candidate))
-    })
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Print `html` to PDF with `chromium`. The page is loaded from a private temporary

@@ -4,7 +4,9 @@
 //! HTML, WARC/WARC.gz), and the crawler ([`crawler`]): polite (robots.txt, per-host delay
 //! and concurrency), safe (no loopback/private/link-local/multicast addresses, checked
 //! after DNS and on every redirect; size caps; timeouts) and resumable (a persisted
-//! frontier). Every byte goes through the core's canonicalisation
+//! frontier); and [`render`], the evidence capture of a live page as a browser shows it
+//! (a full-page PNG and a PDF by headless Chromium, under the same address policy).
+//! Every byte goes through the core's canonicalisation
 //! ([`zhiwen_core::canon`]) and every record through the store traits
 //! ([`zhiwen_store::WorkStore`], [`zhiwen_store::PageStore`]). Tags and attributes
 //! are read with the core's lexer only ([`zhiwen_core::canon::start_tags`], also for the
@@ -29,6 +31,7 @@ mod files;
 pub mod html;
 mod options;
 pub mod pages;
+pub mod render;
 pub mod report;
 pub mod url;
 mod warc;
@@ -39,6 +42,7 @@ pub use error::{IngestError, Result};
 pub use files::running_import_readers;
 pub use options::{ImportLimits, ImportOptions, RATIO_GRACE_BYTES};
 pub use pages::import_pages;
+pub use render::{find_chromium, render_page, RenderError, RenderOptions, Rendered};
 pub use report::{Changed, ImportSummary, NoProgress, Note, Progress, Rejection};
 pub use tokio_util::sync::CancellationToken;
 pub use works::import_works;

@@ -1,5 +1,5 @@
 //! Integration tests of zhiwen-ingest, one binary with a module per resource: works
-//! imports, page imports, and the crawler against a local pirate-style site served from
+//! imports, page imports, the crawler, and the page captures by headless Chromium against a local pirate-style site served from
 //! this process on 127.0.0.1 (nothing is fetched from outside the machine). Everything
 //! stores into the embedded store in a temporary directory.
 
@@ -13,5 +13,7 @@ mod crawl;
 mod hostile;
 #[path = "integration/pages.rs"]
 mod pages;
+#[path = "integration/render.rs"]
+mod render;
 #[path = "integration/works.rs"]
 mod works;

@@ -101,7 +101,7 @@ fn test_config() -> ApiConfig {
         rate_per_second: 10_000,
         rate_burst: 10_000,
         workers: 2,
-        chromium: zhiwen_api::pdf::find_chromium(),
+        chromium: zhiwen_ingest::find_chromium(),
         ..ApiConfig::default()
     }
 }

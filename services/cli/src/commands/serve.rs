@@ -75,7 +75,7 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
         rate_per_second: args.rate_limit,
         rate_burst: args.rate_burst,
         workers: args.http_workers,
-        chromium: args.chromium.clone().or_else(zhiwen_api::pdf::find_chromium),
+        chromium: args.chromium.clone().or_else(zhiwen_ingest::find_chromium),
         import_limits: settings.import_bounds(&args.limits)?.limits,
         ..ApiConfig::default()
     };
