@@ -265,7 +265,6 @@ impl EvidenceService {
         Ok((capture, outcome))
     }
 
-    #[cfg(any())] // MERGE-RENDER: enabled when the render module lands
     async fn render(
         &self,
         chromium: &std::path::Path,
@@ -275,11 +274,6 @@ impl EvidenceService {
         options.policy = self.config.crawl.address_policy;
         let r = zhiwen_ingest::render_page(url, &options).await?;
         Ok((r.screenshot_png, r.print_pdf))
-    }
-
-    #[cfg(all())] // MERGE-RENDER: removed when the render module lands
-    async fn render(&self, _chromium: &std::path::Path, _url: &url::Url) -> Result<(Vec<u8>, Vec<u8>), String> {
-        Err("not yet".into())
     }
 
     /// The latest signed tree head kept, if any.

@@ -59,7 +59,7 @@ impl CaptureOptions {
     pub(crate) async fn open(&self, settings: &Settings, matcher: &zhiwen_matcher::Matcher) -> Result<EvidenceService> {
         let policy =
             AddressPolicy { allow_loopback: self.capture_allow_loopback, allow_private: self.capture_allow_private };
-        let chromium = self.chromium.clone().or_else(zhiwen_api::pdf::find_chromium);
+        let chromium = self.chromium.clone().or_else(zhiwen_ingest::find_chromium);
         settings.open_evidence(matcher, policy, chromium).await
     }
 }
