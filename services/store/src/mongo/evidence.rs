@@ -37,6 +37,8 @@ const BUCKET: &str = "evidence";
 /// Attempts at a free leaf index: each attempt lost means another appender won one, so
 /// this bounds the number of appends racing with one.
 const APPEND_ATTEMPTS: usize = 1_000;
+/// 9999-12-31T23:59:59.999Z, the last date in Unix milliseconds that every server reads.
+const LAST_DATE_MS: i64 = 253_402_300_799_999;
 
 /// A GridFS stream's error: the driver's error inside, when there is one.
 fn gridfs_error(e: std::io::Error) -> StoreError {
@@ -324,6 +326,9 @@ impl EvidenceStore for MongoStore {
 
     async fn prune_evidence(&self, before: Timestamp) -> StoreResult<PruneReport> {
         let coll = self.coll("captures");
+        // "Everything" as a date every server can read (SecantusDB refuses dates past the
+        // year 9999).
+        let before = Timestamp(before.0.min(LAST_DATE_MS));
         let candidates = collect(
             coll.find(doc! {"captured_at": {"$lt": date(before)}, "pruned_at": Bson::Null})
                 .projection(doc! {"match_id": 1, "files": 1})

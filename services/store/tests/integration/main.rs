@@ -8,6 +8,7 @@
 
 mod admin;
 mod content_hash;
+mod evidence;
 mod fixtures;
 mod match_query;
 mod migrations;
@@ -38,6 +39,7 @@ macro_rules! conformance {
                     crate::cases::$case(&stores).await;
                 )*
                 crate::migrations::mongo_backend_checks(&server).await;
+                crate::evidence::mongo_evidence_checks(&server).await;
             }
         }
     };
@@ -47,6 +49,7 @@ macro_rules! conformance {
 mod cases {
     pub use crate::admin::*;
     pub use crate::content_hash::*;
+    pub use crate::evidence::*;
     pub use crate::match_query::*;
     pub use crate::suite::*;
 }
@@ -68,4 +71,9 @@ conformance!(
     match_detail_in_one_read,
     concurrent_first_writes,
     meta_values,
+    evidence_files_by_content,
+    evidence_captures_append_and_read,
+    evidence_leaves_dense_under_concurrent_appends,
+    evidence_tree_heads,
+    evidence_retention,
 );

@@ -122,7 +122,8 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
             "0008_fingerprint_indexes".to_string(),
             "0009_no_page_fingerprints".to_string(),
             "0010_meta".to_string(),
-            "0011_page_format".to_string()
+            "0011_page_format".to_string(),
+            "0012_evidence".to_string()
         ]
     );
     // Migration 9 deletes page fingerprint records, and only those.
@@ -141,6 +142,41 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
         );
         assert!(row.copied_chars > 0 || row.coverage == 0.0);
     }
+}
+
+/// A database at schema 11 (before evidence) migrates to 12 and keeps evidence.
+#[tokio::test]
+async fn embedded_migration_12_adds_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::embedded(dir.path());
+    migrate(&config).await.unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    conn.execute_batch("DROP TABLE capture_files; DROP TABLE captures; DROP TABLE tree_heads; DELETE FROM schema_migrations WHERE version >= 12;").unwrap();
+    drop(conn);
+    let report = migrate(&config).await.unwrap();
+    assert_eq!((report.from_version, report.to_version), (11, 12));
+    assert_eq!(report.applied, vec!["0012_evidence".to_string()]);
+    let stores = open(&config).await.unwrap();
+    let sha = stores.evidence.put_evidence_file(b"evidence").await.unwrap();
+    let file = CaptureFile { name: "f".into(), media_type: "text/plain".into(), size: 8, sha256: sha };
+    let capture = NewCapture {
+        key: "k".into(),
+        match_id: 1,
+        page_id: 1,
+        url: "https://x.example/".into(),
+        captured_at: Timestamp(1),
+        reason: "on_demand".into(),
+        files: vec![file],
+        record: b"leaf".to_vec(),
+    };
+    assert_eq!(stores.evidence.append_capture(&capture).await.unwrap().0.leaf_index, 0);
+    // The unique indexes hold.
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    let dup = conn.execute(
+        "INSERT INTO captures (key, leaf_index, match_id, page_id, url, captured_at, reason, record) VALUES ('k2', 0, 1, 1, 'u', 1, 'on_demand', x'00')",
+        [],
+    );
+    assert!(dup.is_err(), "the unique index on leaf_index must hold");
 }
 
 #[tokio::test]
@@ -162,7 +198,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0008_fingerprint_indexes".to_string(),
             "0009_no_page_fingerprints".to_string(),
             "0010_meta".to_string(),
-            "0011_page_format".to_string()
+            "0011_page_format".to_string(),
+            "0012_evidence".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -318,7 +355,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0008_fingerprint_indexes".to_string(),
             "0009_no_page_fingerprints".to_string(),
             "0010_meta".to_string(),
-            "0011_page_format".to_string()
+            "0011_page_format".to_string(),
+            "0012_evidence".to_string()
         ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
@@ -347,7 +385,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0008_fingerprint_indexes".to_string(),
             "0009_no_page_fingerprints".to_string(),
             "0010_meta".to_string(),
-            "0011_page_format".to_string()
+            "0011_page_format".to_string(),
+            "0012_evidence".to_string()
         ]
     );
     assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());
@@ -356,6 +395,23 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
         db.collection::<mongodb::bson::Document>("fingerprints").list_index_names().await.unwrap();
     assert!(fingerprint_indexes.contains(&"kind_subject".to_string()), "{fingerprint_indexes:?}");
     assert!(!fingerprint_indexes.contains(&"kind_tag_subject".to_string()), "{fingerprint_indexes:?}");
+
+    // Schema 11 to 12: the evidence collections and their unique indexes.
+    for c in ["captures", "tree_heads", "evidence.files", "evidence.chunks"] {
+        assert!(names.iter().any(|n| n == c), "collection {c} missing: {names:?}");
+        db.collection::<mongodb::bson::Document>(c).drop().await.unwrap();
+    }
+    db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 12_i64}}).await.unwrap();
+    let report = migrate(&config).await.unwrap();
+    assert_eq!((report.from_version, report.applied), (11, vec!["0012_evidence".to_string()]));
+    let captures = db.collection::<mongodb::bson::Document>("captures");
+    captures.insert_one(doc! {"_id": 1_i64, "key": "a", "leaf_index": 0_i64}).await.unwrap();
+    assert!(
+        captures.insert_one(doc! {"_id": 2_i64, "key": "b", "leaf_index": 0_i64}).await.is_err(),
+        "unique leaf_index"
+    );
+    assert!(captures.insert_one(doc! {"_id": 3_i64, "key": "a", "leaf_index": 1_i64}).await.is_err(), "unique key");
+    captures.delete_many(doc! {}).await.unwrap();
 
     // A newer database is refused.
     db.collection::<mongodb::bson::Document>("_migrations")
