@@ -88,7 +88,7 @@ printf '%s\n' "$SITE_URL" >"$DATA/seeds.txt"
 "$ZHIWEN" crawl --seeds "$DATA/seeds.txt" --job demo --allow-loopback --delay-ms 20 --depth 3
 
 step "4. run the matching task (fingerprint, index, look up, verify, record)"
-"$ZHIWEN" match
+"$ZHIWEN" match --capture-allow-loopback
 
 step "5. summary (from the match list: zhiwen report export --format json)"
 "$ZHIWEN" report export --format json --out "$DATA/matches.jsonl"

@@ -110,3 +110,167 @@ fn a_package_verifies_with_the_log_key_and_a_changed_byte_fails() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("not a readable evidence package"), "{}", text(&o.stderr));
 }
+
+/// A local "pirate site" whose page can be changed while it runs.
+struct Site {
+    port: u16,
+    page: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+fn site(first: String) -> Site {
+    use std::io::BufRead;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let page = std::sync::Arc::new(std::sync::Mutex::new(first));
+    let served = page.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let served = served.clone();
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    return;
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
+                        break;
+                    }
+                }
+                let (status, ctype, body) = match path.as_str() {
+                    "/book/1.html" => ("200 OK", "text/html; charset=utf-8", served.lock().expect("lock").clone()),
+                    "/robots.txt" => ("200 OK", "text/plain", "User-agent: *\nAllow: /\n".to_owned()),
+                    _ => ("404 Not Found", "text/plain", "not here".to_owned()),
+                };
+                let mut stream = stream;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    Site { port, page }
+}
+
+fn pirate_html(title: &str, text: &str, extra: &str) -> String {
+    let paragraphs: String =
+        text.split('\n').filter(|p| !p.trim().is_empty()).map(|p| format!("<p>{p}</p>\n")).collect();
+    format!("<!doctype html><html><head><meta charset=utf-8><title>{title}</title></head><body><h1>{title}</h1>\n{paragraphs}<p>{extra}</p></body></html>")
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "failed: {}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+fn read_zip(path: &Path, name: &str) -> Vec<u8> {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(path).expect("open")).expect("zip");
+    let mut out = Vec::new();
+    zip.by_name(name).expect(name).read_to_end(&mut out).expect("read");
+    out
+}
+
+/// The end-to-end check: crawl a local site, match, capture, export, verify; the
+/// site changes the page, a capture on demand fetches it again, both captures stay and
+/// verify, and the log's consistency proof between the two signed heads verifies.
+#[test]
+fn crawl_match_capture_export_verify_then_the_page_changes_and_both_captures_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let work = zhiwen_testkit::corpus::lines(zhiwen_testkit::corpus::CLASSICS, 1).remove(0);
+    let (title, body) = (work["title"].as_str().unwrap().to_owned(), work["text"].as_str().unwrap().to_owned());
+    let works = dir.path().join("works.jsonl");
+    std::fs::write(&works, format!("{}\n", serde_json::json!({"id": "w-1", "title": title, "text": body}))).unwrap();
+    ok(zhiwen(&data, &["import", "works", works.to_str().unwrap(), "--owner", "holder-a"]));
+
+    let site = site(pirate_html(&title, &body, "本站最新章节"));
+    let url = format!("http://127.0.0.1:{}/book/1.html", site.port);
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{url}\n")).unwrap();
+    ok(zhiwen(
+        &data,
+        &[
+            "crawl",
+            "--seeds",
+            seeds.to_str().unwrap(),
+            "--job",
+            "t",
+            "--allow-loopback",
+            "--depth",
+            "0",
+            "--delay-ms",
+            "0",
+        ],
+    ));
+    // No browser here: the capture is the WARC of the fetch (the render has tests of its own).
+    let matched = ok(zhiwen(&data, &["match", "--capture-allow-loopback", "--chromium", "/nonexistent/chromium"]));
+    assert!(matched.contains("evidence: 1 captured, 0 failed; log of 1 captures"), "{matched}");
+
+    let public = ok(zhiwen(&data, &["evidence", "key"])).trim().to_owned();
+    let first = dir.path().join("first.zip");
+    ok(zhiwen(&data, &["evidence", "export", "1", "--out", first.to_str().unwrap()]));
+    let verified = ok(zhiwen(&data, &["evidence", "verify", first.to_str().unwrap(), "--public-key", &public]));
+    assert!(verified.contains("verified: ") && verified.contains("inclusion (capture is leaf 0"), "{verified}");
+    let warc = text(&read_zip(&first, "capture/page.warc"));
+    assert!(warc.contains("WARC-Type: response") && warc.contains("WARC-IP-Address: 127.0.0.1"), "{warc}");
+    assert!(warc.contains("本站最新章节") && !warc.contains("盗版更新"));
+    let record: serde_json::Value = serde_json::from_slice(&read_zip(&first, "capture.json")).unwrap();
+    assert_eq!(record["source"], "fetched");
+    assert_eq!(record["final_url"], url.as_str());
+    assert!(record["notes"][0].as_str().unwrap_or_default().contains("screenshot"), "{record}");
+    let manifest: serde_json::Value = serde_json::from_slice(&read_zip(&first, "manifest.json")).unwrap();
+    assert_eq!(manifest["details"]["work"]["external_id"], "w-1");
+    assert!(manifest["details"]["passages"].as_array().is_some_and(|p| !p.is_empty()));
+    for name in ["README.txt", "report.zh-CN.html", "report.en.html"] {
+        assert!(!read_zip(&first, name).is_empty(), "{name}");
+    }
+    let head1 = dir.path().join("head1.json");
+    std::fs::write(&head1, ok(zhiwen(&data, &["evidence", "head"]))).unwrap();
+
+    // The pirate edits the page; a capture on demand keeps what it is now.
+    *site.page.lock().unwrap() = pirate_html(&title, &body, "盗版更新：第二版");
+    let captured = ok(zhiwen(
+        &data,
+        &["evidence", "capture", "1", "--capture-allow-loopback", "--chromium", "/nonexistent/chromium"],
+    ));
+    assert!(captured.contains("leaf 1 of the evidence log"), "{captured}");
+    let second = dir.path().join("second.zip");
+    ok(zhiwen(&data, &["evidence", "export", "1", "--out", second.to_str().unwrap()]));
+    assert!(text(&read_zip(&second, "capture/page.warc")).contains("盗版更新：第二版"));
+    // The first capture is still there, unchanged, and still verifies (against the new head).
+    let again = dir.path().join("first-again.zip");
+    ok(zhiwen(&data, &["evidence", "export", "1", "--capture", "1", "--out", again.to_str().unwrap()]));
+    assert_eq!(read_zip(&again, "capture/page.warc"), read_zip(&first, "capture/page.warc"));
+    assert_eq!(read_zip(&again, "capture.json"), read_zip(&first, "capture.json"));
+    for p in [&second, &again] {
+        let v = ok(zhiwen(&data, &["evidence", "verify", p.to_str().unwrap(), "--public-key", &public]));
+        assert!(v.contains("tree head of 2 leaves"), "{v}");
+    }
+    // The head kept after the first capture is a prefix of the later one.
+    let proof = ok(zhiwen(&data, &["evidence", "consistency", "--from", "1"])).trim().to_owned();
+    let v = ok(zhiwen(
+        &data,
+        &[
+            "evidence",
+            "verify",
+            second.to_str().unwrap(),
+            "--public-key",
+            &public,
+            "--earlier",
+            head1.to_str().unwrap(),
+            "--consistency",
+            &proof,
+        ],
+    ));
+    assert!(v.contains("consistency (the tree of 2 leaves extends the earlier one of 1)"), "{v}");
+    // An export never overwrites a file.
+    let o = zhiwen(&data, &["evidence", "export", "1", "--out", second.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o.stderr).lines().count() == 1, "{}", text(&o.stderr));
+    // A match without a capture, or none at all: one clear line.
+    let o = zhiwen(&data, &["evidence", "export", "99", "--out", dir.path().join("x.zip").to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o.stderr).contains("match 99 not found"), "{}", text(&o.stderr));
+}

@@ -69,7 +69,10 @@ async fn chosen_capture(service: &EvidenceService, d: &MatchDetail, capture_id: 
         Some(id) => ApiError::not_found("capture", id),
         None => ApiError::new(
             ErrorCode::Conflict,
-            format!("match {} has no capture yet: request one (POST /api/v1/matches/{}/captures)", d.record.id, d.record.id),
+            format!(
+                "match {} has no capture yet: request one (POST /api/v1/matches/{}/captures)",
+                d.record.id, d.record.id
+            ),
         ),
     })
 }

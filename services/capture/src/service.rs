@@ -152,9 +152,7 @@ impl EvidenceService {
     /// print of a live page, every file stored by its SHA-256, and the record appended to
     /// the log. A capture already made under `key` is returned as it is.
     pub async fn capture_match(&self, match_id: i64, reason: &str, key: &str) -> Result<(Capture, Outcome)> {
-        if let Some(done) =
-            self.stores.evidence.captures_of_match(match_id).await?.into_iter().find(|c| c.key == key)
-        {
+        if let Some(done) = self.stores.evidence.captures_of_match(match_id).await?.into_iter().find(|c| c.key == key) {
             return Ok((done, Outcome::Unchanged));
         }
         let m = self
@@ -342,17 +340,24 @@ impl EvidenceService {
         };
         let mut captured = Vec::with_capacity(capture.files.len());
         for f in &capture.files {
-            let gone = |why: &str| CaptureError::FileGone { capture: capture.id, name: f.name.clone(), why: why.into() };
-            let bytes = self
-                .stores
-                .evidence
-                .get_evidence_file(&f.sha256, self.config.max_file_bytes)
-                .await?
-                .ok_or_else(|| gone(if capture.pruned_at.is_some() { "removed by retention" } else { "missing" }))?;
+            let gone =
+                |why: &str| CaptureError::FileGone { capture: capture.id, name: f.name.clone(), why: why.into() };
+            let bytes =
+                self.stores.evidence.get_evidence_file(&f.sha256, self.config.max_file_bytes).await?.ok_or_else(
+                    || gone(if capture.pruned_at.is_some() { "removed by retention" } else { "missing" }),
+                )?;
             captured.push(PackageFile { name: f.name.clone(), bytes });
         }
-        let out =
-            write_package(Cursor::new(Vec::new()), &self.key, &captured, &capture.record, &proof, &head, extra, details)?;
+        let out = write_package(
+            Cursor::new(Vec::new()),
+            &self.key,
+            &captured,
+            &capture.record,
+            &proof,
+            &head,
+            extra,
+            details,
+        )?;
         Ok(out.into_inner())
     }
 }

@@ -156,9 +156,14 @@ mod tests {
         let w = resource_record("http://pirate.example/1", "2026-11-26T03:00:00Z", "text/html; charset=utf-8", body);
         let text = String::from_utf8(w.clone()).expect("utf-8 here");
         assert_eq!(text.matches("WARC/1.1\r\n").count(), 1);
-        assert!(text.contains("WARC-Type: resource\r\n") && text.contains("Content-Type: text/html; charset=utf-8\r\n"));
+        assert!(
+            text.contains("WARC-Type: resource\r\n") && text.contains("Content-Type: text/html; charset=utf-8\r\n")
+        );
         assert!(text.contains(&format!("Content-Length: {}\r\n\r\n", body.len())));
         assert!(w.ends_with(&[body, b"\r\n\r\n"].concat()));
-        assert_eq!(w, resource_record("http://pirate.example/1", "2026-11-26T03:00:00Z", "text/html; charset=utf-8", body));
+        assert_eq!(
+            w,
+            resource_record("http://pirate.example/1", "2026-11-26T03:00:00Z", "text/html; charset=utf-8", body)
+        );
     }
 }

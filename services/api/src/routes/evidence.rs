@@ -26,9 +26,10 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 fn service(state: &AppState) -> ApiResult<&EvidenceService> {
-    state.evidence.as_deref().ok_or_else(|| {
-        ApiError::new(ErrorCode::NotImplemented, "evidence captures are not enabled on this server")
-    })
+    state
+        .evidence
+        .as_deref()
+        .ok_or_else(|| ApiError::new(ErrorCode::NotImplemented, "evidence captures are not enabled on this server"))
 }
 
 /// The match, when the caller may see it (else the same 404 as for no such match).
@@ -95,11 +96,7 @@ async fn request_capture(state: State, caller: Caller, id: web::Path<i64>) -> Ap
     Ok(HttpResponse::Accepted().json(json!({ "task_id": task.id, "key": task.key, "state": task.state })))
 }
 
-async fn capture_file(
-    state: State,
-    caller: Caller,
-    path: web::Path<(i64, i64, String)>,
-) -> ApiResult<HttpResponse> {
+async fn capture_file(state: State, caller: Caller, path: web::Path<(i64, i64, String)>) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "read evidence")?;
     let (match_id, capture_id, name) = path.into_inner();
     let d = visible(&state, &caller, match_id).await?;

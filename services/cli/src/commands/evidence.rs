@@ -146,7 +146,13 @@ async fn with_service(data: &DataArgs, cmd: &EvidenceCommand) -> Result<()> {
             Some(id) => {
                 let key = format!("capture:match:{id}:on_demand:{}", zhiwen_store::Timestamp::now().0);
                 let (c, _) = service.capture_match(id, "on_demand", &key).await?;
-                outln!("capture {} of match {}: leaf {} of the evidence log, {} files", c.id, id, c.leaf_index, c.files.len())?;
+                outln!(
+                    "capture {} of match {}: leaf {} of the evidence log, {} files",
+                    c.id,
+                    id,
+                    c.leaf_index,
+                    c.files.len()
+                )?;
                 Ok(())
             }
             None => {
@@ -207,7 +213,9 @@ async fn export(
         .create_new(true)
         .open(&a.out)
         .with_context(|| format!("cannot create {} (an existing file is not overwritten)", a.out.display()))?;
-    file.write_all(&bytes).and_then(|()| file.sync_all()).with_context(|| format!("cannot write {}", a.out.display()))?;
+    file.write_all(&bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", a.out.display()))?;
     outln!(
         "{}: evidence package of match {} (capture {}, leaf {}), {} bytes",
         a.out.display(),
