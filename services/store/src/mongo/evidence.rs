@@ -15,6 +15,7 @@
 //! capture still being taken.
 
 use std::collections::{BTreeSet, HashSet};
+use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use futures::{AsyncReadExt, AsyncWriteExt, TryStreamExt};
@@ -98,18 +99,33 @@ impl MongoStore {
         Ok(self.evidence_bucket().find(doc! {"filename": sha256}).await?.try_collect().await?)
     }
 
-    /// The leaf index the next capture takes (the number of leaves).
+    /// The leaf index the next capture takes (the number of leaves). Read from the leaf
+    /// this process last saw up, as SecantusDB does not push a sort's limit into its
+    /// index scan.
     async fn next_leaf(&self) -> StoreResult<i64> {
-        let last = self
-            .coll("captures")
-            .find_one(doc! {})
-            .sort(doc! {"leaf_index": -1})
-            .projection(doc! {"leaf_index": 1})
-            .await?;
-        Ok(match last {
-            Some(d) => num(&d, "leaf_index")? + 1,
-            None => 0,
-        })
+        let mut floor = self.leaf_floor.load(Ordering::Relaxed);
+        loop {
+            let last = self
+                .coll("captures")
+                .find_one(doc! {"leaf_index": {"$gte": floor}})
+                .sort(doc! {"leaf_index": -1})
+                .projection(doc! {"leaf_index": 1})
+                .await?;
+            match last {
+                Some(d) => {
+                    let last = num(&d, "leaf_index")?;
+                    self.leaf_floor.fetch_max(last, Ordering::Relaxed);
+                    return Ok(last + 1);
+                }
+                None if floor == 0 => return Ok(0),
+                // The database was replaced under this process (a restore): read it whole.
+                None => {
+                    tracing::warn!(floor, "evidence log shorter than seen before; reading it again");
+                    self.leaf_floor.store(0, Ordering::Relaxed);
+                    floor = 0;
+                }
+            }
+        }
     }
 
     /// Every listed file is stored, with the listed size.

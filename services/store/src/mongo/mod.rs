@@ -14,6 +14,7 @@
 //! `keys`, `queries`, `meta`, `evidence`), over the shared `fields`, `ids` and `blobs`; `migrations`
 //! applies the schema, with one file per migration that needs code.
 
+use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use futures::TryStreamExt;
@@ -42,6 +43,9 @@ mod works;
 /// The MongoDB store.
 pub(crate) struct MongoStore {
     db: Database,
+    /// A leaf index known to be stored (leaves are never deleted): the lower bound of
+    /// the read of the largest one, so that read stays a short index range.
+    leaf_floor: AtomicI64,
 }
 
 async fn collect(cursor: mongodb::Cursor<Document>) -> StoreResult<Vec<Document>> {
@@ -58,7 +62,7 @@ impl MongoStore {
         options.app_name.get_or_insert_with(|| "zhiwen".to_owned());
         options.server_selection_timeout.get_or_insert(Duration::from_secs(10));
         let client = Client::with_options(options).map_err(|e| StoreError::Config(format!("MongoDB client: {e}")))?;
-        Ok(MongoStore { db: client.database(database) })
+        Ok(MongoStore { db: client.database(database), leaf_floor: AtomicI64::new(0) })
     }
 
     fn coll(&self, name: &str) -> Collection<Document> {
