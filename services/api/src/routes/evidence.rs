@@ -19,6 +19,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/matches/{id}/captures", web::get().to(list_captures))
         .route("/matches/{id}/captures", web::post().to(request_capture))
         .route("/matches/{id}/captures/{capture}/files/{name:.*}", web::get().to(capture_file))
+        .route("/matches/{id}/captures/{capture}/verification", web::get().to(verification))
         .route("/matches/{id}/evidence-package", web::get().to(package))
         .route("/evidence/tree-head", web::get().to(tree_head))
         .route("/evidence/tree-heads", web::get().to(tree_heads))
@@ -145,6 +146,29 @@ async fn package(
             format!("attachment; filename=\"evidence-match-{}-capture-{}.zip\"", d.record.id, capture.id),
         ))
         .body(bytes))
+}
+
+/// The package of a capture, built as it would be downloaded and checked as a third party
+/// checks it (with this server's public key): what the dashboard shows beside a capture.
+async fn verification(state: State, caller: Caller, path: web::Path<(i64, i64)>) -> ApiResult<HttpResponse> {
+    caller.require(EVERYONE, "read evidence")?;
+    let (match_id, capture_id) = path.into_inner();
+    let d = visible(&state, &caller, match_id).await?;
+    let service = service(&state)?;
+    let (capture, bytes) = crate::package::match_package(&state, service, &d, Some(capture_id)).await?;
+    let package =
+        zhiwen_evidence::read_package(std::io::Cursor::new(&bytes), zhiwen_evidence::PackageLimits::default())
+            .map_err(ApiError::internal)?;
+    let v = package.verify(Some(&service.public_key()), None);
+    Ok(HttpResponse::Ok().json(json!({
+        "capture_id": capture.id,
+        "ok": v.ok(),
+        "summary": v.summary(),
+        "checks": v.checks,
+        "package_bytes": bytes.len(),
+        "tree_size": package.head.head.size,
+        "public_key": service.public_key(),
+    })))
 }
 
 /// The current signed tree head (signed now when the log grew since the latest one).
