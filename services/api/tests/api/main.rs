@@ -4,6 +4,7 @@
 //! innocent GBK page). The same suite runs on the embedded store and on MongoDB
 //! (SecantusDB from the test kit; skipped without it unless ZHIWEN_REQUIRE_SERVERS=1).
 
+mod evidence;
 mod matches;
 mod ownership;
 mod service;
@@ -85,7 +86,14 @@ async fn start(stores: Stores, config: ApiConfig) -> Env {
     let analyst = key(KeyRole::Analyst, None, "分析师").await;
     let holder = key(KeyRole::Holder, Some("jinling-press"), "金陵书局").await;
     let other = key(KeyRole::Holder, Some("luoguan-books"), "罗贯书局").await;
-    let state = AppState::new(matcher, dir.path().to_path_buf(), config);
+    let evidence = zhiwen_capture::EvidenceService::open(
+        stores.clone(),
+        zhiwen_evidence::LogKey::generate(),
+        zhiwen_capture::CaptureConfig::default(),
+    )
+    .await
+    .unwrap();
+    let state = AppState::with_evidence(matcher, dir.path().to_path_buf(), config, Arc::new(evidence));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = zhiwen_api::server(state.clone(), listener).unwrap();
@@ -179,6 +187,7 @@ async fn suite(stores: Stores) {
     ownership::holders_write_only_their_own(&env).await;
     matches::matches_evidence_and_review(&env).await;
     matches::exports_and_report(&env).await;
+    evidence::captures_packages_and_heads(&env).await;
     service::errors_health_metrics(&env).await;
     service::worker_runs_tasks(&env).await;
     env.handle.stop(true).await;
