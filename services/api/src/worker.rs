@@ -327,6 +327,11 @@ async fn schedule(state: Arc<AppState>, shutdown: CancellationToken) {
         let today = chrono::Utc::now().date_naive();
         if last_head_day != Some(today) {
             publish_head(&state).await;
+            if let Some(service) = &state.evidence {
+                if let Err(e) = service.prune(None).await {
+                    tracing::error!(error = %e, "evidence retention failed");
+                }
+            }
             last_head_day = Some(today);
         }
         match zhiwen_matcher::schedule::enqueue_due(&state.matcher, &schedule, chrono::Utc::now()).await {

@@ -34,11 +34,19 @@ pub struct CaptureConfig {
     pub chromium: Option<PathBuf>,
     /// Largest captured file read back into memory for a package.
     pub max_file_bytes: u64,
+    /// Keep captured files this many days (0: forever): see [`EvidenceService::prune`].
+    pub retention_days: u32,
 }
 
 impl Default for CaptureConfig {
     fn default() -> Self {
-        CaptureConfig { crawl: CrawlConfig::default(), refetch: true, chromium: None, max_file_bytes: 256 << 20 }
+        CaptureConfig {
+            crawl: CrawlConfig::default(),
+            refetch: true,
+            chromium: None,
+            max_file_bytes: 256 << 20,
+            retention_days: 0,
+        }
     }
 }
 
@@ -272,6 +280,27 @@ impl EvidenceService {
         options.policy = self.config.crawl.address_policy;
         let r = zhiwen_ingest::render_page(url, &options).await?;
         Ok((r.screenshot_png, r.print_pdf))
+    }
+
+    /// Retention: remove the files of captures made more than `days` ago (the configured
+    /// `retention_days` when `None`; 0 keeps everything), except those backing a confirmed
+    /// match or a sent takedown notice. The captures' records stay in the log, so older
+    /// packages still verify; a package of a pruned capture can no longer be exported.
+    pub async fn prune(&self, days: Option<u32>) -> Result<Option<zhiwen_store::PruneReport>> {
+        let days = days.unwrap_or(self.config.retention_days);
+        if days == 0 {
+            return Ok(None);
+        }
+        let before = Timestamp(Timestamp::now().0.saturating_sub(i64::from(days) * 86_400_000));
+        let report = self.stores.evidence.prune_evidence(before).await?;
+        tracing::info!(
+            days,
+            captures = report.captures,
+            files = report.files_deleted,
+            bytes = report.bytes_deleted,
+            "evidence retention"
+        );
+        Ok(Some(report))
     }
 
     /// The latest signed tree head kept, if any.

@@ -21,6 +21,11 @@
 //!
 //! [params]                      # fingerprint parameters (docs/parameters.md)
 //!
+//! [evidence]                    # captures of matched pages (docs/evidence.md)
+//! refetch = true                # capture a crawled page by fetching it again
+//! retention_days = 0            # keep captured files this long (0: forever; never
+//!                               # removed while they back a confirmed match or a notice)
+//!
 //! [import]                      # bounds of `import works|pages` and of uploads
 //! max_file_mb = 256
 //! max_page_kb = 4096
@@ -182,6 +187,25 @@ struct FileConfig {
     params: Option<Params>,
     matcher: Option<zhiwen_matcher::MatcherConfig>,
     import: ImportLimitArgs,
+    evidence: EvidenceSettings,
+}
+
+/// `[evidence]` of the settings file: how captures are made and kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvidenceSettings {
+    /// Re-fetch a crawled page when capturing it (else its stored record is captured).
+    pub refetch: bool,
+    /// Keep the files of captures for this many days (0: forever). Captures backing a
+    /// confirmed match or a sent takedown notice are never removed; the log's leaves
+    /// always stay.
+    pub retention_days: u32,
+}
+
+impl Default for EvidenceSettings {
+    fn default() -> Self {
+        EvidenceSettings { refetch: true, retention_days: 0 }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -228,6 +252,8 @@ pub struct Settings {
     pub matcher: zhiwen_matcher::MatcherConfig,
     /// `[import]` of the settings file (flags and environment go over it: [`Settings::import_bounds`]).
     import_file: ImportLimitArgs,
+    /// `[evidence]`.
+    pub evidence: EvidenceSettings,
 }
 
 impl Settings {
@@ -281,6 +307,7 @@ impl Settings {
             params,
             matcher: file.matcher.unwrap_or_default(),
             import_file: file.import,
+            evidence: file.evidence,
         })
     }
 
@@ -317,7 +344,13 @@ impl Settings {
     ) -> Result<zhiwen_capture::EvidenceService> {
         let key = zhiwen_capture::load_or_create_key(&zhiwen_capture::key_path(&self.data_dir))?;
         let crawl = zhiwen_ingest::CrawlConfig { address_policy: policy, ..zhiwen_ingest::CrawlConfig::default() };
-        let config = zhiwen_capture::CaptureConfig { crawl, chromium, ..zhiwen_capture::CaptureConfig::default() };
+        let config = zhiwen_capture::CaptureConfig {
+            crawl,
+            chromium,
+            refetch: self.evidence.refetch,
+            retention_days: self.evidence.retention_days,
+            ..zhiwen_capture::CaptureConfig::default()
+        };
         zhiwen_capture::EvidenceService::open(matcher.stores().clone(), key, config)
             .await
             .context("cannot open the evidence log")

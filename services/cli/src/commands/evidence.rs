@@ -34,6 +34,10 @@ pub enum EvidenceCommand {
     Head,
     /// Print the consistency proof (hex) between the log's trees of two sizes.
     Consistency(ConsistencyArgs),
+    /// Remove the files of captures older than `[evidence] retention_days` (or
+    /// `--older-than-days`), except those backing a confirmed match or a sent takedown
+    /// notice; the log keeps every capture's record.
+    Prune(PruneArgs),
     /// Check an evidence package offline: every file's SHA-256, the signed manifest, the
     /// capture's inclusion in the signed log, and (with --earlier) that the log was only
     /// appended to since a head you kept. One line on standard output; exit status 1 and
@@ -99,6 +103,14 @@ pub struct ConsistencyArgs {
     /// The larger tree size (default: the log's size now).
     #[arg(long)]
     pub to: Option<u64>,
+}
+
+/// `zhiwen evidence prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Age in days (default: `[evidence] retention_days` of the settings file).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub older_than_days: Option<u32>,
 }
 
 /// `zhiwen evidence verify`.
@@ -174,6 +186,18 @@ async fn with_service(data: &DataArgs, cmd: &EvidenceCommand) -> Result<()> {
             };
             let proof = service.consistency_proof(a.from, to).await?;
             outln!("{proof}")?;
+            Ok(())
+        }
+        EvidenceCommand::Prune(a) => {
+            match service.prune(a.older_than_days).await? {
+                None => outln!("evidence: retention is off ([evidence] retention_days = 0); nothing removed")?,
+                Some(r) => outln!(
+                    "evidence: {} captures pruned, {} files removed ({} bytes); their records stay in the log",
+                    r.captures,
+                    r.files_deleted,
+                    r.bytes_deleted
+                )?,
+            }
             Ok(())
         }
         EvidenceCommand::Key | EvidenceCommand::Verify(_) => Ok(()),
