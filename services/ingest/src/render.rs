@@ -107,6 +107,10 @@ pub struct Rendered {
     pub final_url: String,
     /// The address the page's document came from, as Chromium reports it.
     pub remote_ip: Option<IpAddr>,
+    /// Whether the page finished loading (its `load` event fired). A page whose
+    /// sub-resources are still pending when a third of [`RenderOptions::timeout`] is left
+    /// is captured as it stands, with `loaded` false.
+    pub loaded: bool,
 }
 
 impl std::fmt::Debug for Rendered {
@@ -116,6 +120,7 @@ impl std::fmt::Debug for Rendered {
             .field("print_pdf", &format_args!("{} bytes", self.print_pdf.len()))
             .field("final_url", &self.final_url)
             .field("remote_ip", &self.remote_ip)
+            .field("loaded", &self.loaded)
             .finish()
     }
 }
@@ -271,7 +276,9 @@ pub async fn render_page(url: &Url, options: &RenderOptions) -> Result<Rendered,
         reason: format!("temporary profile directory: {e}"),
     })?;
     let mut browser = Browser::launch(&options.chromium, profile.path(), &host, ip, options.viewport_width, url)?;
-    let outcome = tokio::time::timeout_at(deadline, browser.session.capture(url, options)).await;
+    // The load is awaited until a third of the time is left, kept for the captures.
+    let load_deadline = deadline - options.timeout / 3;
+    let outcome = tokio::time::timeout_at(deadline, browser.session.capture(url, options, load_deadline)).await;
     match outcome {
         Ok(Ok(rendered)) => {
             browser.close().await;
@@ -490,7 +497,12 @@ impl Session {
     }
 
     /// The render proper, once Chromium runs.
-    async fn capture(&mut self, url: &Url, options: &RenderOptions) -> Result<Rendered, RenderError> {
+    async fn capture(
+        &mut self,
+        url: &Url,
+        options: &RenderOptions,
+        load_deadline: Instant,
+    ) -> Result<Rendered, RenderError> {
         let target = self.call_browser("Target.createTarget", json!({ "url": "about:blank" })).await?;
         self.target_id = str_field(&target, "targetId").ok_or_else(|| self.err("createTarget: no targetId"))?;
         let attached =
@@ -509,7 +521,18 @@ impl Session {
         if let Some(error) = nav.get("errorText").and_then(Value::as_str).filter(|e| !e.is_empty()) {
             return Err(RenderError::Navigation { url: url.to_string(), reason: error.to_owned() });
         }
-        self.wait_event("Page.loadEventFired").await?;
+        // Reading is cancel-safe (bytes stay in `buf` until a whole message is taken), so
+        // the session goes on after this timeout.
+        let loaded = match tokio::time::timeout_at(load_deadline, self.wait_event("Page.loadEventFired")).await {
+            Ok(event) => {
+                event?;
+                true
+            }
+            Err(_) => {
+                tracing::info!(%url, "the page is still loading; capturing it as it stands");
+                false
+            }
+        };
         tokio::time::sleep(SETTLE).await;
 
         let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
@@ -536,7 +559,7 @@ impl Session {
             .and_then(|i| history.get("entries")?.get(usize::try_from(i).ok()?)?.get("url")?.as_str())
             .map(str::to_owned)
             .ok_or_else(|| self.err("getNavigationHistory: no current entry"))?;
-        Ok(Rendered { screenshot_png, print_pdf, final_url, remote_ip: self.remote_ip })
+        Ok(Rendered { screenshot_png, print_pdf, final_url, remote_ip: self.remote_ip, loaded })
     }
 
     /// The base64 `data` of an answer, decoded, within `cap`.
@@ -578,7 +601,10 @@ impl Session {
         }
         let mut bytes = serde_json::to_vec(&message).map_err(|e| self.err(e.to_string()))?;
         bytes.push(0);
-        self.tx.write_all(&bytes).await.map_err(|e| self.err(format!("writing {method}: {e}")))?;
+        self.tx.write_all(&bytes).await.map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => self.err(format!("Chromium closed the pipe (sending {method})")),
+            _ => self.err(format!("sending {method}: {e}")),
+        })?;
         Ok(id)
     }
 
@@ -654,7 +680,11 @@ impl Session {
             if self.buf.len() > MAX_MESSAGE_BYTES {
                 return Err(self.err(format!("a DevTools message is larger than {MAX_MESSAGE_BYTES} bytes")));
             }
-            self.buf.reserve(256 << 10);
+            // Grow geometrically, never past the cap (so at most one cap is ever allocated).
+            let want = (self.buf.len() * 2).clamp(256 << 10, MAX_MESSAGE_BYTES + 1);
+            if self.buf.capacity() < want {
+                self.buf.reserve_exact(want - self.buf.len());
+            }
             let n = self.rx.read_buf(&mut self.buf).await.map_err(|e| self.err(format!("reading: {e}")))?;
             if n == 0 {
                 return Err(self.err("Chromium closed the pipe"));
@@ -677,6 +707,89 @@ mod tests {
         assert_eq!(rules, "MAP example.com [2001:4860::1], MAP * ~NOTFOUND");
         let rules = resolver_rules(&Host::Ipv4("93.184.216.34".parse().unwrap()), "93.184.216.34".parse().unwrap());
         assert_eq!(rules, "MAP 93.184.216.34 93.184.216.34, MAP * ~NOTFOUND");
+    }
+
+    /// A session talking to a fake browser: what the session sends is readable from the
+    /// returned receiver, what is written to the returned sender is what it reads.
+    fn fake_browser() -> (Session, pipe::Receiver, pipe::Sender) {
+        let (to_browser, browser_in) = pipe::pipe().unwrap();
+        let (browser_out, from_browser) = pipe::pipe().unwrap();
+        (Session::new(to_browser, from_browser, &Url::parse("http://example.com/").unwrap()), browser_in, browser_out)
+    }
+
+    #[tokio::test]
+    async fn answers_are_matched_by_id_and_events_kept_or_ignored() {
+        let (mut session, mut browser_in, mut browser_out) = fake_browser();
+        session.session_id = Some("S".into());
+        session.target_id = "T".into();
+        let browser = tokio::spawn(async move {
+            let mut command = Vec::new();
+            while !command.ends_with(b"\0") {
+                let mut b = [0u8; 1];
+                browser_in.read_exact(&mut b).await.unwrap();
+                command.push(b[0]);
+            }
+            command.pop();
+            let command: Value = serde_json::from_slice(&command).unwrap();
+            assert_eq!(command["method"], "Page.navigate");
+            assert_eq!(command["sessionId"], "S");
+            let id = command["id"].as_u64().unwrap();
+            let replies = [
+                json!({"method": "Page.frameStartedLoading", "sessionId": "S", "params": {}}),
+                json!({"id": id + 100, "result": {"other": true}}),
+                json!({"method": "Network.responseReceived", "sessionId": "S", "params": {
+                    "type": "Document", "frameId": "T", "response": {"remoteIPAddress": "::1"}}}),
+                json!({"method": "Page.loadEventFired", "sessionId": "other", "params": {}}),
+                json!({"method": "Page.loadEventFired", "sessionId": "S", "params": {"timestamp": 1}}),
+                json!({"id": id, "sessionId": "S", "result": {"frameId": "T"}}),
+            ];
+            let mut bytes = Vec::new();
+            for reply in replies {
+                bytes.extend(serde_json::to_vec(&reply).unwrap());
+                bytes.push(0);
+            }
+            // In small pieces: messages are split across reads.
+            for piece in bytes.chunks(7) {
+                browser_out.write_all(piece).await.unwrap();
+            }
+            browser_out
+        });
+        let answer = session.call("Page.navigate", json!({"url": "http://example.com/"})).await.unwrap();
+        assert_eq!(answer, json!({"frameId": "T"}));
+        assert_eq!(session.remote_ip, Some("::1".parse().unwrap()));
+        let load = session.wait_event("Page.loadEventFired").await.unwrap();
+        assert_eq!(load["params"]["timestamp"], 1);
+        assert_eq!(session.events.len(), 0);
+        let browser_out = browser.await.unwrap();
+        drop(browser_out);
+        let e = session.read_message().await.unwrap_err();
+        assert!(e.to_string().contains("closed the pipe"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_error_answer_is_an_error() {
+        let (mut session, _browser_in, mut browser_out) = fake_browser();
+        browser_out.write_all(b"{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"No target\"}}\0").await.unwrap();
+        let e = session.call_browser("Target.attachToTarget", json!({})).await.unwrap_err();
+        assert!(e.to_string().ends_with("Target.attachToTarget: No target"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_oversized_message_is_an_error_not_an_allocation_without_end() {
+        let (mut session, _browser_in, mut browser_out) = fake_browser();
+        let writer = tokio::spawn(async move {
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..(MAX_MESSAGE_BYTES >> 20) + 2 {
+                if browser_out.write_all(&chunk).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let e = session.read_message().await.unwrap_err();
+        assert!(e.to_string().contains("larger than"), "{e}");
+        assert!(session.buf.capacity() <= MAX_MESSAGE_BYTES + 1);
+        drop(session);
+        writer.await.unwrap();
     }
 
     #[tokio::test]

@@ -62,6 +62,7 @@ async fn a_long_chinese_page_is_captured_whole_as_png_and_pdf() {
     assert!(rendered.print_pdf.starts_with(b"%PDF-"));
     assert_eq!(rendered.final_url, site.url("/book/1.html"));
     assert_eq!(rendered.remote_ip, Some("127.0.0.1".parse().unwrap()));
+    assert!(rendered.loaded);
     assert_eq!(site.hits("/book/1.html"), 1);
 }
 
@@ -140,4 +141,37 @@ async fn the_timeout_is_honoured() {
     assert!(matches!(e, RenderError::Timeout { .. }), "{e}");
     assert!(took < Duration::from_secs(10), "took {took:?}");
     assert_eq!(site.hits("/"), 1, "the page was asked for");
+}
+
+#[tokio::test]
+async fn a_page_still_loading_is_captured_as_it_stands() {
+    let Some(chromium) = chromium() else { return };
+    let site = serve(|_| {
+        let mut never = Response::html("not an image", "image/png");
+        never.delay = Duration::from_secs(600);
+        HashMap::from([
+            ("/".into(), Response::html("<p>正文还在</p><img src=\"/slow.png\">", "text/html; charset=utf-8")),
+            ("/slow.png".into(), never),
+        ])
+    })
+    .await;
+    let options = RenderOptions { timeout: Duration::from_secs(9), ..options(chromium) };
+    let started = Instant::now();
+    let rendered = render_page(&Url::parse(&site.url("/")).unwrap(), &options).await.expect("rendered");
+    assert!(started.elapsed() < options.timeout, "took {:?}", started.elapsed());
+    assert!(!rendered.loaded);
+    assert_eq!(png_size(&rendered.screenshot_png).0, 1280);
+    assert!(rendered.print_pdf.starts_with(b"%PDF-"));
+    assert_eq!(site.hits("/slow.png"), 1);
+}
+
+#[tokio::test]
+async fn a_browser_that_cannot_start_or_exits_is_an_error_not_a_hang() {
+    let site = serve(|_| HashMap::from([("/".into(), Response::html("<p>x</p>", "text/html"))])).await;
+    let url = Url::parse(&site.url("/")).unwrap();
+    let e = render_page(&url, &options("/nonexistent/chromium".into())).await.unwrap_err();
+    assert!(matches!(e, RenderError::Launch { .. }), "{e}");
+    let options = RenderOptions { timeout: Duration::from_secs(20), ..options("/bin/true".into()) };
+    let e = render_page(&url, &options).await.unwrap_err();
+    assert!(matches!(&e, RenderError::Browser { reason, .. } if reason.contains("closed the pipe")), "{e}");
 }
