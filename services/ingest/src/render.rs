@@ -258,6 +258,8 @@ pub async fn render_page(url: &Url, options: &RenderOptions) -> Result<Rendered,
         return Err(url_err("only http and https pages are rendered"));
     }
     let host = url.host().ok_or_else(|| url_err("no host"))?;
+    // The rules are built once the address is known; whether they can be is known now.
+    resolver_rules(&host, IpAddr::from([0, 0, 0, 0])).ok_or_else(|| url_err(UNCONFINABLE))?;
     options.policy.check_url(url).map_err(|e| match e {
         IngestError::Forbidden { url, addr, reason } => RenderError::Forbidden { url, addr, reason },
         other => url_err(&other.to_string()),
@@ -319,15 +321,28 @@ async fn checked_address(url: &Url, host: &Host<&str>, policy: AddressPolicy) ->
     })
 }
 
-/// `--host-resolver-rules`: the host (as Chromium writes it: IPv6 in brackets) to the
-/// checked address, every other name to "not found".
-fn resolver_rules(host: &Host<&str>, ip: IpAddr) -> String {
+/// `--host-resolver-rules`: the host to the checked address, every other name to "not
+/// found". Chromium matches a rule's pattern against the host as it resolves it (an IPv6
+/// literal without brackets) and reads the replacement as `host[:port]` (IPv6 in
+/// brackets); rules are split at commas, then at spaces, and `*` and `?` are wildcards,
+/// so a host holding any of those is refused (a valid URL host holds none but `*`).
+fn resolver_rules(host: &Host<&str>, ip: IpAddr) -> Option<String> {
+    let pattern = match host {
+        Host::Domain(name) => (*name).to_owned(),
+        Host::Ipv4(v4) => v4.to_string(),
+        Host::Ipv6(v6) => v6.to_string(),
+    };
+    if pattern.is_empty() || pattern.contains(|c: char| matches!(c, '*' | '?' | ',') || c.is_whitespace()) {
+        return None;
+    }
     let ip = match ip {
         IpAddr::V4(v4) => v4.to_string(),
         IpAddr::V6(v6) => format!("[{v6}]"),
     };
-    format!("MAP {host} {ip}, MAP * ~NOTFOUND")
+    Some(format!("MAP {pattern} {ip}, MAP * ~NOTFOUND"))
 }
+
+const UNCONFINABLE: &str = "a host name Chromium's resolver rules cannot match exactly";
 
 /// A running Chromium and its DevTools pipe.
 struct Browser {
@@ -346,6 +361,8 @@ impl Browser {
         url: &Url,
     ) -> Result<Browser, RenderError> {
         let launch_err = |source| RenderError::Launch { path: chromium.to_owned(), source };
+        let rules = resolver_rules(host, ip)
+            .ok_or_else(|| RenderError::Url { url: url.to_string(), reason: UNCONFINABLE.into() })?;
         // Commands go parent -> fd 3 of Chromium, answers come back from its fd 4. The
         // parent's ends are non-blocking and registered with tokio; Chromium's are made
         // blocking (as a program expects of its inherited descriptors). All four are
@@ -371,7 +388,7 @@ impl Browser {
             // The address policy: only the checked address for the page's host, nothing
             // for any other name; no proxy (a proxy would resolve names itself) and no
             // WebRTC over UDP (ICE candidates are IP literals that never meet the resolver).
-            .arg(format!("--host-resolver-rules={}", resolver_rules(host, ip)))
+            .arg(format!("--host-resolver-rules={rules}"))
             .arg("--no-proxy-server")
             .arg("--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
             // Chromium's sandbox needs root-less user namespaces (or a setuid helper),
@@ -702,11 +719,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn resolver_rules_bracket_ipv6() {
-        let rules = resolver_rules(&Host::Domain("example.com"), "2001:4860::1".parse().unwrap());
-        assert_eq!(rules, "MAP example.com [2001:4860::1], MAP * ~NOTFOUND");
-        let rules = resolver_rules(&Host::Ipv4("93.184.216.34".parse().unwrap()), "93.184.216.34".parse().unwrap());
-        assert_eq!(rules, "MAP 93.184.216.34 93.184.216.34, MAP * ~NOTFOUND");
+    fn resolver_rules_match_the_host_as_chromium_sees_it() {
+        let v6: IpAddr = "2001:4860::1".parse().unwrap();
+        let rules = resolver_rules(&Host::Domain("example.com"), v6);
+        assert_eq!(rules.as_deref(), Some("MAP example.com [2001:4860::1], MAP * ~NOTFOUND"));
+        let rules = resolver_rules(&Host::Ipv6("2001:4860::1".parse().unwrap()), v6);
+        assert_eq!(rules.as_deref(), Some("MAP 2001:4860::1 [2001:4860::1], MAP * ~NOTFOUND"));
+        let v4: IpAddr = "93.184.216.34".parse().unwrap();
+        let rules = resolver_rules(&Host::Ipv4("93.184.216.34".parse().unwrap()), v4);
+        assert_eq!(rules.as_deref(), Some("MAP 93.184.216.34 93.184.216.34, MAP * ~NOTFOUND"));
+        for host in ["*.example.com", "a?b", "a,b", ""] {
+            assert_eq!(resolver_rules(&Host::Domain(host), v4), None, "{host}");
+        }
+        // The url crate keeps a `*` in a host: such a URL is refused before any lookup.
+        let url = Url::parse("http://*.example.com/").unwrap();
+        assert_eq!(url.host_str(), Some("*.example.com"));
     }
 
     /// A session talking to a fake browser: what the session sends is readable from the

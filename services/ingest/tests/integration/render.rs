@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use url::Url;
 use zhiwen_ingest::{find_chromium, render_page, AddressPolicy, RenderError, RenderOptions};
 
@@ -174,4 +175,41 @@ async fn a_browser_that_cannot_start_or_exits_is_an_error_not_a_hang() {
     let options = RenderOptions { timeout: Duration::from_secs(20), ..options("/bin/true".into()) };
     let e = render_page(&url, &options).await.unwrap_err();
     assert!(matches!(&e, RenderError::Browser { reason, .. } if reason.contains("closed the pipe")), "{e}");
+}
+
+#[tokio::test]
+async fn an_ipv6_literal_page_is_confined_to_its_address() {
+    let Some(chromium) = chromium() else { return };
+    let Ok(listener) = tokio::net::TcpListener::bind("[::1]:0").await else {
+        eprintln!("skipping: no IPv6 loopback on this machine");
+        return;
+    };
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        let mut paths = Vec::new();
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut head = vec![0u8; 4096];
+            let n = sock.read(&mut head).await.unwrap_or(0);
+            let head = String::from_utf8_lossy(&head[..n]).into_owned();
+            let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let body = if path == "/" { "<p>第六版</p><img src=\"/own.png\">" } else { "" };
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(response.as_bytes()).await;
+            paths.push(path);
+            if paths.iter().any(|p| p == "/own.png") {
+                return paths;
+            }
+        }
+        paths
+    });
+    let url = Url::parse(&format!("http://[::1]:{port}/")).unwrap();
+    let rendered = render_page(&url, &options(chromium)).await.expect("rendered");
+    assert_eq!(rendered.final_url, url.as_str());
+    assert_eq!(rendered.remote_ip, Some("::1".parse().unwrap()));
+    let paths = tokio::time::timeout(Duration::from_secs(5), server).await.expect("own.png asked for").unwrap();
+    assert_eq!(paths[0], "/");
 }
