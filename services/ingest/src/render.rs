@@ -107,6 +107,8 @@ pub struct Rendered {
     pub final_url: String,
     /// The address the page's document came from, as Chromium reports it.
     pub remote_ip: Option<IpAddr>,
+    /// The HTTP status of the page's document (an error page is captured too, as shown).
+    pub status: Option<u16>,
     /// Whether the page finished loading (its `load` event fired). A page whose
     /// sub-resources are still pending when a third of [`RenderOptions::timeout`] is left
     /// is captured as it stands, with `loaded` false.
@@ -120,6 +122,7 @@ impl std::fmt::Debug for Rendered {
             .field("print_pdf", &format_args!("{} bytes", self.print_pdf.len()))
             .field("final_url", &self.final_url)
             .field("remote_ip", &self.remote_ip)
+            .field("status", &self.status)
             .field("loaded", &self.loaded)
             .finish()
     }
@@ -488,8 +491,9 @@ struct Session {
     target_id: String,
     /// Events kept while waiting for an answer (only the ones a render looks at).
     events: VecDeque<Value>,
-    /// Address of the main frame's last document response.
+    /// Address and HTTP status of the main frame's last document response.
     remote_ip: Option<IpAddr>,
+    status: Option<u16>,
     url: String,
 }
 
@@ -505,6 +509,7 @@ impl Session {
             target_id: String::new(),
             events: VecDeque::new(),
             remote_ip: None,
+            status: None,
             url: url.to_string(),
         }
     }
@@ -576,7 +581,7 @@ impl Session {
             .and_then(|i| history.get("entries")?.get(usize::try_from(i).ok()?)?.get("url")?.as_str())
             .map(str::to_owned)
             .ok_or_else(|| self.err("getNavigationHistory: no current entry"))?;
-        Ok(Rendered { screenshot_png, print_pdf, final_url, remote_ip: self.remote_ip, loaded })
+        Ok(Rendered { screenshot_png, print_pdf, final_url, remote_ip: self.remote_ip, status: self.status, loaded })
     }
 
     /// The base64 `data` of an answer, decoded, within `cap`.
@@ -636,7 +641,7 @@ impl Session {
                 }
                 return Ok(message.get("result").cloned().unwrap_or(Value::Null));
             }
-            self.observe(message)?;
+            self.observe(message).await?;
         }
     }
 
@@ -650,7 +655,7 @@ impl Session {
             if message["method"] == method && self.is_ours(&message) {
                 return Ok(message);
             }
-            self.observe(message)?;
+            self.observe(message).await?;
         }
     }
 
@@ -659,7 +664,7 @@ impl Session {
     }
 
     /// Look at an event that is not the awaited answer.
-    fn observe(&mut self, message: Value) -> Result<(), RenderError> {
+    async fn observe(&mut self, message: Value) -> Result<(), RenderError> {
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
         match method {
             "Target.detachedFromTarget" | "Target.targetCrashed" | "Inspector.targetCrashed" => {
@@ -668,15 +673,24 @@ impl Session {
             "Network.responseReceived" if self.is_ours(&message) => {
                 let params = &message["params"];
                 if params["type"] == "Document" && params["frameId"].as_str() == Some(self.target_id.as_str()) {
-                    self.remote_ip = params["response"]["remoteIPAddress"]
+                    let response = &params["response"];
+                    self.remote_ip = response["remoteIPAddress"]
                         .as_str()
                         .and_then(|a| a.trim_start_matches('[').trim_end_matches(']').parse().ok());
+                    self.status = response["status"].as_u64().and_then(|s| u16::try_from(s).ok());
                 }
                 Ok(())
             }
             "Page.loadEventFired" if self.is_ours(&message) => {
                 self.events.push_back(message);
                 Ok(())
+            }
+            // An alert, confirm or prompt blocks the page (its load, the captures) until
+            // answered: dismiss it (as "Cancel") without waiting for the acknowledgement.
+            "Page.javascriptDialogOpening" if self.is_ours(&message) => {
+                let text = message["params"]["message"].as_str().unwrap_or("");
+                tracing::debug!(url = %self.url, dialog = %text, "dismissing a dialog");
+                self.send("Page.handleJavaScriptDialog", json!({ "accept": false }), true).await.map(drop)
             }
             _ => Ok(()),
         }

@@ -63,6 +63,7 @@ async fn a_long_chinese_page_is_captured_whole_as_png_and_pdf() {
     assert!(rendered.print_pdf.starts_with(b"%PDF-"));
     assert_eq!(rendered.final_url, site.url("/book/1.html"));
     assert_eq!(rendered.remote_ip, Some("127.0.0.1".parse().unwrap()));
+    assert_eq!(rendered.status, Some(200));
     assert!(rendered.loaded);
     assert_eq!(site.hits("/book/1.html"), 1);
 }
@@ -119,6 +120,10 @@ async fn the_page_cannot_reach_another_host() {
     // The page's own host is reachable (its image was asked for), nothing else is.
     assert_eq!(site.hits("/own.png"), 1);
     assert_eq!(beacon.total_hits(), 0, "{:?}", beacon.log.lock().unwrap().keys().collect::<Vec<_>>());
+
+    // An error page is captured as shown, with its status.
+    let missing = render_page(&Url::parse(&site.url("/missing")).unwrap(), &options).await.expect("rendered");
+    assert_eq!(missing.status, Some(404));
 
     // A redirect to another host fails instead of being followed.
     let e = render_page(&Url::parse(&site.url("/away")).unwrap(), &options).await.unwrap_err();
@@ -212,4 +217,16 @@ async fn an_ipv6_literal_page_is_confined_to_its_address() {
     assert_eq!(rendered.remote_ip, Some("::1".parse().unwrap()));
     let paths = tokio::time::timeout(Duration::from_secs(5), server).await.expect("own.png asked for").unwrap();
     assert_eq!(paths[0], "/");
+}
+
+#[tokio::test]
+async fn a_page_with_dialogs_is_captured() {
+    let Some(chromium) = chromium() else { return };
+    let page = "<p>弹窗广告</p><script>alert('加群'); confirm('ok?'); prompt('name');</script><p>正文</p>";
+    let site = serve(move |_| HashMap::from([("/".into(), Response::html(page, "text/html; charset=utf-8"))])).await;
+    let options = RenderOptions { timeout: Duration::from_secs(15), ..options(chromium) };
+    let started = Instant::now();
+    let rendered = render_page(&Url::parse(&site.url("/")).unwrap(), &options).await.expect("rendered");
+    assert!(rendered.loaded, "{rendered:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
 }
