@@ -543,18 +543,10 @@ impl Session {
         if let Some(error) = nav.get("errorText").and_then(Value::as_str).filter(|e| !e.is_empty()) {
             return Err(RenderError::Navigation { url: url.to_string(), reason: error.to_owned() });
         }
-        // Reading is cancel-safe (bytes stay in `buf` until a whole message is taken), so
-        // the session goes on after this timeout.
-        let loaded = match tokio::time::timeout_at(load_deadline, self.wait_event("Page.loadEventFired")).await {
-            Ok(event) => {
-                event?;
-                true
-            }
-            Err(_) => {
-                tracing::info!(%url, "the page is still loading; capturing it as it stands");
-                false
-            }
-        };
+        let loaded = self.wait_event("Page.loadEventFired", load_deadline).await?.is_some();
+        if !loaded {
+            tracing::info!(%url, "the page is still loading; capturing it as it stands");
+        }
         tokio::time::sleep(SETTLE).await;
 
         let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
@@ -633,7 +625,7 @@ impl Session {
     /// Read until the answer to `id`, keeping the events a render needs.
     async fn answer(&mut self, id: u64, method: &str) -> Result<Value, RenderError> {
         loop {
-            let message = self.read_message().await?;
+            let Some(message) = self.read_message(None).await? else { continue };
             if message.get("id").and_then(Value::as_u64) == Some(id) {
                 if let Some(error) = message.get("error") {
                     let text = error.get("message").and_then(Value::as_str).unwrap_or("error");
@@ -645,15 +637,16 @@ impl Session {
         }
     }
 
-    /// Read until the page's event `method` (or one already kept).
-    async fn wait_event(&mut self, method: &str) -> Result<Value, RenderError> {
+    /// Read until the page's event `method` (or take one already kept); `None` when
+    /// `until` passes first.
+    async fn wait_event(&mut self, method: &str, until: Instant) -> Result<Option<Value>, RenderError> {
         if let Some(at) = self.events.iter().position(|e| e["method"] == method) {
-            return Ok(self.events.remove(at).unwrap_or(Value::Null));
+            return Ok(self.events.remove(at));
         }
         loop {
-            let message = self.read_message().await?;
+            let Some(message) = self.read_message(Some(until)).await? else { return Ok(None) };
             if message["method"] == method && self.is_ours(&message) {
-                return Ok(message);
+                return Ok(Some(message));
             }
             self.observe(message).await?;
         }
@@ -696,8 +689,10 @@ impl Session {
         }
     }
 
-    /// The next NUL-terminated message, parsed; bounded by [`MAX_MESSAGE_BYTES`].
-    async fn read_message(&mut self) -> Result<Value, RenderError> {
+    /// The next NUL-terminated message, parsed; bounded by [`MAX_MESSAGE_BYTES`]. `None`
+    /// when `until` passes first: only the wait for bytes is cut short (a read that did
+    /// not complete reads nothing), never a message half taken or a command half sent.
+    async fn read_message(&mut self, until: Option<Instant>) -> Result<Option<Value>, RenderError> {
         loop {
             if let Some(pos) = memchr::memchr(0, &self.buf[self.scanned..]).map(|p| p + self.scanned) {
                 let rest = self.buf.split_off(pos + 1);
@@ -705,6 +700,7 @@ impl Session {
                 message.pop();
                 self.scanned = 0;
                 return serde_json::from_slice(&message)
+                    .map(Some)
                     .map_err(|e| self.err(format!("unreadable DevTools message: {e}")));
             }
             self.scanned = self.buf.len();
@@ -716,7 +712,15 @@ impl Session {
             if self.buf.capacity() < want {
                 self.buf.reserve_exact(want - self.buf.len());
             }
-            let n = self.rx.read_buf(&mut self.buf).await.map_err(|e| self.err(format!("reading: {e}")))?;
+            let read = self.rx.read_buf(&mut self.buf);
+            let read = match until {
+                Some(until) => match tokio::time::timeout_at(until, read).await {
+                    Ok(read) => read,
+                    Err(_) => return Ok(None),
+                },
+                None => read.await,
+            };
+            let n = read.map_err(|e| self.err(format!("reading: {e}")))?;
             if n == 0 {
                 return Err(self.err("Chromium closed the pipe"));
             }
@@ -798,13 +802,27 @@ mod tests {
         let answer = session.call("Page.navigate", json!({"url": "http://example.com/"})).await.unwrap();
         assert_eq!(answer, json!({"frameId": "T"}));
         assert_eq!(session.remote_ip, Some("::1".parse().unwrap()));
-        let load = session.wait_event("Page.loadEventFired").await.unwrap();
+        let soon = Instant::now() + Duration::from_secs(5);
+        let load = session.wait_event("Page.loadEventFired", soon).await.unwrap().expect("the kept event");
         assert_eq!(load["params"]["timestamp"], 1);
         assert_eq!(session.events.len(), 0);
         let browser_out = browser.await.unwrap();
         drop(browser_out);
-        let e = session.read_message().await.unwrap_err();
+        let e = session.read_message(None).await.unwrap_err();
         assert!(e.to_string().contains("closed the pipe"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn waiting_for_an_event_ends_at_its_deadline_and_the_session_goes_on() {
+        let (mut session, _browser_in, mut browser_out) = fake_browser();
+        session.session_id = Some("S".into());
+        let half = b"{\"method\":\"Page.loadEventFired\",";
+        browser_out.write_all(half).await.unwrap();
+        let soon = Instant::now() + Duration::from_millis(100);
+        assert!(session.wait_event("Page.loadEventFired", soon).await.unwrap().is_none());
+        browser_out.write_all(b"\"sessionId\":\"S\",\"params\":{}}\0").await.unwrap();
+        let later = Instant::now() + Duration::from_secs(5);
+        assert!(session.wait_event("Page.loadEventFired", later).await.unwrap().is_some());
     }
 
     #[tokio::test]
@@ -826,7 +844,7 @@ mod tests {
                 }
             }
         });
-        let e = session.read_message().await.unwrap_err();
+        let e = session.read_message(None).await.unwrap_err();
         assert!(e.to_string().contains("larger than"), "{e}");
         assert!(session.buf.capacity() <= MAX_MESSAGE_BYTES + 1);
         drop(session);
