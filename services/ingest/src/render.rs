@@ -12,14 +12,24 @@
 //!
 //! The address policy is the crawler's, enforced twice:
 //! * before anything is launched, the URL's host is resolved here and refused unless
-//!   *every* address it resolves to passes the policy (the check the crawler makes on
-//!   each hop);
+//!   *every* address it resolves to passes [`AddressPolicy::check`] (the crawler's check
+//!   of each hop; its resolver drops the forbidden addresses of a mixed answer, a render
+//!   refuses the host);
 //! * Chromium is then started with `--host-resolver-rules="MAP <host> <checked ip>, MAP *
 //!   ~NOTFOUND"` and no proxy: the page's host can only reach the address checked here
 //!   (no DNS rebinding), and every other host (sub-resources, redirects, scripts'
 //!   requests, IP literals included) fails to resolve instead of reaching a private
 //!   network. A render therefore shows only what the page's own host serves (any port
 //!   of it, as for the crawler); images of a CDN appear as broken images.
+//!
+//! The session: `Target.createTarget` and `Target.attachToTarget` (flat sessions), then
+//! on the page `Page.enable`, `Network.enable` (for the document's status and address),
+//! `Emulation.setDeviceMetricsOverride`, `Page.navigate`, the `Page.loadEventFired` event
+//! (awaited until a third of the time is left; a page still loading is captured as it
+//! stands), `Page.getLayoutMetrics`, `Page.captureScreenshot` (beyond the viewport, down
+//! to the content's height), `Page.printToPDF`, `Page.getNavigationHistory`, and
+//! `Browser.close`. JavaScript dialogs (`alert`, which would block the page) are
+//! dismissed. Answers are matched by id; other events are ignored.
 //!
 //! Each render runs its own Chromium in a throwaway profile, at most
 //! [`CONCURRENT_RENDERS`] at once in the process, killed on timeout, error or drop.
@@ -386,6 +396,8 @@ impl Browser {
             .arg("--disable-background-networking")
             .arg("--disable-component-update")
             .arg("--disable-sync")
+            // The page as given: no automatic try of https:// first for an http:// URL.
+            .arg("--disable-features=HttpsUpgrades")
             .arg("--hide-scrollbars")
             .arg("--mute-audio")
             // The address policy: only the checked address for the page's host, nothing
