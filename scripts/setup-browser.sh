@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make Debian's Chromium, a CJK font and poppler's pdftotext available: the dashboard's
 # end-to-end tests drive Chromium (playwright-core), `zhiwen serve` prints PDF evidence
-# reports with it (the font makes the Chinese print as text, not boxes), and the API
+# reports with it (the font makes the Chinese print as text, not boxes), the ingest tests
+# capture pages with it (`zhiwen_ingest::render`: screenshot and print), and the API
 # tests read those PDFs back with pdftotext. Idempotent: installs only what is missing.
 set -euo pipefail
 # shellcheck source=lib/apt.sh

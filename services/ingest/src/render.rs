@@ -12,14 +12,24 @@
 //!
 //! The address policy is the crawler's, enforced twice:
 //! * before anything is launched, the URL's host is resolved here and refused unless
-//!   *every* address it resolves to passes the policy (the check the crawler makes on
-//!   each hop);
+//!   *every* address it resolves to passes [`AddressPolicy::check`] (the crawler's check
+//!   of each hop; its resolver drops the forbidden addresses of a mixed answer, a render
+//!   refuses the host);
 //! * Chromium is then started with `--host-resolver-rules="MAP <host> <checked ip>, MAP *
 //!   ~NOTFOUND"` and no proxy: the page's host can only reach the address checked here
 //!   (no DNS rebinding), and every other host (sub-resources, redirects, scripts'
 //!   requests, IP literals included) fails to resolve instead of reaching a private
 //!   network. A render therefore shows only what the page's own host serves (any port
 //!   of it, as for the crawler); images of a CDN appear as broken images.
+//!
+//! The session: `Target.createTarget` and `Target.attachToTarget` (flat sessions), then
+//! on the page `Page.enable`, `Network.enable` (for the document's status and address),
+//! `Emulation.setDeviceMetricsOverride`, `Page.navigate`, the `Page.loadEventFired` event
+//! (awaited until a third of the time is left; a page still loading is captured as it
+//! stands), `Page.getLayoutMetrics`, `Page.captureScreenshot` (beyond the viewport, down
+//! to the content's height), `Page.printToPDF`, `Page.getNavigationHistory`, and
+//! `Browser.close`. JavaScript dialogs (`alert`, which would block the page) are
+//! dismissed. Answers are matched by id; other events are ignored.
 //!
 //! Each render runs its own Chromium in a throwaway profile, at most
 //! [`CONCURRENT_RENDERS`] at once in the process, killed on timeout, error or drop.
@@ -107,6 +117,12 @@ pub struct Rendered {
     pub final_url: String,
     /// The address the page's document came from, as Chromium reports it.
     pub remote_ip: Option<IpAddr>,
+    /// The HTTP status of the page's document (an error page is captured too, as shown).
+    pub status: Option<u16>,
+    /// Whether the page finished loading (its `load` event fired). A page whose
+    /// sub-resources are still pending when a third of [`RenderOptions::timeout`] is left
+    /// is captured as it stands, with `loaded` false.
+    pub loaded: bool,
 }
 
 impl std::fmt::Debug for Rendered {
@@ -116,6 +132,8 @@ impl std::fmt::Debug for Rendered {
             .field("print_pdf", &format_args!("{} bytes", self.print_pdf.len()))
             .field("final_url", &self.final_url)
             .field("remote_ip", &self.remote_ip)
+            .field("status", &self.status)
+            .field("loaded", &self.loaded)
             .finish()
     }
 }
@@ -253,6 +271,8 @@ pub async fn render_page(url: &Url, options: &RenderOptions) -> Result<Rendered,
         return Err(url_err("only http and https pages are rendered"));
     }
     let host = url.host().ok_or_else(|| url_err("no host"))?;
+    // The rules are built once the address is known; whether they can be is known now.
+    resolver_rules(&host, IpAddr::from([0, 0, 0, 0])).ok_or_else(|| url_err(UNCONFINABLE))?;
     options.policy.check_url(url).map_err(|e| match e {
         IngestError::Forbidden { url, addr, reason } => RenderError::Forbidden { url, addr, reason },
         other => url_err(&other.to_string()),
@@ -271,7 +291,9 @@ pub async fn render_page(url: &Url, options: &RenderOptions) -> Result<Rendered,
         reason: format!("temporary profile directory: {e}"),
     })?;
     let mut browser = Browser::launch(&options.chromium, profile.path(), &host, ip, options.viewport_width, url)?;
-    let outcome = tokio::time::timeout_at(deadline, browser.session.capture(url, options)).await;
+    // The load is awaited until a third of the time is left, kept for the captures.
+    let load_deadline = deadline - options.timeout / 3;
+    let outcome = tokio::time::timeout_at(deadline, browser.session.capture(url, options, load_deadline)).await;
     match outcome {
         Ok(Ok(rendered)) => {
             browser.close().await;
@@ -312,15 +334,28 @@ async fn checked_address(url: &Url, host: &Host<&str>, policy: AddressPolicy) ->
     })
 }
 
-/// `--host-resolver-rules`: the host (as Chromium writes it: IPv6 in brackets) to the
-/// checked address, every other name to "not found".
-fn resolver_rules(host: &Host<&str>, ip: IpAddr) -> String {
+/// `--host-resolver-rules`: the host to the checked address, every other name to "not
+/// found". Chromium matches a rule's pattern against the host as it resolves it (an IPv6
+/// literal without brackets) and reads the replacement as `host[:port]` (IPv6 in
+/// brackets); rules are split at commas, then at spaces, and `*` and `?` are wildcards,
+/// so a host holding any of those is refused (a valid URL host holds none but `*`).
+fn resolver_rules(host: &Host<&str>, ip: IpAddr) -> Option<String> {
+    let pattern = match host {
+        Host::Domain(name) => (*name).to_owned(),
+        Host::Ipv4(v4) => v4.to_string(),
+        Host::Ipv6(v6) => v6.to_string(),
+    };
+    if pattern.is_empty() || pattern.contains(|c: char| matches!(c, '*' | '?' | ',') || c.is_whitespace()) {
+        return None;
+    }
     let ip = match ip {
         IpAddr::V4(v4) => v4.to_string(),
         IpAddr::V6(v6) => format!("[{v6}]"),
     };
-    format!("MAP {host} {ip}, MAP * ~NOTFOUND")
+    Some(format!("MAP {pattern} {ip}, MAP * ~NOTFOUND"))
 }
+
+const UNCONFINABLE: &str = "a host name Chromium's resolver rules cannot match exactly";
 
 /// A running Chromium and its DevTools pipe.
 struct Browser {
@@ -339,6 +374,8 @@ impl Browser {
         url: &Url,
     ) -> Result<Browser, RenderError> {
         let launch_err = |source| RenderError::Launch { path: chromium.to_owned(), source };
+        let rules = resolver_rules(host, ip)
+            .ok_or_else(|| RenderError::Url { url: url.to_string(), reason: UNCONFINABLE.into() })?;
         // Commands go parent -> fd 3 of Chromium, answers come back from its fd 4. The
         // parent's ends are non-blocking and registered with tokio; Chromium's are made
         // blocking (as a program expects of its inherited descriptors). All four are
@@ -359,12 +396,14 @@ impl Browser {
             .arg("--disable-background-networking")
             .arg("--disable-component-update")
             .arg("--disable-sync")
+            // The page as given: no automatic try of https:// first for an http:// URL.
+            .arg("--disable-features=HttpsUpgrades")
             .arg("--hide-scrollbars")
             .arg("--mute-audio")
             // The address policy: only the checked address for the page's host, nothing
             // for any other name; no proxy (a proxy would resolve names itself) and no
             // WebRTC over UDP (ICE candidates are IP literals that never meet the resolver).
-            .arg(format!("--host-resolver-rules={}", resolver_rules(host, ip)))
+            .arg(format!("--host-resolver-rules={rules}"))
             .arg("--no-proxy-server")
             .arg("--force-webrtc-ip-handling-policy=disable_non_proxied_udp")
             // Chromium's sandbox needs root-less user namespaces (or a setuid helper),
@@ -464,8 +503,9 @@ struct Session {
     target_id: String,
     /// Events kept while waiting for an answer (only the ones a render looks at).
     events: VecDeque<Value>,
-    /// Address of the main frame's last document response.
+    /// Address and HTTP status of the main frame's last document response.
     remote_ip: Option<IpAddr>,
+    status: Option<u16>,
     url: String,
 }
 
@@ -481,6 +521,7 @@ impl Session {
             target_id: String::new(),
             events: VecDeque::new(),
             remote_ip: None,
+            status: None,
             url: url.to_string(),
         }
     }
@@ -490,7 +531,12 @@ impl Session {
     }
 
     /// The render proper, once Chromium runs.
-    async fn capture(&mut self, url: &Url, options: &RenderOptions) -> Result<Rendered, RenderError> {
+    async fn capture(
+        &mut self,
+        url: &Url,
+        options: &RenderOptions,
+        load_deadline: Instant,
+    ) -> Result<Rendered, RenderError> {
         let target = self.call_browser("Target.createTarget", json!({ "url": "about:blank" })).await?;
         self.target_id = str_field(&target, "targetId").ok_or_else(|| self.err("createTarget: no targetId"))?;
         let attached =
@@ -509,7 +555,10 @@ impl Session {
         if let Some(error) = nav.get("errorText").and_then(Value::as_str).filter(|e| !e.is_empty()) {
             return Err(RenderError::Navigation { url: url.to_string(), reason: error.to_owned() });
         }
-        self.wait_event("Page.loadEventFired").await?;
+        let loaded = self.wait_event("Page.loadEventFired", load_deadline).await?.is_some();
+        if !loaded {
+            tracing::info!(%url, "the page is still loading; capturing it as it stands");
+        }
         tokio::time::sleep(SETTLE).await;
 
         let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
@@ -536,7 +585,7 @@ impl Session {
             .and_then(|i| history.get("entries")?.get(usize::try_from(i).ok()?)?.get("url")?.as_str())
             .map(str::to_owned)
             .ok_or_else(|| self.err("getNavigationHistory: no current entry"))?;
-        Ok(Rendered { screenshot_png, print_pdf, final_url, remote_ip: self.remote_ip })
+        Ok(Rendered { screenshot_png, print_pdf, final_url, remote_ip: self.remote_ip, status: self.status, loaded })
     }
 
     /// The base64 `data` of an answer, decoded, within `cap`.
@@ -578,14 +627,17 @@ impl Session {
         }
         let mut bytes = serde_json::to_vec(&message).map_err(|e| self.err(e.to_string()))?;
         bytes.push(0);
-        self.tx.write_all(&bytes).await.map_err(|e| self.err(format!("writing {method}: {e}")))?;
+        self.tx.write_all(&bytes).await.map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => self.err(format!("Chromium closed the pipe (sending {method})")),
+            _ => self.err(format!("sending {method}: {e}")),
+        })?;
         Ok(id)
     }
 
     /// Read until the answer to `id`, keeping the events a render needs.
     async fn answer(&mut self, id: u64, method: &str) -> Result<Value, RenderError> {
         loop {
-            let message = self.read_message().await?;
+            let Some(message) = self.read_message(None).await? else { continue };
             if message.get("id").and_then(Value::as_u64) == Some(id) {
                 if let Some(error) = message.get("error") {
                     let text = error.get("message").and_then(Value::as_str).unwrap_or("error");
@@ -593,21 +645,22 @@ impl Session {
                 }
                 return Ok(message.get("result").cloned().unwrap_or(Value::Null));
             }
-            self.observe(message)?;
+            self.observe(message).await?;
         }
     }
 
-    /// Read until the page's event `method` (or one already kept).
-    async fn wait_event(&mut self, method: &str) -> Result<Value, RenderError> {
+    /// Read until the page's event `method` (or take one already kept); `None` when
+    /// `until` passes first.
+    async fn wait_event(&mut self, method: &str, until: Instant) -> Result<Option<Value>, RenderError> {
         if let Some(at) = self.events.iter().position(|e| e["method"] == method) {
-            return Ok(self.events.remove(at).unwrap_or(Value::Null));
+            return Ok(self.events.remove(at));
         }
         loop {
-            let message = self.read_message().await?;
+            let Some(message) = self.read_message(Some(until)).await? else { return Ok(None) };
             if message["method"] == method && self.is_ours(&message) {
-                return Ok(message);
+                return Ok(Some(message));
             }
-            self.observe(message)?;
+            self.observe(message).await?;
         }
     }
 
@@ -616,7 +669,7 @@ impl Session {
     }
 
     /// Look at an event that is not the awaited answer.
-    fn observe(&mut self, message: Value) -> Result<(), RenderError> {
+    async fn observe(&mut self, message: Value) -> Result<(), RenderError> {
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
         match method {
             "Target.detachedFromTarget" | "Target.targetCrashed" | "Inspector.targetCrashed" => {
@@ -625,9 +678,11 @@ impl Session {
             "Network.responseReceived" if self.is_ours(&message) => {
                 let params = &message["params"];
                 if params["type"] == "Document" && params["frameId"].as_str() == Some(self.target_id.as_str()) {
-                    self.remote_ip = params["response"]["remoteIPAddress"]
+                    let response = &params["response"];
+                    self.remote_ip = response["remoteIPAddress"]
                         .as_str()
                         .and_then(|a| a.trim_start_matches('[').trim_end_matches(']').parse().ok());
+                    self.status = response["status"].as_u64().and_then(|s| u16::try_from(s).ok());
                 }
                 Ok(())
             }
@@ -635,12 +690,21 @@ impl Session {
                 self.events.push_back(message);
                 Ok(())
             }
+            // An alert, confirm or prompt blocks the page (its load, the captures) until
+            // answered: dismiss it (as "Cancel") without waiting for the acknowledgement.
+            "Page.javascriptDialogOpening" if self.is_ours(&message) => {
+                let text = message["params"]["message"].as_str().unwrap_or("");
+                tracing::debug!(url = %self.url, dialog = %text, "dismissing a dialog");
+                self.send("Page.handleJavaScriptDialog", json!({ "accept": false }), true).await.map(drop)
+            }
             _ => Ok(()),
         }
     }
 
-    /// The next NUL-terminated message, parsed; bounded by [`MAX_MESSAGE_BYTES`].
-    async fn read_message(&mut self) -> Result<Value, RenderError> {
+    /// The next NUL-terminated message, parsed; bounded by [`MAX_MESSAGE_BYTES`]. `None`
+    /// when `until` passes first: only the wait for bytes is cut short (a read that did
+    /// not complete reads nothing), never a message half taken or a command half sent.
+    async fn read_message(&mut self, until: Option<Instant>) -> Result<Option<Value>, RenderError> {
         loop {
             if let Some(pos) = memchr::memchr(0, &self.buf[self.scanned..]).map(|p| p + self.scanned) {
                 let rest = self.buf.split_off(pos + 1);
@@ -648,14 +712,27 @@ impl Session {
                 message.pop();
                 self.scanned = 0;
                 return serde_json::from_slice(&message)
+                    .map(Some)
                     .map_err(|e| self.err(format!("unreadable DevTools message: {e}")));
             }
             self.scanned = self.buf.len();
             if self.buf.len() > MAX_MESSAGE_BYTES {
                 return Err(self.err(format!("a DevTools message is larger than {MAX_MESSAGE_BYTES} bytes")));
             }
-            self.buf.reserve(256 << 10);
-            let n = self.rx.read_buf(&mut self.buf).await.map_err(|e| self.err(format!("reading: {e}")))?;
+            // Grow geometrically, never past the cap (so at most one cap is ever allocated).
+            let want = (self.buf.len() * 2).clamp(256 << 10, MAX_MESSAGE_BYTES + 1);
+            if self.buf.capacity() < want {
+                self.buf.reserve_exact(want - self.buf.len());
+            }
+            let read = self.rx.read_buf(&mut self.buf);
+            let read = match until {
+                Some(until) => match tokio::time::timeout_at(until, read).await {
+                    Ok(read) => read,
+                    Err(_) => return Ok(None),
+                },
+                None => read.await,
+            };
+            let n = read.map_err(|e| self.err(format!("reading: {e}")))?;
             if n == 0 {
                 return Err(self.err("Chromium closed the pipe"));
             }
@@ -672,11 +749,118 @@ mod tests {
     use super::*;
 
     #[test]
-    fn resolver_rules_bracket_ipv6() {
-        let rules = resolver_rules(&Host::Domain("example.com"), "2001:4860::1".parse().unwrap());
-        assert_eq!(rules, "MAP example.com [2001:4860::1], MAP * ~NOTFOUND");
-        let rules = resolver_rules(&Host::Ipv4("93.184.216.34".parse().unwrap()), "93.184.216.34".parse().unwrap());
-        assert_eq!(rules, "MAP 93.184.216.34 93.184.216.34, MAP * ~NOTFOUND");
+    fn resolver_rules_match_the_host_as_chromium_sees_it() {
+        let v6: IpAddr = "2001:4860::1".parse().unwrap();
+        let rules = resolver_rules(&Host::Domain("example.com"), v6);
+        assert_eq!(rules.as_deref(), Some("MAP example.com [2001:4860::1], MAP * ~NOTFOUND"));
+        let rules = resolver_rules(&Host::Ipv6("2001:4860::1".parse().unwrap()), v6);
+        assert_eq!(rules.as_deref(), Some("MAP 2001:4860::1 [2001:4860::1], MAP * ~NOTFOUND"));
+        let v4: IpAddr = "93.184.216.34".parse().unwrap();
+        let rules = resolver_rules(&Host::Ipv4("93.184.216.34".parse().unwrap()), v4);
+        assert_eq!(rules.as_deref(), Some("MAP 93.184.216.34 93.184.216.34, MAP * ~NOTFOUND"));
+        for host in ["*.example.com", "a?b", "a,b", ""] {
+            assert_eq!(resolver_rules(&Host::Domain(host), v4), None, "{host}");
+        }
+        // The url crate keeps a `*` in a host: such a URL is refused before any lookup.
+        let url = Url::parse("http://*.example.com/").unwrap();
+        assert_eq!(url.host_str(), Some("*.example.com"));
+    }
+
+    /// A session talking to a fake browser: what the session sends is readable from the
+    /// returned receiver, what is written to the returned sender is what it reads.
+    fn fake_browser() -> (Session, pipe::Receiver, pipe::Sender) {
+        let (to_browser, browser_in) = pipe::pipe().unwrap();
+        let (browser_out, from_browser) = pipe::pipe().unwrap();
+        (Session::new(to_browser, from_browser, &Url::parse("http://example.com/").unwrap()), browser_in, browser_out)
+    }
+
+    #[tokio::test]
+    async fn answers_are_matched_by_id_and_events_kept_or_ignored() {
+        let (mut session, mut browser_in, mut browser_out) = fake_browser();
+        session.session_id = Some("S".into());
+        session.target_id = "T".into();
+        let browser = tokio::spawn(async move {
+            let mut command = Vec::new();
+            while !command.ends_with(b"\0") {
+                let mut b = [0u8; 1];
+                browser_in.read_exact(&mut b).await.unwrap();
+                command.push(b[0]);
+            }
+            command.pop();
+            let command: Value = serde_json::from_slice(&command).unwrap();
+            assert_eq!(command["method"], "Page.navigate");
+            assert_eq!(command["sessionId"], "S");
+            let id = command["id"].as_u64().unwrap();
+            let replies = [
+                json!({"method": "Page.frameStartedLoading", "sessionId": "S", "params": {}}),
+                json!({"id": id + 100, "result": {"other": true}}),
+                json!({"method": "Network.responseReceived", "sessionId": "S", "params": {
+                    "type": "Document", "frameId": "T", "response": {"remoteIPAddress": "::1"}}}),
+                json!({"method": "Page.loadEventFired", "sessionId": "other", "params": {}}),
+                json!({"method": "Page.loadEventFired", "sessionId": "S", "params": {"timestamp": 1}}),
+                json!({"id": id, "sessionId": "S", "result": {"frameId": "T"}}),
+            ];
+            let mut bytes = Vec::new();
+            for reply in replies {
+                bytes.extend(serde_json::to_vec(&reply).unwrap());
+                bytes.push(0);
+            }
+            // In small pieces: messages are split across reads.
+            for piece in bytes.chunks(7) {
+                browser_out.write_all(piece).await.unwrap();
+            }
+            browser_out
+        });
+        let answer = session.call("Page.navigate", json!({"url": "http://example.com/"})).await.unwrap();
+        assert_eq!(answer, json!({"frameId": "T"}));
+        assert_eq!(session.remote_ip, Some("::1".parse().unwrap()));
+        let soon = Instant::now() + Duration::from_secs(5);
+        let load = session.wait_event("Page.loadEventFired", soon).await.unwrap().expect("the kept event");
+        assert_eq!(load["params"]["timestamp"], 1);
+        assert_eq!(session.events.len(), 0);
+        let browser_out = browser.await.unwrap();
+        drop(browser_out);
+        let e = session.read_message(None).await.unwrap_err();
+        assert!(e.to_string().contains("closed the pipe"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn waiting_for_an_event_ends_at_its_deadline_and_the_session_goes_on() {
+        let (mut session, _browser_in, mut browser_out) = fake_browser();
+        session.session_id = Some("S".into());
+        let half = b"{\"method\":\"Page.loadEventFired\",";
+        browser_out.write_all(half).await.unwrap();
+        let soon = Instant::now() + Duration::from_millis(100);
+        assert!(session.wait_event("Page.loadEventFired", soon).await.unwrap().is_none());
+        browser_out.write_all(b"\"sessionId\":\"S\",\"params\":{}}\0").await.unwrap();
+        let later = Instant::now() + Duration::from_secs(5);
+        assert!(session.wait_event("Page.loadEventFired", later).await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn an_error_answer_is_an_error() {
+        let (mut session, _browser_in, mut browser_out) = fake_browser();
+        browser_out.write_all(b"{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"No target\"}}\0").await.unwrap();
+        let e = session.call_browser("Target.attachToTarget", json!({})).await.unwrap_err();
+        assert!(e.to_string().ends_with("Target.attachToTarget: No target"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_oversized_message_is_an_error_not_an_allocation_without_end() {
+        let (mut session, _browser_in, mut browser_out) = fake_browser();
+        let writer = tokio::spawn(async move {
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..(MAX_MESSAGE_BYTES >> 20) + 2 {
+                if browser_out.write_all(&chunk).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let e = session.read_message(None).await.unwrap_err();
+        assert!(e.to_string().contains("larger than"), "{e}");
+        assert!(session.buf.capacity() <= MAX_MESSAGE_BYTES + 1);
+        drop(session);
+        writer.await.unwrap();
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use url::Url;
 use zhiwen_ingest::{find_chromium, render_page, AddressPolicy, RenderError, RenderOptions};
 
@@ -62,6 +63,8 @@ async fn a_long_chinese_page_is_captured_whole_as_png_and_pdf() {
     assert!(rendered.print_pdf.starts_with(b"%PDF-"));
     assert_eq!(rendered.final_url, site.url("/book/1.html"));
     assert_eq!(rendered.remote_ip, Some("127.0.0.1".parse().unwrap()));
+    assert_eq!(rendered.status, Some(200));
+    assert!(rendered.loaded);
     assert_eq!(site.hits("/book/1.html"), 1);
 }
 
@@ -118,6 +121,10 @@ async fn the_page_cannot_reach_another_host() {
     assert_eq!(site.hits("/own.png"), 1);
     assert_eq!(beacon.total_hits(), 0, "{:?}", beacon.log.lock().unwrap().keys().collect::<Vec<_>>());
 
+    // An error page is captured as shown, with its status.
+    let missing = render_page(&Url::parse(&site.url("/missing")).unwrap(), &options).await.expect("rendered");
+    assert_eq!(missing.status, Some(404));
+
     // A redirect to another host fails instead of being followed.
     let e = render_page(&Url::parse(&site.url("/away")).unwrap(), &options).await.unwrap_err();
     assert!(matches!(&e, RenderError::Navigation { reason, .. } if reason.contains("NAME_NOT_RESOLVED")), "{e}");
@@ -140,4 +147,85 @@ async fn the_timeout_is_honoured() {
     assert!(matches!(e, RenderError::Timeout { .. }), "{e}");
     assert!(took < Duration::from_secs(10), "took {took:?}");
     assert_eq!(site.hits("/"), 1, "the page was asked for");
+}
+
+#[tokio::test]
+async fn a_page_still_loading_is_captured_as_it_stands() {
+    let Some(chromium) = chromium() else { return };
+    let site = serve(|_| {
+        let mut never = Response::html("not an image", "image/png");
+        never.delay = Duration::from_secs(600);
+        HashMap::from([
+            ("/".into(), Response::html("<p>正文还在</p><img src=\"/slow.png\">", "text/html; charset=utf-8")),
+            ("/slow.png".into(), never),
+        ])
+    })
+    .await;
+    let options = RenderOptions { timeout: Duration::from_secs(12), ..options(chromium) };
+    let started = Instant::now();
+    let rendered = render_page(&Url::parse(&site.url("/")).unwrap(), &options).await.expect("rendered");
+    assert!(started.elapsed() < options.timeout, "took {:?}", started.elapsed());
+    assert!(!rendered.loaded);
+    assert_eq!(png_size(&rendered.screenshot_png).0, 1280);
+    assert!(rendered.print_pdf.starts_with(b"%PDF-"));
+    assert_eq!(site.hits("/slow.png"), 1);
+}
+
+#[tokio::test]
+async fn a_browser_that_cannot_start_or_exits_is_an_error_not_a_hang() {
+    let site = serve(|_| HashMap::from([("/".into(), Response::html("<p>x</p>", "text/html"))])).await;
+    let url = Url::parse(&site.url("/")).unwrap();
+    let e = render_page(&url, &options("/nonexistent/chromium".into())).await.unwrap_err();
+    assert!(matches!(e, RenderError::Launch { .. }), "{e}");
+    let options = RenderOptions { timeout: Duration::from_secs(20), ..options("/bin/true".into()) };
+    let e = render_page(&url, &options).await.unwrap_err();
+    assert!(matches!(&e, RenderError::Browser { reason, .. } if reason.contains("closed the pipe")), "{e}");
+}
+
+#[tokio::test]
+async fn an_ipv6_literal_page_is_confined_to_its_address() {
+    let Some(chromium) = chromium() else { return };
+    let Ok(listener) = tokio::net::TcpListener::bind("[::1]:0").await else {
+        eprintln!("skipping: no IPv6 loopback on this machine");
+        return;
+    };
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        let mut paths = Vec::new();
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut head = vec![0u8; 4096];
+            let n = sock.read(&mut head).await.unwrap_or(0);
+            let head = String::from_utf8_lossy(&head[..n]).into_owned();
+            let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let body = if path == "/" { "<p>第六版</p><img src=\"/own.png\">" } else { "" };
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(response.as_bytes()).await;
+            paths.push(path);
+            if paths.iter().any(|p| p == "/own.png") {
+                return paths;
+            }
+        }
+        paths
+    });
+    let url = Url::parse(&format!("http://[::1]:{port}/")).unwrap();
+    let rendered = render_page(&url, &options(chromium)).await.expect("rendered");
+    assert_eq!(rendered.final_url, url.as_str());
+    assert_eq!(rendered.remote_ip, Some("::1".parse().unwrap()));
+    let paths = tokio::time::timeout(Duration::from_secs(5), server).await.expect("own.png asked for").unwrap();
+    assert_eq!(paths[0], "/");
+}
+
+#[tokio::test]
+async fn a_page_with_dialogs_is_captured() {
+    let Some(chromium) = chromium() else { return };
+    let page = "<p>弹窗广告</p><script>alert('加群'); confirm('ok?'); prompt('name');</script><p>正文</p>";
+    let site = serve(move |_| HashMap::from([("/".into(), Response::html(page, "text/html; charset=utf-8"))])).await;
+    let options = RenderOptions { timeout: Duration::from_secs(15), ..options(chromium) };
+    let rendered = render_page(&Url::parse(&site.url("/")).unwrap(), &options).await.expect("rendered");
+    // An unanswered dialog would hold the load event until the capture gives up on it.
+    assert!(rendered.loaded, "{rendered:?}");
 }
