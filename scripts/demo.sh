@@ -3,14 +3,15 @@
 # public-domain works with the embedded default (SQLite store + embedded index in a fresh
 # data directory; no database servers needed):
 #
-#   register works -> serve a local "pirate site" -> crawl it -> match -> summary
+#   register works -> serve a local "pirate site" -> crawl it -> match (and capture) -> summary
+#   -> an evidence package exported and verified offline
 #   -> (when `zhiwen serve` is built in) the dashboard with a fresh admin key.
 #
 # Needs cargo and python3 (standard library only); installs Node.js and npm from Debian for
 # the dashboard when missing. Everything stays on 127.0.0.1.
 #
 #   scripts/demo.sh              the whole demo, leaving the dashboard running
-#   scripts/demo.sh --no-serve   stop after the summary; exit status 1 if a copy was
+#   scripts/demo.sh --no-serve   stop after the evidence; exit status 1 if a copy was
 #                                missed or an innocent page accused (for scripts)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -159,6 +160,11 @@ sys.exit(0 if found_copies == len(copies) and accused == 0 else 3)
 PY
 echo "match list: $DATA/matches.csv (also .jsonl); try: $ZHIWEN compare samples/hongloumeng-01.txt samples/pirate-copy-big5.html"
 
+step "6. evidence: each match was captured (WARC of a fresh fetch, screenshot and print when Chromium is here) into the signed log; export one package and verify it offline"
+rm -f "$DATA/evidence-match-1.zip"
+"$ZHIWEN" evidence export 1 --out "$DATA/evidence-match-1.zip"
+"$ZHIWEN" evidence verify "$DATA/evidence-match-1.zip" --public-key "$("$ZHIWEN" evidence key)" || RESULT_OK=0
+
 if [ "$RESULT_OK" = 0 ]; then
     echo "WARNING: the result differs from the pirate site's ground truth (see the table above)" >&2
     [ "$SERVE" = 1 ] || exit 1
@@ -172,7 +178,7 @@ if ! has_command serve || ! has_command keys; then
     exit 0
 fi
 
-step "6. the dashboard: an admin key and zhiwen serve (Ctrl-C to stop)"
+step "7. the dashboard: an admin key and zhiwen serve (Ctrl-C to stop)"
 UI_ARGS=()
 if [ -f admin-ui/dist/index.html ]; then
     UI_ARGS=(--ui-dir "$ROOT/admin-ui/dist")
