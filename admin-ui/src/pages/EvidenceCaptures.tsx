@@ -204,7 +204,7 @@ export function EvidenceCaptures({ matchId, pollMs = 2000, pollFor = 60_000 }: {
       )}
       {list.public_key && (
         <div style={{ marginTop: 12 }} data-testid="public-key-line">
-          <Typography.Text type="secondary">{t('capture.publicKey')}：</Typography.Text>
+          <Typography.Text type="secondary">{t('capture.publicKey')}</Typography.Text>
           <Typography.Text code copyable={{ text: list.public_key }} data-testid="public-key" style={{ wordBreak: 'break-all' }}>
             {list.public_key}
           </Typography.Text>
@@ -258,7 +258,11 @@ function CaptureItem({ capture: c, selected, onSelect }: { capture: Capture; sel
         {r.remote_ip && <Descriptions.Item label={t('capture.ip')}>{String(r.remote_ip)}</Descriptions.Item>}
         {notes.length > 0 && (
           <Descriptions.Item label={t('capture.notes')}>
-            <span data-testid="capture-notes">{notes.map(String).join('；')}</span>
+            <div data-testid="capture-notes">
+              {notes.map((n, i) => (
+                <div key={i}>{String(n)}</div>
+              ))}
+            </div>
           </Descriptions.Item>
         )}
         <Descriptions.Item label={t('capture.files')}>
