@@ -15,7 +15,7 @@
 // README's), E2E_KEEP=1 to keep the
 // data directory of a failed run.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, copyFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,8 @@ const SHOTS =
   process.env.E2E_SCREENSHOTS === 'docs' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'target', 'screenshots');
 const WRITE_SHOTS = process.env.E2E_SCREENSHOTS !== '0';
 const PIRATE = 'http://pirate.example/';
+// The page of the generated site that is also crawled live from a loopback port.
+const LIVE_PAGE = 'book/sanguo/1.html';
 // The kinds of copy a match records, as the dashboard names them in Chinese.
 const KIND_LABELS = { identical: '完全相同', near_duplicate: '整章近似', embedded: '整章嵌入', excerpt: '摘抄片段' };
 
@@ -113,7 +115,29 @@ function keyOf(out) {
 // ---------------------------------------------------------------------------------------
 // Seeding: real imports and a real matching run.
 
-function seed() {
+/**
+ * The generated site served on a loopback port (Python's http.server, a process of its own:
+ * the synchronous `zhiwen` calls below block this one), so a page can be crawled, captured
+ * live (screenshot and print) and captured again.
+ */
+async function startSite(dir) {
+  const port = await freePort();
+  const proc = spawn('python3', ['-m', 'http.server', '--bind', '127.0.0.1', String(port), '--directory', dir], { stdio: 'ignore' });
+  const base = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; i++) {
+    if (proc.exitCode !== null) throw new Error(`the local site exited (${proc.exitCode})`);
+    try {
+      if ((await fetch(base + 'robots.txt')).ok) return { proc, base };
+    } catch {
+      /* not up yet */
+    }
+    await sleep(100);
+  }
+  proc.kill();
+  throw new Error('the local site did not start');
+}
+
+async function seed() {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run cargo build --bin zhiwen first`);
   if (!existsSync(join(UI, 'dist', 'index.html'))) throw new Error('admin-ui/dist is missing: run npm run build first');
   zhiwen('import', 'works', 'samples/works/classics.jsonl', '--owner', 'demo');
@@ -128,14 +152,26 @@ function seed() {
   copyFileSync(join(ROOT, 'samples', 'pirate-copy-big5.html'), join(site, 'pirate-copy-big5.html'));
   copyFileSync(join(ROOT, 'samples', 'other-chapter-gbk.html'), join(site, 'other-chapter-gbk.html'));
   zhiwen('import', 'pages', site, '--base-url', PIRATE);
-  zhiwen('match');
-  return {
+  // One page crawled from the local site: its match is captured live (screenshot, print).
+  const live = await startSite(site);
+  try {
+    const seeds = join(data, 'seeds.txt');
+    writeFileSync(seeds, `${live.base}${LIVE_PAGE}\n`);
+    zhiwen('crawl', '--seeds', seeds, '--job', 'e2e', '--allow-loopback', '--depth', '0', '--delay-ms', '0');
+    // The matching run captures its new matches (the imported pages from their stored copy).
+    zhiwen('match', '--capture-allow-loopback', '--chromium', CHROMIUM);
+  } catch (e) {
+    live.proc.kill();
+    throw e;
+  }
+  const keys = {
     admin: keyOf(zhiwen('keys', 'create', '--role', 'admin', '--name', '版权中心管理员')),
     jinling: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'jinling-press', '--name', '金陵出版社')),
     luoguan: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'luoguan-books', '--name', '洛观书局')),
     demo: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'demo', '--name', 'demo')),
     analyst: keyOf(zhiwen('keys', 'create', '--role', 'analyst', '--name', '分析员')),
   };
+  return { keys, live };
 }
 
 async function startServe() {
@@ -145,8 +181,10 @@ async function startServe() {
   if (help.includes('--ui-dir')) args.push('--ui-dir', join(UI, 'dist'));
   // no daily catch-up task: the tasks the test sees are the ones it started
   if (help.includes('--no-scheduler')) args.push('--no-scheduler');
-  // the same browser prints the PDF evidence reports
+  // the same browser prints the PDF evidence reports, and renders the captures
   if (help.includes('--chromium')) args.push('--chromium', CHROMIUM);
+  // a capture on demand fetches the page again from the local site (captures follow the crawls' address policy)
+  if (help.includes('--crawl-allow-loopback')) args.push('--crawl-allow-loopback');
   const proc = spawn(BIN, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stdout.on('data', (d) => (log += d));
@@ -257,8 +295,11 @@ async function waitRowsSettled(page, testId) {
 
 async function main() {
   console.log(`data directory: ${data}`);
-  const keys = seed();
-  const serve = await startServe();
+  const { keys, live } = await seed();
+  const serve = await startServe().catch((e) => {
+    live.proc.kill();
+    throw e;
+  });
   const { base } = serve;
   console.log(`zhiwen serve on ${base}`);
   const browser = await chromium.launch({
@@ -328,6 +369,7 @@ async function main() {
     });
 
     let matchId;
+    let liveMatchId;
     let hpHolder;
     await step('matches: filtering by work narrows the table to that work', async () => {
       await page.getByTestId('nav').getByText('侵权线索').click();
@@ -405,6 +447,61 @@ async function main() {
       const detail = (await api(base, keys.admin, `/api/v1/matches/${matchId}`)).body;
       assert.equal(detail.match.status, 'confirmed');
       assert.equal(detail.review_log.at(-1).to, 'confirmed');
+    });
+
+    await step('evidence captures: the live page was captured when matched; its screenshot loads and its package verifies', async () => {
+      const liveMatch = allMatches.find((m) => m.url.startsWith(live.base));
+      assert.ok(liveMatch, `the crawled page ${live.base}${LIVE_PAGE} was matched`);
+      liveMatchId = liveMatch.id;
+      const list = (await api(base, keys.admin, `/api/v1/matches/${liveMatchId}/captures`)).body;
+      await page.goto(`${base}/matches/${liveMatchId}`);
+      await page.getByTestId('captures').waitFor();
+      await page.getByTestId('capture-item').first().waitFor({ timeout: 30000 });
+      assert.ok((await page.getByTestId('capture-item').count()) >= 1, 'at least one capture');
+      assert.equal(await page.getByTestId('capture-source').first().innerText(), '实时抓取');
+      assert.match(await page.getByTestId('capture-files').first().innerText(), /capture\/screenshot\.png/);
+      const img = page.getByTestId('capture-screenshot');
+      await img.waitFor({ timeout: 15000 });
+      await page.waitForFunction(() => {
+        const i = document.querySelector('[data-testid="capture-screenshot"]');
+        return i && i.complete && i.naturalWidth > 0;
+      }, null, { timeout: 15000 });
+      assert.match(await img.getAttribute('src'), /^blob:/);
+      await page.locator('[data-testid="verification"][data-ok="true"]').waitFor({ timeout: 30000 });
+      assert.match(await page.getByTestId('verification-title').innerText(), /验证通过/);
+      assert.equal(await page.getByTestId('public-key').innerText(), list.public_key);
+      assert.match(await page.getByTestId('verify-hint').innerText(), /zhiwen evidence verify .*--public-key/);
+      await shot(page, 'evidence-captures');
+    });
+
+    await step('evidence captures: capture again yields a second capture that verifies, and its package downloads', async () => {
+      const before = await page.getByTestId('capture-item').count();
+      const firstId = await page.getByTestId('capture-item').first().getAttribute('data-capture-id');
+      await page.getByTestId('capture-again').click();
+      await page.getByTestId('capture-pending').waitFor();
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('[data-testid="capture-item"]').length > n,
+        before,
+        { timeout: 65000 },
+      );
+      await page.getByTestId('capture-pending').waitFor({ state: 'detached' });
+      const newest = page.getByTestId('capture-item').first();
+      assert.notEqual(await newest.getAttribute('data-capture-id'), firstId);
+      assert.equal(await newest.getAttribute('data-selected'), 'true');
+      assert.equal(await newest.getByTestId('capture-reason').innerText(), '手动取证');
+      const newId = Number(await newest.getAttribute('data-capture-id'));
+      await page.locator('[data-testid="verification"][data-ok="true"]').waitFor({ timeout: 30000 });
+      await page.waitForFunction(() => {
+        const i = document.querySelector('[data-testid="capture-screenshot"]');
+        return i && i.complete && i.naturalWidth > 0;
+      }, null, { timeout: 15000 });
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-package').click()]);
+      assert.equal(download.suggestedFilename(), `evidence-match-${liveMatchId}-capture-${newId}.zip`);
+      const file = join(data, 'evidence.zip');
+      await download.saveAs(file);
+      const zip = readFileSync(file);
+      assert.ok(zip.length > 0, 'the package is not empty');
+      assert.equal(zip.subarray(0, 2).toString('latin1'), 'PK', 'a zip file');
     });
 
     await step('matches: filter by status, export the filter as CSV and read it back', async () => {
@@ -561,6 +658,7 @@ async function main() {
   } finally {
     await browser.close();
     serve.proc.kill('SIGTERM');
+    live.proc.kill('SIGTERM');
     if (!ok) console.log(`\nzhiwen serve log (tail):\n${serve.log().slice(-4000)}`);
     if (ok || process.env.E2E_KEEP !== '1') rmSync(data, { recursive: true, force: true });
   }

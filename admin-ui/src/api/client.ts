@@ -1,5 +1,7 @@
 import type {
   BulkReviewResult,
+  CaptureList,
+  CaptureRequested,
   MatchDetail,
   MatchFilters,
   MatchItem,
@@ -12,6 +14,7 @@ import type {
   Task,
   WorkDetail,
   UploadResult,
+  Verification,
   WorkItem,
   WorkSaved,
 } from './types';
@@ -203,6 +206,35 @@ export class ApiClient {
     qs.set('format', format);
     const res = await this.raw(`/api/v1/exports/matches?${qs.toString()}`);
     const filename = filenameFrom(res.headers.get('Content-Disposition')) ?? `zhiwen-matches.${format}`;
+    return { blob: await res.blob(), filename };
+  }
+
+  /** The evidence captures of a match (501 when the server runs without captures). */
+  captures(matchId: number): Promise<CaptureList> {
+    return this.json(`/api/v1/matches/${matchId}/captures`);
+  }
+
+  /** Queue a capture of the match now (the worker runs it within seconds). */
+  requestCapture(matchId: number): Promise<CaptureRequested> {
+    return this.json(`/api/v1/matches/${matchId}/captures`, { method: 'POST' });
+  }
+
+  /** A file of a capture (e.g. `capture/screenshot.png`) as a blob: it needs the key header. */
+  async captureFile(matchId: number, captureId: number, name: string): Promise<Blob> {
+    const path = name.split('/').map(encodeURIComponent).join('/');
+    const res = await this.raw(`/api/v1/matches/${matchId}/captures/${captureId}/files/${path}`);
+    return res.blob();
+  }
+
+  /** The capture's package checked with the server's public key, as a third party would. */
+  verification(matchId: number, captureId: number): Promise<Verification> {
+    return this.json(`/api/v1/matches/${matchId}/captures/${captureId}/verification`);
+  }
+
+  /** The verifiable evidence package (zip) of a capture, with the server's file name. */
+  async evidencePackage(matchId: number, captureId: number): Promise<{ blob: Blob; filename: string }> {
+    const res = await this.raw(`/api/v1/matches/${matchId}/evidence-package${query({ capture: captureId })}`);
+    const filename = filenameFrom(res.headers.get('Content-Disposition')) ?? `evidence-match-${matchId}-capture-${captureId}.zip`;
     return { blob: await res.blob(), filename };
   }
 

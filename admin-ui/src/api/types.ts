@@ -224,3 +224,59 @@ export interface MatchFilters {
   owner?: string;
   sort?: MatchSort;
 }
+
+/** A file of an evidence capture (stored by its SHA-256). */
+export interface CaptureFile {
+  name: string;
+  media_type: string;
+  size: number;
+  sha256: string;
+}
+
+/** The capture record (the evidence log's leaf), as far as the dashboard reads it. */
+export interface CaptureRecord {
+  source?: 'fetched' | 'stored' | string;
+  final_url?: string | null;
+  remote_ip?: string | null;
+  notes?: string[];
+  [k: string]: unknown;
+}
+
+/** One evidence capture of a match: a WARC of the page, and a screenshot and print of a live one. */
+export interface Capture {
+  id: number;
+  match_id: number;
+  leaf_index: number;
+  /** RFC 3339. */
+  captured_at: string;
+  reason: 'first_match' | 'on_demand' | string;
+  url: string;
+  files: CaptureFile[];
+  pruned_at: string | null;
+  record: CaptureRecord | null;
+}
+
+export interface CaptureList {
+  items: Capture[];
+  /** The automatic capture of a new match is queued and not done yet. */
+  first_capture_pending: boolean;
+  /** The evidence log's public key (hex), for verifying packages offline. */
+  public_key: string;
+}
+
+export interface CaptureRequested {
+  task_id: number;
+  key: string;
+  state: TaskState;
+}
+
+/** A capture's package checked as a third party checks it. */
+export interface Verification {
+  capture_id: number;
+  ok: boolean;
+  summary: string;
+  checks: { what: string; ok: boolean; detail: string }[];
+  package_bytes: number;
+  tree_size: number;
+  public_key: string;
+}

@@ -84,3 +84,22 @@ export function fillDays(from: string, to: string, byDay: { day: string; count: 
   }
   return out;
 }
+
+/** A file size in words: `812 B`, `12.3 KB`, `4.1 MB` (1024-based). */
+export function fileSize(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n) || n < 0) return '—';
+  if (n < 1024) return `${Math.round(n)} B`;
+  const units = ['KB', 'MB', 'GB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+}
+
+/** The first 12 hex digits of a SHA-256, enough to tell files apart on screen. */
+export function shortHash(hex: string): string {
+  return hex.length > 12 ? `${hex.slice(0, 12)}…` : hex;
+}

@@ -12,6 +12,7 @@ import { MarkedText } from '../components/Passage';
 import { chapterLabel, count, dateTime, explainMatch, percent } from '../lib/format';
 import { passageSegments, segmentsByRanges } from '../lib/highlight';
 import type { MatchDetail, ReviewStatus } from '../api/types';
+import { EvidenceCaptures } from './EvidenceCaptures';
 
 export function Evidence() {
   const { id } = useParams();
@@ -127,6 +128,7 @@ function EvidenceBody({ initial }: { initial: MatchDetail }) {
           </Card>
         </Col>
       </Row>
+      <EvidenceCaptures matchId={m.id} />
       <Tabs
         style={{ marginTop: 8 }}
         items={[
