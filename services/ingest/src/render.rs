@@ -396,6 +396,10 @@ impl Browser {
             .arg("--disable-background-networking")
             .arg("--disable-component-update")
             .arg("--disable-sync")
+            // No crash handler process: it outlives a killed browser and writes to the
+            // terminal of whoever ran zhiwen.
+            .arg("--disable-breakpad")
+            .arg("--disable-crash-reporter")
             // The page as given: no automatic try of https:// first for an http:// URL.
             .arg("--disable-features=HttpsUpgrades")
             .arg("--hide-scrollbars")
