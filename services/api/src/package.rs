@@ -25,7 +25,7 @@ zhiwen（指纹）证据包
   以及浏览器渲染的整页截图（PNG）和打印件（PDF，如有）；
 - capture.json：取证记录（每个文件的 SHA-256），它是 zhiwen 证据日志（仅追加的默克尔树，RFC 6962/9162）中的一片叶子；
 - proof.json：该叶子包含在树中的证明；tree-head.json：zhiwen 用 Ed25519 密钥签名的树头；
-- report.zh-CN.html / report.en.html：匹配报告（原作品与网页的对照段落）；
+- report.zh-CN.html / report.en.html（及 report.zh-CN.pdf，如有）：匹配报告（原作品与网页的对照段落）；
 - manifest.json 与 manifest.sig：包内每个文件的 SHA-256，以及 zhiwen 对清单的签名。
 
 如何验证（可离线进行）：
@@ -44,7 +44,8 @@ This package holds one capture of a web page made by zhiwen:
   connected to, the time), and the page as a browser rendered it (full-page PNG screenshot and PDF print, when made);
 - capture.json: the capture record (every file's SHA-256), a leaf of zhiwen's append-only Merkle log (RFC 6962/9162);
 - proof.json: the proof that the leaf is in the tree; tree-head.json: the tree head signed with zhiwen's Ed25519 key;
-- report.zh-CN.html / report.en.html: the match report (the passages of the work and of the page side by side);
+- report.zh-CN.html / report.en.html (and report.zh-CN.pdf, when printed): the match report (the passages of the work and
+  of the page side by side);
 - manifest.json and manifest.sig: every file's SHA-256, and zhiwen's signature of that list.
 
 To verify, offline:
@@ -118,11 +119,19 @@ pub async fn match_package(
         },
         "public_key": service.public_key(),
     });
-    let extra = [
-        PackageFile { name: "README.txt".into(), bytes: README.as_bytes().to_vec() },
-        PackageFile { name: "report.zh-CN.html".into(), bytes: match_report_html(state, d, true).into_bytes() },
-        PackageFile { name: "report.en.html".into(), bytes: match_report_html(state, d, false).into_bytes() },
-    ];
+    let report_zh = match_report_html(state, d, true);
+    let mut extra = vec![PackageFile { name: "README.txt".into(), bytes: README.as_bytes().to_vec() }];
+    // The printed report too, when the server has a browser (the PDF reports' own).
+    if let Some(chromium) = &state.config.chromium {
+        match crate::pdf::print(chromium, &report_zh).await {
+            Ok(pdf) => extra.push(PackageFile { name: "report.zh-CN.pdf".into(), bytes: pdf }),
+            Err(e) => {
+                tracing::warn!(match_id = m.id, error = %e.message, "the report of the package cannot be printed")
+            }
+        }
+    }
+    extra.push(PackageFile { name: "report.zh-CN.html".into(), bytes: report_zh.into_bytes() });
+    extra.push(PackageFile { name: "report.en.html".into(), bytes: match_report_html(state, d, false).into_bytes() });
     let bytes = service.package(capture.id, &extra, details).await?;
     Ok((capture, bytes))
 }

@@ -78,7 +78,20 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
     let crawl_cancel = Arc::new(std::sync::Mutex::new(None::<CancellationToken>));
     let watcher = tokio::spawn(watch(state.clone(), current.clone(), cancel_flag.clone(), crawl_cancel.clone()));
     let scheduler = options.scheduler.then(|| tokio::spawn(schedule(state.clone(), shutdown.clone())));
-    let captures = state.evidence.clone().map(|e| tokio::spawn(capture(state.clone(), e, shutdown.clone())));
+    let captures = state.evidence.clone().map(|service| {
+        let webhook = zhiwen_matcher::webhook::Webhook::from_config(&state.matcher.config().webhook)
+            .inspect_err(|e| tracing::error!(error = %e, "webhook misconfigured; tree heads are not sent"))
+            .ok()
+            .flatten();
+        let lease = state.matcher.config().lease_seconds;
+        tokio::spawn(zhiwen_capture::run_capture_worker(
+            service,
+            webhook,
+            lease,
+            state.worker_wake.clone(),
+            shutdown.clone(),
+        ))
+    });
     loop {
         if shutdown.is_cancelled() {
             break;
@@ -102,7 +115,6 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
                     // New matches queued captures: wake the capture worker.
                     state.worker_wake.notify_waiters();
                 }
-                publish_head(&state).await;
                 true
             }
             Ok(None) => false,
@@ -132,53 +144,6 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
     if let Some(c) = captures {
         // A capture cut short is resumed (idempotently) by the next worker.
         c.abort();
-    }
-}
-
-/// Run capture tasks beside matching, one at a time, until `shutdown`.
-async fn capture(state: Arc<AppState>, service: Arc<zhiwen_capture::EvidenceService>, shutdown: CancellationToken) {
-    let worker = worker_name();
-    let lease = state.matcher.config().lease_seconds;
-    loop {
-        let idle = match zhiwen_capture::run_next_capture(&service, &worker, lease).await {
-            Ok(Some((task, Ok(c)))) => {
-                tracing::info!(task_id = task.id, capture_id = c.id, match_id = c.match_id, "capture made");
-                false
-            }
-            Ok(Some((task, Err(e)))) => {
-                tracing::warn!(task_id = task.id, error = %e, "capture failed");
-                false
-            }
-            Ok(None) => true,
-            Err(e) => {
-                tracing::error!(error = %e, "capture worker: cannot read the task queue");
-                true
-            }
-        };
-        if idle {
-            tokio::select! {
-                _ = state.worker_wake.notified() => {}
-                _ = tokio::time::sleep(Duration::from_secs(5)) => {}
-                _ = shutdown.cancelled() => return,
-            }
-        } else if shutdown.is_cancelled() {
-            return;
-        }
-    }
-}
-
-/// Sign and publish the evidence log's head (after a matching task, and daily).
-async fn publish_head(state: &AppState) {
-    let Some(service) = &state.evidence else { return };
-    let webhook = match zhiwen_matcher::webhook::Webhook::from_config(&state.matcher.config().webhook) {
-        Ok(w) => w,
-        Err(e) => {
-            tracing::error!(error = %e, "webhook misconfigured; the tree head is not sent");
-            None
-        }
-    };
-    if let Err(e) = zhiwen_capture::publish_head(service, webhook.as_ref()).await {
-        tracing::error!(error = %e, "cannot sign the evidence log's tree head");
     }
 }
 
@@ -321,19 +286,7 @@ async fn schedule(state: Arc<AppState>, shutdown: CancellationToken) {
             return;
         }
     };
-    let mut last_head_day = None;
     loop {
-        // At least one signed head a day, published even when the log did not grow.
-        let today = chrono::Utc::now().date_naive();
-        if last_head_day != Some(today) {
-            publish_head(&state).await;
-            if let Some(service) = &state.evidence {
-                if let Err(e) = service.prune(None).await {
-                    tracing::error!(error = %e, "evidence retention failed");
-                }
-            }
-            last_head_day = Some(today);
-        }
         match zhiwen_matcher::schedule::enqueue_due(&state.matcher, &schedule, chrono::Utc::now()).await {
             Ok(Some(key)) => {
                 tracing::info!(%key, "daily matching task enqueued");

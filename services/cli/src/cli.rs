@@ -302,6 +302,13 @@ pub struct SchedulerArgs {
     /// Only enqueue the daily task; `zhiwen worker` processes run it (Redis Streams).
     #[arg(long, env = "ZHIWEN_SCHEDULER_ENQUEUE_ONLY")]
     pub enqueue_only: bool,
+    /// Run no capture worker beside the schedule (captures stay queued for another
+    /// process; the evidence log's daily head is then not published by this one).
+    #[arg(long)]
+    pub no_capture: bool,
+    /// How the captures fetch and render.
+    #[command(flatten)]
+    pub capture: crate::commands::evidence::CaptureOptions,
 }
 
 /// `zhiwen match`.

@@ -225,7 +225,9 @@ async fn export(
     service: EvidenceService,
     a: &ExportArgs,
 ) -> Result<()> {
-    let state = zhiwen_api::AppState::new(matcher, settings.data_dir.clone(), zhiwen_api::ApiConfig::default());
+    // The package carries the printed report too when a browser is here.
+    let config = zhiwen_api::ApiConfig { chromium: zhiwen_ingest::find_chromium(), ..zhiwen_api::ApiConfig::default() };
+    let state = zhiwen_api::AppState::new(matcher, settings.data_dir.clone(), config);
     let Some(d) = state.stores.queries.match_detail(a.r#match).await? else {
         bail!("match {} not found", a.r#match);
     };

@@ -80,9 +80,29 @@ pub async fn scheduler(data: &DataArgs, args: &SchedulerArgs) -> Result<()> {
     let settings = Settings::resolve(data)?;
     let matcher = settings.open_matcher().await?;
     tracing::info!(schedule = ?settings.matcher.schedule, enqueue_only = args.enqueue_only, "scheduler started");
+    // The capture worker beside the schedule: captures of new matches, the evidence log's
+    // signed head after them and daily, retention.
+    let shutdown = zhiwen_ingest::CancellationToken::new();
+    let captures = if args.no_capture {
+        None
+    } else {
+        let service = std::sync::Arc::new(args.capture.open(&settings, &matcher).await?);
+        let webhook = zhiwen_matcher::webhook::Webhook::from_config(&settings.matcher.webhook)?;
+        Some(tokio::spawn(zhiwen_capture::run_capture_worker(
+            service,
+            webhook,
+            settings.matcher.lease_seconds,
+            std::sync::Arc::new(tokio::sync::Notify::new()),
+            shutdown.clone(),
+        )))
+    };
     zhiwen_matcher::schedule::run_scheduler(&matcher, !args.enqueue_only, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await?;
+    shutdown.cancel();
+    if let Some(c) = captures {
+        let _ = c.await;
+    }
     Ok(())
 }
