@@ -100,7 +100,8 @@ impl EvidenceService {
         {
             let log = service.synced().await?;
             if let Some(head) = service.latest_head().await? {
-                let root = log.root_at(head.head.size).map_err(|_| {
+                let at = if head.head.size == log.size() { Ok(log.root()) } else { log.root_at(head.head.size) };
+                let root = at.map_err(|_| {
                     CaptureError::Inconsistent(format!(
                         "the store holds {} captures but a head was signed for {}",
                         log.size(),
