@@ -75,6 +75,11 @@ impl SignedTreeHead {
             .map_err(|_| EvidenceError::Key("the signature does not match the tree head".into()))
     }
 
+    /// Attaches an RFC 3161 time-stamp token (its DER) to the head.
+    pub fn set_timestamp_token(&mut self, der: &[u8]) {
+        self.timestamp_token = Some(hex::encode(der));
+    }
+
     /// The time-stamp token's DER, when the head carries one.
     pub fn timestamp_token_der(&self) -> Result<Option<Vec<u8>>, EvidenceError> {
         self.timestamp_token.as_deref().map(|t| decode_hex(t, "timestamp token")).transpose()
