@@ -24,6 +24,9 @@ pub enum CaptureError {
     /// The log key file.
     #[error("evidence log key {path}: {reason}")]
     Key { path: String, reason: String },
+    /// A setting is not usable (e.g. the time-stamp authority's URL).
+    #[error("{0}")]
+    Config(String),
     /// A capture task's parameters are not ones zhiwen writes.
     #[error("capture task {task}: {reason}")]
     BadTask { task: i64, reason: String },

@@ -3,12 +3,13 @@
 
 use std::io::Cursor;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use tokio::sync::{Mutex, MutexGuard};
 use zhiwen_evidence::package::{PackageFile, ProofFile};
 use zhiwen_evidence::{
     exchange_records, resource_record, write_package, CaptureRecord, EvidenceLog, FileEntry, HttpExchange, LogKey,
-    SignedTreeHead, TreeHead,
+    SignedTreeHead, TimeStampRequest, TimeStampToken, TreeHead,
 };
 use zhiwen_ingest::crawler::fetch::{fetch, FetchRules};
 use zhiwen_ingest::crawler::{http_client, CrawlConfig};
@@ -18,6 +19,10 @@ use crate::{CaptureError, Result};
 
 /// Leaves read from the store at a time when the log catches up.
 const LEAVES_PER_READ: u32 = 4096;
+
+/// Largest answer read from a time-stamp authority (a token with its certificate chain is
+/// a few kilobytes).
+const MAX_TSA_RESPONSE: usize = 1 << 20;
 
 /// How captures are made.
 #[derive(Debug, Clone)]
@@ -36,6 +41,12 @@ pub struct CaptureConfig {
     pub max_file_bytes: u64,
     /// Keep captured files this many days (0: forever): see [`EvidenceService::prune`].
     pub retention_days: u32,
+    /// An RFC 3161 time-stamp authority (可信时间戳) asked to stamp every new signed tree
+    /// head ([`zhiwen_evidence::tsa`]); `None`: heads are not time-stamped.
+    pub tsa_url: Option<url::Url>,
+    /// How long a time-stamp authority may take to answer (the head is kept without a
+    /// token when it does not answer in time).
+    pub tsa_timeout: Duration,
 }
 
 impl Default for CaptureConfig {
@@ -46,6 +57,8 @@ impl Default for CaptureConfig {
             chromium: None,
             max_file_bytes: 256 << 20,
             retention_days: 0,
+            tsa_url: None,
+            tsa_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -57,6 +70,9 @@ pub struct EvidenceService {
     log: Mutex<EvidenceLog>,
     config: CaptureConfig,
     http: (reqwest::Client, FetchRules),
+    /// The client that asks the time-stamp authority (not the crawler's: the TSA is
+    /// configured by the operator, and the crawler's address policy is for the web).
+    tsa_http: reqwest::Client,
 }
 
 impl std::fmt::Debug for EvidenceService {
@@ -80,6 +96,16 @@ pub fn rfc3339(t: Timestamp) -> String {
     )
 }
 
+/// A time-stamp authority's URL, as settings give it: http or https.
+pub fn parse_tsa_url(text: &str) -> Result<url::Url> {
+    let url = url::Url::parse(text.trim())
+        .map_err(|e| CaptureError::Config(format!("tsa_url {text:?} is not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(CaptureError::Config(format!("tsa_url must be an http(s) URL with a host: {text}")));
+    }
+    Ok(url)
+}
+
 /// The media type of a stored page's body, as its record says it was read.
 fn stored_media_type(page: &Page) -> String {
     let charset = page.charset.as_deref().map(|c| format!("; charset={c}")).unwrap_or_default();
@@ -96,7 +122,12 @@ impl EvidenceService {
     /// give the signed root, is refused.
     pub async fn open(stores: Stores, key: LogKey, config: CaptureConfig) -> Result<Self> {
         let http = http_client(&config.crawl)?;
-        let service = EvidenceService { stores, key, log: Mutex::new(EvidenceLog::new()), config, http };
+        let tsa_http = reqwest::Client::builder()
+            .timeout(config.tsa_timeout)
+            .user_agent(concat!("zhiwen/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| CaptureError::Config(format!("the time-stamp client cannot be built: {e}")))?;
+        let service = EvidenceService { stores, key, log: Mutex::new(EvidenceLog::new()), config, http, tsa_http };
         {
             let log = service.synced().await?;
             if let Some(head) = service.latest_head().await? {
@@ -313,7 +344,10 @@ impl EvidenceService {
     }
 
     /// Sign the log as it is now (`now_ms`) and keep the head; when the latest head kept
-    /// already covers every leaf, that head is returned (a head per size).
+    /// already covers every leaf, that head is returned (a head per size). With a
+    /// time-stamp authority configured, a new head is stamped before it is kept; an
+    /// authority that fails or answers badly is logged and the head kept without a token
+    /// (signing never waits on it longer than `tsa_timeout`, never fails because of it).
     pub async fn sign_head(&self, now_ms: i64) -> Result<SignedTreeHead> {
         let log = self.synced().await?;
         let root = log.root();
@@ -323,7 +357,18 @@ impl EvidenceService {
                 return Ok(latest);
             }
         }
-        let head = self.key.sign(TreeHead::new(&root, now_ms));
+        let mut head = self.key.sign(TreeHead::new(&root, now_ms));
+        if let Some(url) = &self.config.tsa_url {
+            match self.time_stamp(url, &head.head).await {
+                Ok(token) => {
+                    tracing::info!(size = root.size, tsa = %url, gen_time = %token.gen_time, serial = %token.serial, "evidence log: tree head time-stamped");
+                    head.set_timestamp_token(&token.der);
+                }
+                Err(e) => {
+                    tracing::warn!(size = root.size, tsa = %url, error = %e, "evidence log: the time-stamp authority failed; the tree head is kept without a token");
+                }
+            }
+        }
         let json = serde_json::to_string(&head).map_err(|e| CaptureError::Inconsistent(e.to_string()))?;
         if self.stores.evidence.put_tree_head(root.size, now_ms, &json).await? {
             tracing::info!(size = root.size, root = %root.hash, "evidence log: tree head signed");
@@ -332,6 +377,31 @@ impl EvidenceService {
             // Another process signed this size first: theirs is the head.
             self.latest_head().await?.ok_or_else(|| CaptureError::Inconsistent("the signed head vanished".into()))
         }
+    }
+
+    /// Asks the time-stamp authority at `url` to stamp `head`'s signed text (RFC 3161 over
+    /// HTTP: a POST of the DER request) and reads its answer.
+    async fn time_stamp(&self, url: &url::Url, head: &TreeHead) -> std::result::Result<TimeStampToken, String> {
+        let request = TimeStampRequest::new(head.signed_text().as_bytes());
+        let mut response = self
+            .tsa_http
+            .post(url.clone())
+            .header(reqwest::header::CONTENT_TYPE, zhiwen_evidence::tsa::QUERY_MEDIA_TYPE)
+            .body(request.der.clone())
+            .send()
+            .await
+            .map_err(|e| format!("request failed: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!("HTTP status {}", response.status()));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| format!("reading the answer: {e}"))? {
+            if body.len() + chunk.len() > MAX_TSA_RESPONSE {
+                return Err(format!("the answer is larger than {MAX_TSA_RESPONSE} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        request.read_response(&body).map_err(|e| e.to_string())
     }
 
     /// Heads made at or after `since_ms`, oldest first.

@@ -25,6 +25,10 @@
 //! refetch = true                # capture a crawled page by fetching it again
 //! retention_days = 0            # keep captured files this long (0: forever; never
 //!                               # removed while they back a confirmed match or a notice)
+//! tsa_url = "https://tsa.example/tsr"  # RFC 3161 time-stamp authority (可信时间戳) asked to
+//!                               # stamp every new signed tree head (http or https; none by default)
+//! tsa_timeout_secs = 10         # longest wait for it; a TSA that fails is logged and the
+//!                               # head kept without a token
 //!
 //! [import]                      # bounds of `import works|pages` and of uploads
 //! max_file_mb = 256
@@ -200,11 +204,35 @@ pub struct EvidenceSettings {
     /// confirmed match or a sent takedown notice are never removed; the log's leaves
     /// always stay.
     pub retention_days: u32,
+    /// An RFC 3161 time-stamp authority asked to stamp every new signed tree head
+    /// (http or https; checked when the settings are read). None: no trusted time.
+    pub tsa_url: Option<String>,
+    /// Longest wait for the time-stamp authority, seconds (1 to 300).
+    pub tsa_timeout_secs: u64,
 }
 
 impl Default for EvidenceSettings {
     fn default() -> Self {
-        EvidenceSettings { refetch: true, retention_days: 0 }
+        EvidenceSettings { refetch: true, retention_days: 0, tsa_url: None, tsa_timeout_secs: 10 }
+    }
+}
+
+impl EvidenceSettings {
+    /// The time-stamp authority's URL, checked (http or https).
+    pub fn tsa_url(&self) -> Result<Option<zhiwen_capture::Url>> {
+        self.tsa_url
+            .as_deref()
+            .map(zhiwen_capture::parse_tsa_url)
+            .transpose()
+            .context("invalid [evidence] tsa_url in the settings file")
+    }
+
+    fn validate(&self) -> Result<()> {
+        self.tsa_url()?;
+        if !(1..=300).contains(&self.tsa_timeout_secs) {
+            anyhow::bail!("invalid [evidence] tsa_timeout_secs {}: expected 1 to 300", self.tsa_timeout_secs);
+        }
+        Ok(())
     }
 }
 
@@ -297,6 +325,7 @@ impl Settings {
         redis.index = index;
         let params = file.params.unwrap_or_default();
         params.validate().context("invalid [params] in the settings file")?;
+        file.evidence.validate()?;
         Ok(Settings {
             store,
             store_retry: file.store.retry.unwrap_or_default(),
@@ -349,6 +378,8 @@ impl Settings {
             chromium,
             refetch: self.evidence.refetch,
             retention_days: self.evidence.retention_days,
+            tsa_url: self.evidence.tsa_url()?,
+            tsa_timeout: std::time::Duration::from_secs(self.evidence.tsa_timeout_secs),
             ..zhiwen_capture::CaptureConfig::default()
         };
         zhiwen_capture::EvidenceService::open(matcher.stores().clone(), key, config)
@@ -444,6 +475,28 @@ mod tests {
         assert_eq!((b.limits.max_ratio, b.limits.max_archive_bytes, b.limits.max_page_bytes), (20, 8 << 20, 512 << 10));
         let zero = ImportLimitArgs { max_entry_mb: Some(0), ..ImportLimitArgs::default() };
         assert!(format!("{:#}", s.import_bounds(&zero).expect_err("refused")).contains("max_entry_mb"));
+    }
+
+    #[test]
+    fn the_time_stamp_authority_must_be_http_or_https() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("zhiwen.toml");
+        let resolve = |text: &str| {
+            std::fs::write(&file, text).expect("write");
+            Settings::resolve(&DataArgs { config: Some(file.clone()), ..DataArgs::default() })
+        };
+        let s =
+            resolve("[evidence]\ntsa_url = \"http://127.0.0.1:3180/tsr\"\ntsa_timeout_secs = 5\n").expect("resolves");
+        assert_eq!(
+            s.evidence.tsa_url().expect("valid").map(|u| u.to_string()).as_deref(),
+            Some("http://127.0.0.1:3180/tsr")
+        );
+        assert_eq!(s.evidence.tsa_timeout_secs, 5);
+        assert!(resolve("").expect("resolves").evidence.tsa_url().expect("valid").is_none());
+        for bad in ["tsa_url = \"ftp://tsa.example/\"", "tsa_url = \"not a url\"", "tsa_timeout_secs = 0"] {
+            let err = resolve(&format!("[evidence]\n{bad}\n")).expect_err("refused");
+            assert!(format!("{err:#}").contains("tsa_"), "{err:#}");
+        }
     }
 
     #[test]

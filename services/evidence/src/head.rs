@@ -50,6 +50,12 @@ pub struct SignedTreeHead {
     pub public_key: String,
     /// Ed25519 signature over [`TreeHead::signed_text`], hex (64 bytes).
     pub signature: String,
+    /// An RFC 3161 time-stamp token over [`TreeHead::signed_text`] from a time-stamp
+    /// authority, hex of its DER (a CMS `ContentInfo`), when one was asked and answered
+    /// ([`crate::tsa`]). Not covered by zhiwen's signature (the TSA signs it); absent from
+    /// the JSON when there is none, so heads without one read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_token: Option<String>,
 }
 
 impl SignedTreeHead {
@@ -67,6 +73,16 @@ impl SignedTreeHead {
         }
         verify_signature(&self.public_key, self.head.signed_text().as_bytes(), &self.signature)
             .map_err(|_| EvidenceError::Key("the signature does not match the tree head".into()))
+    }
+
+    /// Attaches an RFC 3161 time-stamp token (its DER) to the head.
+    pub fn set_timestamp_token(&mut self, der: &[u8]) {
+        self.timestamp_token = Some(hex::encode(der));
+    }
+
+    /// The time-stamp token's DER, when the head carries one.
+    pub fn timestamp_token_der(&self) -> Result<Option<Vec<u8>>, EvidenceError> {
+        self.timestamp_token.as_deref().map(|t| decode_hex(t, "timestamp token")).transpose()
     }
 }
 
@@ -121,6 +137,6 @@ impl LogKey {
 
     pub fn sign(&self, head: TreeHead) -> SignedTreeHead {
         let signature = hex::encode(self.0.sign(head.signed_text().as_bytes()).to_bytes());
-        SignedTreeHead { head, public_key: self.public_key_hex(), signature }
+        SignedTreeHead { head, public_key: self.public_key_hex(), signature, timestamp_token: None }
     }
 }

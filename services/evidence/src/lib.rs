@@ -12,12 +12,15 @@
 //! - [`package`]: the evidence package (a zip of the captured files, the capture record
 //!   that is the log's leaf, the inclusion proof and the signed tree head) and its offline
 //!   verification, which says what holds and what does not.
+//! - [`tsa`]: trusted time, RFC 3161 time-stamp requests for a signed tree head and the
+//!   reading of the authority's answer (the token a package carries as `tree-head.tsr`).
 //!
 //! Pure: no I/O beyond the readers and writers it is given, no clock (times are inputs).
 
 pub mod head;
 pub mod log;
 pub mod package;
+pub mod tsa;
 pub mod warc;
 
 mod error;
@@ -28,6 +31,7 @@ pub use log::{verify_consistency, verify_inclusion, EvidenceLog, TreeRoot};
 pub use package::{
     read_package, write_package, CaptureRecord, FileEntry, Package, PackageFile, PackageLimits, Verification,
 };
+pub use tsa::{read_token, TimeStampRequest, TimeStampToken, TsaError};
 pub use warc::{exchange_records, resource_record, HttpExchange};
 
 /// SHA-256 of `bytes`, lower-case hex (how every digest is written in records and files).

@@ -7,6 +7,7 @@
 //! | `capture.json` | the capture record: the captured files' SHA-256, the URL, the time; its exact bytes are the log's leaf |
 //! | `proof.json` | the leaf's index, the tree size and the inclusion proof |
 //! | `tree-head.json` | the signed tree head the proof leads to |
+//! | `tree-head.txt`, `tree-head.tsr` | when the head is time-stamped: its signed text and the RFC 3161 token over it (DER), for `openssl ts -verify` |
 //! | other files (the match report, a README) | listed with their SHA-256 in the manifest |
 //! | `manifest.json` | every other file's name, size and SHA-256, and the match's details |
 //! | `manifest.sig` | zhiwen's Ed25519 signature of `manifest.json`, by the key of the tree head |
@@ -28,6 +29,10 @@ use crate::{sha256_hex, EvidenceError};
 pub const CAPTURE: &str = "capture.json";
 pub const PROOF: &str = "proof.json";
 pub const TREE_HEAD: &str = "tree-head.json";
+/// The head's signed text, when the head carries a time-stamp token.
+pub const TREE_HEAD_TEXT: &str = "tree-head.txt";
+/// The head's RFC 3161 time-stamp token, DER (`openssl ts -verify -token_in` reads it).
+pub const TREE_HEAD_TSR: &str = "tree-head.tsr";
 pub const MANIFEST: &str = "manifest.json";
 pub const MANIFEST_SIG: &str = "manifest.sig";
 
@@ -125,8 +130,9 @@ pub struct PackageFile {
 }
 
 /// Writes a package: the captured files, `capture.json` (`leaf`, exactly the bytes in the
-/// log), the proof, the signed head, the extra files (report, README), the manifest and
-/// its signature by `key` (the key that signed `head`).
+/// log), the proof, the signed head (with, when it carries a time-stamp token, its signed
+/// text and the token as files of their own), the extra files (report, README), the
+/// manifest and its signature by `key` (the key that signed `head`).
 #[allow(clippy::too_many_arguments)]
 pub fn write_package<W: Write + Seek>(
     out: W,
@@ -139,11 +145,15 @@ pub fn write_package<W: Write + Seek>(
     details: serde_json::Value,
 ) -> Result<W, EvidenceError> {
     let zip_err = |e: zip::result::ZipError| EvidenceError::Package(e.to_string());
-    let own = [
+    let mut own = vec![
         PackageFile { name: CAPTURE.into(), bytes: leaf.to_vec() },
         PackageFile { name: PROOF.into(), bytes: to_json(proof) },
         PackageFile { name: TREE_HEAD.into(), bytes: to_json(head) },
     ];
+    if let Some(token) = head.timestamp_token_der()? {
+        own.push(PackageFile { name: TREE_HEAD_TEXT.into(), bytes: head.head.signed_text().into_bytes() });
+        own.push(PackageFile { name: TREE_HEAD_TSR.into(), bytes: token });
+    }
     let all: Vec<&PackageFile> = captured.iter().chain(own.iter()).chain(extra.iter()).collect();
     let mut seen = std::collections::HashSet::new();
     for f in &all {
@@ -199,6 +209,10 @@ pub struct Package {
     pub capture: CaptureRecord,
     pub proof: ProofFile,
     pub head: SignedTreeHead,
+    /// `tree-head.txt`, when the package has it.
+    pub head_text: Option<Vec<u8>>,
+    /// `tree-head.tsr`, when the package has it.
+    pub timestamp_token: Option<Vec<u8>>,
     /// Every file of the zip, measured: name -> (bytes, SHA-256).
     pub measured: BTreeMap<String, (u64, String)>,
 }
@@ -216,7 +230,8 @@ pub fn read_package<R: Read + Seek>(input: R, limits: PackageLimits) -> Result<P
     for i in 0..zip.len() {
         let mut file = zip.by_index(i).map_err(|e| bad(format!("file {i}: {e}")))?;
         let name = file.name().to_owned();
-        let own = [MANIFEST, MANIFEST_SIG, CAPTURE, PROOF, TREE_HEAD].contains(&name.as_str());
+        let own =
+            [MANIFEST, MANIFEST_SIG, CAPTURE, PROOF, TREE_HEAD, TREE_HEAD_TEXT, TREE_HEAD_TSR].contains(&name.as_str());
         let limit = if own { limits.max_json_bytes } else { limits.max_file_bytes };
         let mut hasher = sha2::Sha256::new();
         let mut kept = Vec::new();
@@ -249,6 +264,8 @@ pub fn read_package<R: Read + Seek>(input: R, limits: PackageLimits) -> Result<P
     let capture_leaf = take(CAPTURE)?;
     let proof_bytes = take(PROOF)?;
     let head_bytes = take(TREE_HEAD)?;
+    let head_text = small.remove(TREE_HEAD_TEXT);
+    let timestamp_token = small.remove(TREE_HEAD_TSR);
     let manifest: Manifest = serde_json::from_slice(&manifest_bytes).map_err(|e| bad(format!("{MANIFEST}: {e}")))?;
     let capture: CaptureRecord = serde_json::from_slice(&capture_leaf).map_err(|e| bad(format!("{CAPTURE}: {e}")))?;
     let proof: ProofFile = serde_json::from_slice(&proof_bytes).map_err(|e| bad(format!("{PROOF}: {e}")))?;
@@ -259,7 +276,18 @@ pub fn read_package<R: Read + Seek>(input: R, limits: PackageLimits) -> Result<P
     if to_json(&proof) != proof_bytes || to_json(&head) != head_bytes {
         return Err(bad(format!("{PROOF} or {TREE_HEAD} is not as zhiwen wrote it")));
     }
-    Ok(Package { manifest, manifest_bytes, manifest_signature, capture_leaf, capture, proof, head, measured })
+    Ok(Package {
+        manifest,
+        manifest_bytes,
+        manifest_signature,
+        capture_leaf,
+        capture,
+        proof,
+        head,
+        head_text,
+        timestamp_token,
+        measured,
+    })
 }
 
 /// One check of a verification.
@@ -331,6 +359,9 @@ impl Package {
                 .map_err(|e| e.to_string()),
         );
         v.add("inclusion", self.inclusion());
+        if self.head.timestamp_token.is_some() || self.timestamp_token.is_some() || self.head_text.is_some() {
+            v.add("timestamp", self.timestamp());
+        }
         if let Some(earlier) = earlier {
             let checked = earlier
                 .head
@@ -373,6 +404,32 @@ impl Package {
         } else {
             Err(problems.join(", "))
         }
+    }
+
+    /// The head's time-stamp token: the one in the head is `tree-head.tsr`, the signed
+    /// text is `tree-head.txt`, the token is well formed and stamps SHA-256 of that text.
+    /// The TSA's signature is left to OpenSSL (the detail says how).
+    fn timestamp(&self) -> Result<String, String> {
+        let in_head = self
+            .head
+            .timestamp_token_der()
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{TREE_HEAD_TSR} is in the package but the tree head carries no token"))?;
+        let text = self.head.head.signed_text();
+        if self.head_text.as_deref() != Some(text.as_bytes()) {
+            return Err(format!("{TREE_HEAD_TEXT} is missing or is not the tree head's signed text"));
+        }
+        if self.timestamp_token.as_deref() != Some(in_head.as_slice()) {
+            return Err(format!("{TREE_HEAD_TSR} is missing or is not the tree head's token"));
+        }
+        let token = crate::tsa::read_token(&in_head).map_err(|e| e.to_string())?;
+        token.check_data(text.as_bytes()).map_err(|e| e.to_string())?;
+        Ok(format!(
+            "time-stamped by the TSA at {} (serial {}, policy {}); zhiwen checked that the token stamps the \
+             tree head, not the TSA's signature: check it with: openssl ts -verify -data {TREE_HEAD_TEXT} -in \
+             {TREE_HEAD_TSR} -token_in -CAfile <the TSA's CA>",
+            token.gen_time, token.serial, token.policy
+        ))
     }
 
     fn inclusion(&self) -> Result<String, String> {
