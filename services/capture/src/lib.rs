@@ -21,5 +21,5 @@ pub use error::{CaptureError, Result};
 pub use key::{key_path, load_or_create_key};
 pub use service::{parse_tsa_url, publish_head, rfc3339, CaptureConfig, EvidenceService};
 pub use task::{request_capture, run_next_capture, run_queued_captures, CaptureRun};
-pub use worker::run_capture_worker;
 pub use url::Url;
+pub use worker::run_capture_worker;

@@ -216,7 +216,7 @@ pub async fn evidence_retention(s: &Stores) {
     let [new, confirmed, dismissed, takedown] = [matches[0], matches[1], matches[2], matches[3]];
     let mut stored = std::collections::BTreeMap::new();
     for name in
-        ["shared", "new_only", "confirmed_only", "takedown_only", "with_recent", "dismissed_only", "orphan_only"]
+        ["in_both", "new_only", "confirmed_only", "takedown_only", "with_recent", "dismissed_only", "orphan_only"]
     {
         let bytes = format!("the bytes of {name}").into_bytes();
         let sha = s.evidence.put_evidence_file(&bytes).await.unwrap();
@@ -226,8 +226,8 @@ pub async fn evidence_retention(s: &Stores) {
     let old = 1_000;
     let cut = Timestamp(10_000);
     let plan = [
-        ("c:new", new, old, f(&["shared", "new_only"])),
-        ("c:confirmed", confirmed, old, f(&["shared", "confirmed_only"])),
+        ("c:new", new, old, f(&["in_both", "new_only"])),
+        ("c:confirmed", confirmed, old, f(&["in_both", "confirmed_only"])),
         ("c:takedown", takedown, old, f(&["takedown_only"])),
         ("c:dismissed", dismissed, old, f(&["with_recent", "dismissed_only"])),
         ("c:recent", new, 20_000, f(&["with_recent"])),
@@ -268,7 +268,7 @@ pub async fn evidence_retention(s: &Stores) {
     let report = s.evidence.prune_evidence(Timestamp(i64::MAX)).await.unwrap();
     let bytes = stored["with_recent"].1.len() as u64;
     assert_eq!(report, PruneReport { captures: 1, files_deleted: 1, bytes_deleted: bytes });
-    for name in ["shared", "confirmed_only", "takedown_only"] {
+    for name in ["in_both", "confirmed_only", "takedown_only"] {
         assert!(s.evidence.get_evidence_file(&stored[name].0.sha256, 1_000).await.unwrap().is_some(), "{name}");
     }
     assert!(s.evidence.get_evidence_file(&stored["with_recent"].0.sha256, 1_000).await.unwrap().is_none());
