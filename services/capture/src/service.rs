@@ -335,6 +335,12 @@ impl EvidenceService {
         Ok(Some(report))
     }
 
+    /// The bytes of a captured file (hash-checked by the store), `None` when retention
+    /// removed it; at most the configured `max_file_bytes`.
+    pub async fn read_file(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.stores.evidence.get_evidence_file(sha256, self.config.max_file_bytes).await?)
+    }
+
     /// The latest signed tree head kept, if any.
     pub async fn latest_head(&self) -> Result<Option<SignedTreeHead>> {
         match self.stores.evidence.latest_tree_head().await? {
@@ -442,10 +448,10 @@ impl EvidenceService {
         for f in &capture.files {
             let gone =
                 |why: &str| CaptureError::FileGone { capture: capture.id, name: f.name.clone(), why: why.into() };
-            let bytes =
-                self.stores.evidence.get_evidence_file(&f.sha256, self.config.max_file_bytes).await?.ok_or_else(
-                    || gone(if capture.pruned_at.is_some() { "removed by retention" } else { "missing" }),
-                )?;
+            let bytes = self
+                .read_file(&f.sha256)
+                .await?
+                .ok_or_else(|| gone(if capture.pruned_at.is_some() { "removed by retention" } else { "missing" }))?;
             captured.push(PackageFile { name: f.name.clone(), bytes });
         }
         let out = write_package(

@@ -9,6 +9,7 @@ use serde_json::json;
 use zhiwen_capture::{rfc3339, EvidenceService};
 use zhiwen_store::{Capture, CaptureFile};
 
+use super::matches::visible_match;
 use super::{State, EVERYONE};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, ErrorCode};
@@ -31,14 +32,6 @@ fn service(state: &AppState) -> ApiResult<&EvidenceService> {
         .evidence
         .as_deref()
         .ok_or_else(|| ApiError::new(ErrorCode::NotImplemented, "evidence captures are not enabled on this server"))
-}
-
-/// The match, when the caller may see it (else the same 404 as for no such match).
-async fn visible(state: &AppState, caller: &Caller, id: i64) -> ApiResult<zhiwen_store::MatchDetail> {
-    match state.stores.queries.match_detail(id).await? {
-        Some(d) if caller.sees(&d.work.owner) => Ok(d),
-        _ => Err(ApiError::not_found("match", id)),
-    }
 }
 
 #[derive(Serialize)]
@@ -71,7 +64,7 @@ fn capture_json(c: &Capture) -> CaptureJson<'_> {
 
 async fn list_captures(state: State, caller: Caller, id: web::Path<i64>) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "read evidence")?;
-    let d = visible(&state, &caller, *id).await?;
+    let d = visible_match(&state, &caller, *id).await?;
     let service = service(&state)?;
     let captures = service.stores().evidence.captures_of_match(d.record.id).await?;
     let pending = state
@@ -88,7 +81,7 @@ async fn list_captures(state: State, caller: Caller, id: web::Path<i64>) -> ApiR
 }
 
 async fn request_capture(state: State, caller: Caller, id: web::Path<i64>) -> ApiResult<HttpResponse> {
-    let d = visible(&state, &caller, *id).await?;
+    let d = visible_match(&state, &caller, *id).await?;
     caller.require(EVERYONE, "request captures")?;
     let service = service(&state)?;
     let task = zhiwen_capture::request_capture(service, d.record.id).await?;
@@ -100,7 +93,7 @@ async fn request_capture(state: State, caller: Caller, id: web::Path<i64>) -> Ap
 async fn capture_file(state: State, caller: Caller, path: web::Path<(i64, i64, String)>) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "read evidence")?;
     let (match_id, capture_id, name) = path.into_inner();
-    let d = visible(&state, &caller, match_id).await?;
+    let d = visible_match(&state, &caller, match_id).await?;
     let service = service(&state)?;
     let capture = match service.stores().evidence.get_capture(capture_id).await? {
         Some(c) if c.match_id == d.record.id => c,
@@ -108,9 +101,7 @@ async fn capture_file(state: State, caller: Caller, path: web::Path<(i64, i64, S
     };
     let file = capture.files.iter().find(|f| f.name == name).ok_or_else(|| ApiError::not_found("file", &name))?;
     let bytes = service
-        .stores()
-        .evidence
-        .get_evidence_file(&file.sha256, state.config.upload_limit.max(64 << 20) as u64)
+        .read_file(&file.sha256)
         .await?
         .ok_or_else(|| ApiError::new(ErrorCode::Conflict, format!("{name} is no longer kept")))?;
     let base = name.rsplit('/').next().unwrap_or("file");
@@ -136,7 +127,7 @@ async fn package(
     q: web::Query<PackageParams>,
 ) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "export evidence")?;
-    let d = visible(&state, &caller, *id).await?;
+    let d = visible_match(&state, &caller, *id).await?;
     let service = service(&state)?;
     let (capture, bytes) = crate::package::match_package(&state, service, &d, q.capture).await?;
     Ok(HttpResponse::Ok()
@@ -153,7 +144,7 @@ async fn package(
 async fn verification(state: State, caller: Caller, path: web::Path<(i64, i64)>) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "read evidence")?;
     let (match_id, capture_id) = path.into_inner();
-    let d = visible(&state, &caller, match_id).await?;
+    let d = visible_match(&state, &caller, match_id).await?;
     let service = service(&state)?;
     let (capture, bytes) = crate::package::match_package(&state, service, &d, Some(capture_id)).await?;
     let package =

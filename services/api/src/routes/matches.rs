@@ -39,7 +39,7 @@ async fn list_matches(state: State, caller: Caller, q: web::Query<MatchParams>) 
 }
 
 /// A match the caller may see, with everything its detail shows (one read of the store).
-async fn visible_match(state: &AppState, caller: &Caller, id: i64) -> ApiResult<MatchDetail> {
+pub(super) async fn visible_match(state: &AppState, caller: &Caller, id: i64) -> ApiResult<MatchDetail> {
     match state.stores.queries.match_detail(id).await? {
         Some(d) if caller.sees(&d.work.owner) => Ok(d),
         _ => Err(ApiError::not_found("match", id)),

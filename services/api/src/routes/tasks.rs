@@ -78,7 +78,16 @@ async fn list_tasks(state: State, caller: Caller, q: web::Query<TaskListParams>)
 async fn get_task(state: State, caller: Caller, id: web::Path<i64>) -> ApiResult<HttpResponse> {
     caller.require(STAFF, "read tasks")?;
     let t = state.stores.tasks.get_task(*id).await?.ok_or_else(|| ApiError::not_found("task", *id))?;
-    Ok(HttpResponse::Ok().json(task_json(&t)))
+    let mut v = task_json(&t);
+    // A finished matching task's report carries the evidence log's first signed head made
+    // after it (the head that covers the captures of its new matches, once they are made).
+    if let (Some(service), Some(done), true) =
+        (&state.evidence, t.finished_at, t.kind == zhiwen_matcher::task::TASK_KIND)
+    {
+        let head = service.heads_since(done.0, 1).await?.into_iter().next();
+        v["evidence_tree_head"] = json!(head);
+    }
+    Ok(HttpResponse::Ok().json(v))
 }
 
 #[derive(Deserialize)]

@@ -100,6 +100,26 @@ pub(crate) async fn worker_runs_tasks(env: &Env) {
     let r = env.call("POST", &format!("/api/v1/tasks/{id}/cancel"), Some(&env.admin), None).await;
     assert_error(&r, 409, "conflict");
     assert_eq!(done.json()["kind"], "match");
+    // The server's capture worker: a capture asked for after the task is made within
+    // seconds, and the head it publishes is the task's report's evidence head.
+    let m = env.the_match().await["id"].as_i64().unwrap();
+    let before = env.get(&format!("/api/v1/matches/{m}/captures"), &env.admin).await.json()["items"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let r = env.call("POST", &format!("/api/v1/matches/{m}/captures"), Some(&env.admin), None).await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    let mut head = Value::Null;
+    for _ in 0..300 {
+        let t = env.get(&format!("/api/v1/tasks/{id}"), &env.analyst).await.json();
+        head = t["evidence_tree_head"].clone();
+        if head["size"].as_u64().is_some_and(|n| n as usize > before) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(head["size"].as_u64(), Some(before as u64 + 1), "{head}");
+    let head: zhiwen_evidence::SignedTreeHead = serde_json::from_value(head).unwrap();
+    head.verify(Some(&env.state.evidence.as_ref().unwrap().public_key())).unwrap();
     token.cancel();
     worker.await.unwrap();
 }
