@@ -244,6 +244,21 @@ pub fn compare_with(
             formulaic::passage_differences(sa, sb, params.winnow.chars_k)
         })
         .collect();
+    // A passage that only repeats the wording of a figures-only passage (one text cites
+    // the template's wording again elsewhere) is no evidence of its own either.
+    let wording = {
+        let ranges: Vec<(u32, u32, u32, u32)> =
+            passages.iter().map(|p| (p.a_start, p.a_end, p.b_start, p.b_end)).collect();
+        let holds_figure: Vec<bool> = passages
+            .iter()
+            .map(|p| {
+                a.chars.slice(p.a_start, p.a_end).iter().any(|&u| char::from_u32(u).is_some_and(formulaic::is_figure))
+            })
+            .collect();
+        formulaic::template_wording(&ranges, &differences, &holds_figure)
+    };
+    let counts: Vec<bool> =
+        differences.iter().zip(&wording).map(|(d, w)| *d != formulaic::Differences::Figures && !w).collect();
     let covered_a = covered_units(prose_a.positions(), passages.iter().map(|p| (p.a_start, p.a_end)));
     let covered_b = covered_units(prose_b.positions(), passages.iter().map(|p| (p.b_start, p.b_end)));
     let coverage_a = ratio(covered_a, a.chars.units.len());
@@ -253,8 +268,7 @@ pub fn compare_with(
     // copied, so the smaller count is.
     let copied = covered_a.min(covered_b);
     let window = params.winnow.chars_k.max(1);
-    let counted =
-        || passages.iter().zip(&differences).filter(|(_, d)| **d != formulaic::Differences::Figures).map(|(p, _)| p);
+    let counted = || passages.iter().zip(&counts).filter(|(_, c)| **c).map(|(p, _)| p);
     // Copied characters of the counted passages only: a text whose shared passages are
     // all a template filled twice is not a copy, however much of it they cover.
     let counted_copied = covered_units(prose_a.positions(), counted().map(|p| (p.a_start, p.a_end)))
@@ -271,9 +285,11 @@ pub fn compare_with(
     };
     for (i, (p, d)) in passages.iter().zip(&differences).enumerate() {
         let chars = a.chars.count(p.a_start, p.a_end);
-        let counted = *d != formulaic::Differences::Figures;
-        if !counted {
+        let counted = counts[i];
+        if *d == formulaic::Differences::Figures {
             explanation.figures_only_chars += chars;
+        } else if wording[i] {
+            explanation.template_wording_chars += chars;
         }
         explanation.passages.push(formulaic::PassageReason {
             evidence: i,
@@ -281,6 +297,7 @@ pub fn compare_with(
             non_prose_chars: chars - prose_a.count(p.a_start, p.a_end),
             rarity: formulaic::mean_idf(&a.tokens, p.a_start, p.a_end),
             differences: *d,
+            template_wording: wording[i],
             counted,
         });
     }

@@ -173,6 +173,45 @@ pub fn passage_differences(a: &[u32], b: &[u32], edge: usize) -> Differences {
     }
 }
 
+/// Which passages only repeat a template's fixed wording: one flag per passage, for
+/// passages given as half-open ranges `(a_start, a_end, b_start, b_end)` (canonical
+/// offsets), what differs inside each, and whether each holds a figure.
+///
+/// A text that cites its own wording again (a report that lists, among its attachments,
+/// the documents its templated paragraph names) aligns that wording twice: once inside
+/// the paragraph, and once elsewhere. When the other text holds the paragraph with its
+/// figures filled otherwise, the paragraph is a [`Differences::Figures`] passage, and
+/// the second alignment, from the citation elsewhere onto the same characters of the
+/// filled paragraph, is a short passage of the template's wording (`None` without a
+/// figure, or `Edits` where the citation's figures and wording differ). It is no
+/// evidence of its own: the characters it covers on one side are already the template,
+/// explained by the figures-only passage.
+///
+/// A passage is flagged when it is not itself `Figures`, one of its sides lies inside
+/// the same side of a `Figures` passage, and it is not an exact copy that holds a
+/// figure: a page that copies a story whose paragraph the story repeats with other
+/// figures aligns each copied paragraph exactly (figures included) and, with other
+/// figures, onto the repeat; the exact passage copies the filling too and still counts.
+pub fn template_wording(
+    ranges: &[(u32, u32, u32, u32)],
+    differences: &[Differences],
+    holds_figure: &[bool],
+) -> Vec<bool> {
+    let templates: Vec<&(u32, u32, u32, u32)> =
+        ranges.iter().zip(differences).filter(|(_, d)| **d == Differences::Figures).map(|(r, _)| r).collect();
+    ranges
+        .iter()
+        .zip(differences)
+        .zip(holds_figure)
+        .map(|((&(a0, a1, b0, b1), &d), &figure)| {
+            let exact_filling = d == Differences::None && figure;
+            d != Differences::Figures
+                && !exact_filling
+                && templates.iter().any(|&&(ta0, ta1, tb0, tb1)| (ta0 <= a0 && a1 <= ta1) || (tb0 <= b0 && b1 <= tb1))
+        })
+        .collect()
+}
+
 /// The cores of an aligned passage that cover all of `b` but at most `edge` characters
 /// other than figures at each end, and lie anywhere in `a` (same conventions as
 /// [`equal_core`]): one for each place of `a` where `b`'s characters other than figures
@@ -290,8 +329,13 @@ pub struct PassageReason {
     pub rarity: Option<f32>,
     /// What differed inside the aligned passage.
     pub differences: Differences,
+    /// Does one of its sides lie inside a figures-only passage, so that it only repeats
+    /// the template's wording ([`template_wording`])?
+    #[serde(default)]
+    pub template_wording: bool,
     /// Does the passage count towards an excerpt? A passage whose only differences are
-    /// figures (a template filled twice) does not.
+    /// figures (a template filled twice) does not, nor one that only repeats the
+    /// template's wording.
     pub counted: bool,
 }
 
@@ -304,8 +348,12 @@ pub struct Explanation {
     pub non_prose_chars: usize,
     /// Characters of passages not counted because only figures differed inside them.
     pub figures_only_chars: usize,
+    /// Characters of passages not counted because they only repeat the wording of a
+    /// figures-only passage ([`template_wording`]).
+    #[serde(default)]
+    pub template_wording_chars: usize,
     /// Of [`crate::compare::Comparison::copied_chars`], those found only in passages that
-    /// do not count (figures only): no verdict, containment included, is reached on them.
+    /// do not count (figures only, or the template's wording): no verdict, containment included, is reached on them.
     #[serde(default)]
     pub uncounted_copied_chars: usize,
 }
@@ -359,7 +407,11 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
                     Differences::Figures => "仅数字、日期、届次不同（模板套用）",
                     Differences::Edits => "存在零散的字词改动",
                 };
-                let counted = if p.counted { "计入" } else { "不计入" };
+                let counted = match (p.counted, p.template_wording) {
+                    (true, _) => "计入",
+                    (false, true) => "仅重复模板段落的固定文字，不计入",
+                    (false, false) => "不计入",
+                };
                 format!(
                     "段落 {}：{} 字（其中网址、编号 {} 字），用词{}（平均 IDF {}），{}；{}",
                     p.evidence + 1,
@@ -377,7 +429,11 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
                     Differences::Figures => "only numbers, dates and session numbers differ (a template filled twice)",
                     Differences::Edits => "scattered character edits",
                 };
-                let counted = if p.counted { "counted" } else { "not counted" };
+                let counted = match (p.counted, p.template_wording) {
+                    (true, _) => "counted",
+                    (false, true) => "only the wording of a templated passage, not counted",
+                    (false, false) => "not counted",
+                };
                 format!(
                     "passage {}: {} characters ({} in URLs and ids), {} words (mean IDF {}), {}; {}",
                     p.evidence + 1,
@@ -406,6 +462,17 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
             Lang::En => format!(
                 "{} characters of templated passages differing only in figures do not count as an excerpt",
                 explanation.figures_only_chars
+            ),
+        });
+    }
+    if explanation.template_wording_chars > 0 {
+        out.push(match lang {
+            Lang::ZhCn => {
+                format!("仅重复模板段落固定文字的段落共 {} 字，不计入摘录", explanation.template_wording_chars)
+            }
+            Lang::En => format!(
+                "{} characters of passages that only repeat a templated passage's wording do not count as an excerpt",
+                explanation.template_wording_chars
             ),
         });
     }
@@ -525,6 +592,29 @@ mod tests {
     }
 
     #[test]
+    fn a_passage_inside_a_templated_passage_only_repeats_its_wording() {
+        use Differences::{Edits, Figures, None};
+        // Passage 0: the templated paragraph, figures filled otherwise. Passages 1-3: the
+        // first text's citations elsewhere, aligned onto the same characters of the
+        // second text's paragraph (an edited citation, a verbatim phrase without a figure,
+        // a phrase inside it on the first side). Passage 4: an exact copy of a filling
+        // (with its figures) inside the paragraph. Passage 5: text outside the paragraph.
+        let ranges = [
+            (1000, 1400, 2000, 2400),
+            (100, 140, 2100, 2140),
+            (500, 527, 2200, 2227),
+            (1100, 1150, 3000, 3050),
+            (1500, 1700, 2000, 2200),
+            (1800, 1900, 2500, 2600),
+        ];
+        let differences = [Figures, Edits, None, Edits, None, Edits];
+        let holds_figure = [true, true, false, false, true, true];
+        assert_eq!(template_wording(&ranges, &differences, &holds_figure), vec![false, true, true, true, false, false]);
+        // Without a figures-only passage nothing is the template's wording.
+        assert_eq!(template_wording(&ranges[1..], &differences[1..], &holds_figure[1..]), vec![false; 5]);
+    }
+
+    #[test]
     fn rendering_names_the_reasons_in_both_languages() {
         let e = Explanation {
             passages: vec![PassageReason {
@@ -533,10 +623,12 @@ mod tests {
                 non_prose_chars: 0,
                 rarity: Some(11.0),
                 differences: Differences::Figures,
+                template_wording: false,
                 counted: false,
             }],
             non_prose_chars: 40,
             figures_only_chars: 120,
+            template_wording_chars: 0,
             uncounted_copied_chars: 120,
         };
         let zh = render(&e, Lang::ZhCn).join("\n");

@@ -77,6 +77,32 @@ fn a_text_that_is_all_template_is_not_contained_in_another_filling() {
     assert_eq!(c.explanation.uncounted_copied_chars, c.copied_chars, "{:?}", c.explanation);
 }
 
+/// A report that cites its templated paragraph's wording again elsewhere (as a list of
+/// attachments names the documents the paragraph names, with other figures and a word
+/// changed) is no copy of a short page holding the paragraph filled otherwise: the
+/// citation aligns onto the filled paragraph, but only repeats the template's wording.
+#[test]
+fn a_citation_of_the_template_elsewhere_is_not_a_copy_of_another_filling() {
+    let ch = chapter();
+    let other = unrelated();
+    let cited: String = template(&ch, "三", "15").chars().take(200).collect();
+    let cited =
+        format!("{}罡{}", &cited.chars().take(100).collect::<String>(), &cited.chars().skip(101).collect::<String>());
+    let a = format!("{}\n{}\n附件：{}", other.0, template(&ch, "十九", "22"), cited);
+    let b = format!("{}\n{}", other.1.chars().take(120).collect::<String>(), template(&ch, "二十二", "27"));
+    let c = cmp(&a, &b);
+    assert!(
+        c.explanation.passages.iter().any(|p| p.template_wording && p.chars >= 50),
+        "the citation aligns onto the filled paragraph: {:?}",
+        c.explanation
+    );
+    assert!(!c.verdict.duplicate, "{:?}", c.verdict);
+    assert_eq!(c.explanation.uncounted_copied_chars, c.copied_chars, "{:?}", c.explanation);
+    // The page holding the same filling is still a copy.
+    let copy = format!("{}\n{}", other.1.chars().take(120).collect::<String>(), template(&ch, "十九", "22"));
+    assert!(cmp(&a, &copy).verdict.duplicate);
+}
+
 #[test]
 fn the_same_template_filled_the_same_way_is_still_a_copy() {
     let ch = chapter();
