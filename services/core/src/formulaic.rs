@@ -11,6 +11,9 @@
 //!   [`passage_differences`] tells such a passage ([`Differences::Figures`]) from one
 //!   whose differences are scattered character edits (a pirate's noise,
 //!   [`Differences::Edits`]) and from an exact copy ([`Differences::None`]).
+//!   When one text cites the template's wording again elsewhere, the citation aligns onto
+//!   the other text's filled template too; [`template_wording`] flags such passages, which
+//!   lie on one side inside a figures-only passage and count no more than it does.
 //!
 //! [`Explanation`] carries, for every evidence passage, how long it is, how much of it
 //! is prose, how rare its words are (mean IDF in jieba's table) and what differed inside
