@@ -324,15 +324,8 @@ impl EvidenceService {
             return Ok(None);
         }
         let before = Timestamp(Timestamp::now().0.saturating_sub(i64::from(days) * 86_400_000));
-        let report = self.stores.evidence.prune_evidence(before).await?;
-        tracing::info!(
-            days,
-            captures = report.captures,
-            files = report.files_deleted,
-            bytes = report.bytes_deleted,
-            "evidence retention"
-        );
-        Ok(Some(report))
+        // The store logs what it removed.
+        Ok(Some(self.stores.evidence.prune_evidence(before).await?))
     }
 
     /// The bytes of a captured file (hash-checked by the store), `None` when retention

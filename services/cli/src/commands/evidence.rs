@@ -46,7 +46,7 @@ pub enum EvidenceCommand {
 }
 
 /// How captures fetch and render (shared by `zhiwen match` and `zhiwen evidence`).
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct CaptureOptions {
     /// Chromium for the screenshot and print of a live page (default: `chromium` on PATH).
     #[arg(long, env = "ZHIWEN_CHROMIUM")]
@@ -146,8 +146,7 @@ pub fn run(data: &DataArgs, cmd: &EvidenceCommand) -> Result<()> {
 async fn with_service(data: &DataArgs, cmd: &EvidenceCommand) -> Result<()> {
     let settings = Settings::resolve(data)?;
     let matcher = settings.open_matcher().await?;
-    let default_options =
-        CaptureOptions { chromium: None, capture_allow_loopback: false, capture_allow_private: false };
+    let default_options = CaptureOptions::default();
     let options = match cmd {
         EvidenceCommand::Capture(a) => &a.options,
         _ => &default_options,
