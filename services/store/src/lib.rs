@@ -1,9 +1,10 @@
 //! The persistent stores of zhiwen: protected works and their sections (the "mother
 //! library"), fetched pages and their sites, fingerprints of both, matches with their
 //! review trail, persisted tasks, API keys, the admin API's queries, a few named meta
-//! values and the evidence of captured pages. Each store is one small async trait
+//! values, the evidence of captured pages, and the holders' cases (profiles, licensed
+//! sites, takedown notices, removal watches). Each store is one small async trait
 //! ([`WorkStore`], [`PageStore`], [`FingerprintStore`], [`MatchStore`], [`TaskStore`],
-//! [`KeyStore`], [`QueryStore`], [`MetaStore`], [`EvidenceStore`]) with two backends: MongoDB through the official driver (production,
+//! [`KeyStore`], [`QueryStore`], [`MetaStore`], [`EvidenceStore`], [`CaseStore`]) with two backends: MongoDB through the official driver (production,
 //! MongoDB 6+) and an embedded SQLite database (bundled, WAL) that needs no server and is
 //! the default. One conformance suite (`tests/integration/`) runs against both.
 //!
@@ -21,15 +22,17 @@
 //! |---|---|
 //! | `traits.rs` | the pipeline's traits; a single-record method that is a batch of one is a default method there |
 //! | `admin.rs` | the admin API's and the exports' traits ([`KeyStore`], [`QueryStore`]) and their types |
+//! | `cases.rs` | holders, notices and removal watches ([`CaseStore`]): small JSON documents with compare-and-set versions, the typed rules over them |
 //! | `model.rs` | the records the stores keep, shared by both backends, and the one query of matches ([`MatchQuery`]) |
 //! | `config.rs` | [`StoreConfig`]: which backend, where, how many SQLite readers |
 //! | `error.rs` | [`StoreError`] |
 //! | `codec.rs`, `fingerprint_blob.rs` | validation, URL normalisation, compression, hashes; the binary form of fingerprints |
 //! | `migrations.rs` | both backends' migrations, embedded, and the schema version |
-//! | `sqlite/` | the embedded backend: `mod.rs` (the store, its writer connection and reads), `pool.rs` (the readers), `migrations.rs`, and one file per resource: `works`, `pages`, `content_hash`, `fingerprints`, `matches`, `tasks`, `keys`, `queries`, `meta`, `evidence` (whose files live under the data directory) |
+//! | `sqlite/` | the embedded backend: `mod.rs` (the store, its writer connection and reads), `pool.rs` (the readers), `migrations.rs`, and one file per resource: `works`, `pages`, `content_hash`, `fingerprints`, `matches`, `tasks`, `keys`, `queries`, `meta`, `evidence` (whose files live under the data directory), `cases` |
 //! | `mongo/` | the MongoDB backend: `mod.rs` (the store, its connection), `fields.rs` (typed BSON fields), `ids.rs` (counters, id-window scans, reads by id), `blobs.rs` (chunked fields), `migrations/` (the runner, and `m0005_match_kind.rs`, `m0007_match_listing.rs` for the migrations that need code), and the same files per resource |
 
 mod admin;
+mod cases;
 mod codec;
 mod config;
 mod error;
@@ -44,6 +47,7 @@ mod traits;
 use std::sync::Arc;
 
 pub use admin::*;
+pub use cases::*;
 pub use codec::{normalize_url, utf8_field, MAX_BODY_BYTES, MAX_FIELD_BYTES, MAX_SECTIONS, MAX_TEXT_BYTES};
 pub use config::{StoreConfig, DEFAULT_DATA_DIR, DEFAULT_MONGO_DATABASE};
 pub use error::StoreError;
@@ -73,6 +77,8 @@ pub struct Stores {
     pub meta: Arc<dyn MetaStore>,
     /// Evidence: captured files, captures (the leaves of the evidence log), tree heads.
     pub evidence: Arc<dyn EvidenceStore>,
+    /// Holders, takedown notices, removal watches.
+    pub cases: Arc<dyn CaseStore>,
     /// Backend name (`embedded` or `mongodb`).
     pub backend: &'static str,
 }
@@ -95,6 +101,7 @@ impl Stores {
             + QueryStore
             + MetaStore
             + EvidenceStore
+            + CaseStore
             + 'static,
     {
         let b = Arc::new(backend);
@@ -107,7 +114,8 @@ impl Stores {
             keys: b.clone(),
             queries: b.clone(),
             meta: b.clone(),
-            evidence: b,
+            evidence: b.clone(),
+            cases: b,
             backend: name,
         }
     }

@@ -410,12 +410,20 @@ pub enum ReviewStatus {
     Dismissed,
     /// A takedown notice was sent.
     TakedownSent,
+    /// On a domain the holder licensed (its own site, a partner's): no alert, no
+    /// notice, counted apart. Set and cleared by the licensed-domain rules, not by hand.
+    Licensed,
 }
 
 impl ReviewStatus {
     /// Every status.
-    pub const ALL: [ReviewStatus; 4] =
-        [ReviewStatus::New, ReviewStatus::Confirmed, ReviewStatus::Dismissed, ReviewStatus::TakedownSent];
+    pub const ALL: [ReviewStatus; 5] = [
+        ReviewStatus::New,
+        ReviewStatus::Confirmed,
+        ReviewStatus::Dismissed,
+        ReviewStatus::TakedownSent,
+        ReviewStatus::Licensed,
+    ];
 
     /// Stable name used in both databases.
     pub fn as_str(self) -> &'static str {
@@ -424,6 +432,7 @@ impl ReviewStatus {
             ReviewStatus::Confirmed => "confirmed",
             ReviewStatus::Dismissed => "dismissed",
             ReviewStatus::TakedownSent => "takedown_sent",
+            ReviewStatus::Licensed => "licensed",
         }
     }
 

@@ -26,6 +26,7 @@ use crate::traits::StoreResult;
 use crate::StoreError;
 
 mod blobs;
+mod cases;
 mod content_hash;
 mod evidence;
 mod fields;

@@ -21,6 +21,7 @@ use crate::model::Timestamp;
 use crate::traits::StoreResult;
 use crate::StoreError;
 
+mod cases;
 mod content_hash;
 mod evidence;
 mod fingerprints;

@@ -15,6 +15,7 @@ mod migrations;
 mod readers;
 mod retry;
 mod suite;
+mod takedown;
 
 macro_rules! conformance {
     ($($case:ident),* $(,)?) => {
@@ -52,6 +53,7 @@ mod cases {
     pub use crate::evidence::*;
     pub use crate::match_query::*;
     pub use crate::suite::*;
+    pub use crate::takedown::*;
 }
 
 conformance!(
@@ -76,4 +78,8 @@ conformance!(
     evidence_leaves_dense_under_concurrent_appends,
     evidence_tree_heads,
     evidence_retention,
+    holders_versions_and_licensed,
+    notices_idempotent_and_compare_and_set,
+    removal_watches_record_transitions,
+    licensed_status_is_stored,
 );

@@ -123,7 +123,8 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
             "0009_no_page_fingerprints".to_string(),
             "0010_meta".to_string(),
             "0011_page_format".to_string(),
-            "0012_evidence".to_string()
+            "0012_evidence".to_string(),
+            "0013_cases".to_string()
         ]
     );
     // Migration 9 deletes page fingerprint records, and only those.
@@ -154,8 +155,8 @@ async fn embedded_migration_12_adds_evidence() {
     conn.execute_batch("DROP TABLE capture_files; DROP TABLE captures; DROP TABLE tree_heads; DELETE FROM schema_migrations WHERE version >= 12;").unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!((report.from_version, report.to_version), (11, 12));
-    assert_eq!(report.applied, vec!["0012_evidence".to_string()]);
+    assert_eq!((report.from_version, report.to_version), (11, 13));
+    assert_eq!(report.applied, vec!["0012_evidence".to_string(), "0013_cases".to_string()]);
     let stores = open(&config).await.unwrap();
     let sha = stores.evidence.put_evidence_file(b"evidence").await.unwrap();
     let file = CaptureFile { name: "f".into(), media_type: "text/plain".into(), size: 8, sha256: sha };
@@ -199,7 +200,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0009_no_page_fingerprints".to_string(),
             "0010_meta".to_string(),
             "0011_page_format".to_string(),
-            "0012_evidence".to_string()
+            "0012_evidence".to_string(),
+            "0013_cases".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -356,7 +358,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0009_no_page_fingerprints".to_string(),
             "0010_meta".to_string(),
             "0011_page_format".to_string(),
-            "0012_evidence".to_string()
+            "0012_evidence".to_string(),
+            "0013_cases".to_string()
         ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
@@ -386,7 +389,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0009_no_page_fingerprints".to_string(),
             "0010_meta".to_string(),
             "0011_page_format".to_string(),
-            "0012_evidence".to_string()
+            "0012_evidence".to_string(),
+            "0013_cases".to_string()
         ]
     );
     assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());
@@ -403,7 +407,10 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     }
     db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 12_i64}}).await.unwrap();
     let report = migrate(&config).await.unwrap();
-    assert_eq!((report.from_version, report.applied), (11, vec!["0012_evidence".to_string()]));
+    assert_eq!(
+        (report.from_version, report.applied),
+        (11, vec!["0012_evidence".to_string(), "0013_cases".to_string()])
+    );
     let captures = db.collection::<mongodb::bson::Document>("captures");
     captures.insert_one(doc! {"_id": 1_i64, "key": "a", "leaf_index": 0_i64}).await.unwrap();
     assert!(
@@ -443,4 +450,62 @@ async fn two_clients_create_the_id_counters_together(server: &MongoServer) {
         }
         assert_eq!(ids.len(), 16, "round {round}: distinct ids {ids:?}");
     }
+}
+
+/// Schema 12 to 13 on a store with data: the `licensed` status is accepted, the stored
+/// matches and their review trail are untouched, other statuses are still refused.
+#[tokio::test]
+async fn embedded_migration_13_accepts_licensed_and_keeps_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::embedded(dir.path());
+    let stores = open(&config).await.unwrap();
+    let w = stores.works.upsert_work(&crate::fixtures::work("o", "m13")).await.unwrap();
+    let p = stores
+        .pages
+        .upsert_page(&crate::fixtures::page("https://p.example/1", crate::fixtures::TEXT_A, 1))
+        .await
+        .unwrap()
+        .id;
+    let m = NewMatch {
+        section_id: w.sections[0].1,
+        page_id: p,
+        kind: "identical".into(),
+        comparison: crate::fixtures::comparison(crate::fixtures::TEXT_A, crate::fixtures::TEXT_A),
+        seen_at: Timestamp(1),
+    };
+    let id = stores.matches.upsert_match(&m).await.unwrap().id;
+    stores.matches.set_review(id, ReviewStatus::Confirmed, "r", Some("yes"), Timestamp(2)).await.unwrap();
+    drop(stores);
+    // Back to schema 12: the old CHECK, no case documents.
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    let v: i64 = conn.query_row("PRAGMA schema_version", [], |r| r.get(0)).unwrap();
+    conn.execute_batch(&format!(
+        "PRAGMA writable_schema = ON;
+         UPDATE sqlite_schema SET sql = replace(sql, ', ''licensed'')', ')') WHERE name = 'matches';
+         PRAGMA schema_version = {};
+         PRAGMA writable_schema = OFF;
+         DROP TABLE case_docs; DELETE FROM schema_migrations WHERE version >= 13;",
+        v + 1
+    ))
+    .unwrap();
+    let refused = conn.execute("UPDATE matches SET status = 'licensed' WHERE id = ?1", [id]);
+    assert!(refused.is_err(), "schema 12 refuses the status");
+    drop(conn);
+    let report = migrate(&config).await.unwrap();
+    assert_eq!(report.applied, vec!["0013_cases".to_string()]);
+    let stores = open(&config).await.unwrap();
+    assert_eq!(
+        stores.matches.set_review(id, ReviewStatus::Licensed, "zhiwen", None, Timestamp(3)).await.unwrap(),
+        Outcome::Updated
+    );
+    let stored = stores.matches.get_match(id).await.unwrap().unwrap();
+    assert_eq!(stored.status, ReviewStatus::Licensed);
+    assert_eq!(stored.review_log.len(), 2);
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    assert!(conn.execute("UPDATE matches SET status = 'bogus' WHERE id = ?1", [id]).is_err());
+    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
+    // Migrating again changes nothing.
+    drop(conn);
+    assert!(migrate(&config).await.unwrap().applied.is_empty());
 }
