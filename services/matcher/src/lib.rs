@@ -27,6 +27,7 @@ pub mod config;
 mod error;
 pub mod export;
 mod kind;
+pub mod licensed;
 mod matcher;
 pub mod page_text;
 pub mod schedule;

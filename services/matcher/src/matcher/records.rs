@@ -24,6 +24,9 @@ pub struct MatchRecord {
     pub score: f64,
     /// What the upsert did (`Inserted` = a new match).
     pub outcome: Outcome,
+    /// On a domain its holder licensed: recorded as `licensed`, no alert, no capture.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub licensed: bool,
     /// Longest evidence passage, section side (original text).
     pub evidence_section: String,
     /// The same passage, page side (original text).
@@ -132,6 +135,7 @@ impl Matcher {
                     kind: c.kind,
                     score: c.comparison.verdict.score,
                     outcome: Outcome::Unchanged,
+                    licensed: false,
                     evidence_section,
                     evidence_page,
                 };
@@ -146,10 +150,17 @@ impl Matcher {
             })
             .unzip();
         let upserted = self.inner.stores.matches.upsert_matches(&new).await?;
+        let inserted: Vec<(i64, i64, &str)> = records
+            .iter()
+            .zip(&upserted)
+            .filter(|(_, up)| up.outcome == Outcome::Inserted)
+            .map(|(r, up)| (up.id, r.work_id, r.site.as_str()))
+            .collect();
+        let licensed = crate::licensed::licensed_matches(&self.inner.stores, &inserted).await?;
         if self.inner.config.capture_new_matches {
             // Queued, not run: the capture worker fetches and renders beside matching.
-            for up in upserted.iter().filter(|u| u.outcome == Outcome::Inserted) {
-                let task = crate::task::capture_task(up.id, "first_match", None);
+            for &(id, _, _) in inserted.iter().filter(|(id, _, _)| !licensed.contains(id)) {
+                let task = crate::task::capture_task(id, "first_match", None);
                 self.inner.stores.tasks.create_task(&task).await?;
             }
         }
@@ -158,6 +169,7 @@ impl Matcher {
             .zip(upserted)
             .map(|(mut r, up)| {
                 (r.match_id, r.outcome) = (up.id, up.outcome);
+                r.licensed = licensed.contains(&up.id);
                 tracing::debug!(target: LOG_TARGET, section_id = r.section_id, page_id = r.page_id, kind = r.kind.as_str(), score = r.score, outcome = ?up.outcome, "match");
                 r
             })

@@ -199,7 +199,7 @@ pub(crate) async fn notify(webhook: &Option<Webhook>, matcher: &Matcher, records
     let Some(hook) = webhook else { return };
     let min = matcher.config().webhook.min_score;
     let fresh: Vec<&MatchRecord> =
-        records.iter().filter(|r| r.outcome == Outcome::Inserted && r.score >= min).collect();
+        records.iter().filter(|r| r.outcome == Outcome::Inserted && !r.licensed && r.score >= min).collect();
     if fresh.is_empty() {
         return;
     }
