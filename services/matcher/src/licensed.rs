@@ -88,7 +88,10 @@ pub async fn licensed_matches(stores: &Stores, new: &[(i64, i64, &str)]) -> Resu
         let Some(Some(holder)) = holders.get(&owner) else { continue };
         if holder.licenses(host, work_id) {
             let note = format!("{host} is a licensed domain");
-            stores.matches.set_review(match_id, ReviewStatus::Licensed, LICENSED_BY, Some(&note), Timestamp::now()).await?;
+            stores
+                .matches
+                .set_review(match_id, ReviewStatus::Licensed, LICENSED_BY, Some(&note), Timestamp::now())
+                .await?;
             licensed.push(match_id);
         }
     }

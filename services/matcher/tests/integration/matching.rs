@@ -123,3 +123,66 @@ async fn excerpt_and_embedded_kinds_and_the_reverse_direction() {
     }
     assert_eq!(all_matches(&e.stores).await, before);
 }
+
+/// A copy on a domain its holder licensed is recorded as `licensed`, without a capture;
+/// changing the list re-labels the stored matches both ways, and a second run changes
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matches_on_licensed_domains_are_labelled_and_relabelled() {
+    use zhiwen_matcher::licensed::{relabel, Relabelled, LICENSED_BY};
+    use zhiwen_store::{Holder, LicensedDomain, MatchQuery, ReviewStatus, TaskState, Timestamp};
+
+    let e = env(MatcherConfig::default()).await;
+    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+    let w = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一回", &ch1)])).await.expect("work");
+    e.matcher.index_work(w.id).await.expect("index work");
+    let mut holder = Holder::empty("demo-press");
+    holder.licensed.push(LicensedDomain {
+        domain: "partner.example".into(),
+        work_id: None,
+        added_at: Timestamp(1),
+        added_by: "admin".into(),
+    });
+    let holder = e.stores.cases.put_holder(&holder).await.expect("holder");
+
+    let pirate = sample("pirate-copy-big5.html");
+    let licensed_page =
+        e.stores.pages.upsert_page(&html_page("http://www.partner.example/hlm/1.html", pirate.clone())).await.unwrap();
+    let pirate_page = e.stores.pages.upsert_page(&html_page("http://pirate.example/hlm/1.html", pirate)).await.unwrap();
+    let on_partner = e.matcher.match_page(licensed_page.id).await.expect("match").matches;
+    let on_pirate = e.matcher.match_page(pirate_page.id).await.expect("match").matches;
+    assert_eq!((on_partner.len(), on_pirate.len()), (1, 1));
+    assert!(on_partner[0].licensed && !on_pirate[0].licensed);
+    let stored = e.stores.matches.get_match(on_partner[0].match_id).await.unwrap().unwrap();
+    assert_eq!(stored.status, ReviewStatus::Licensed);
+    assert_eq!(stored.review_log.last().map(|r| r.by.as_str()), Some(LICENSED_BY));
+    // Only the infringing copy is queued for an evidence capture.
+    let queued = e.stores.tasks.list_tasks(Some(TaskState::Queued), 0, 100).await.unwrap();
+    let keys: Vec<&str> = queued.iter().map(|t| t.key.as_str()).collect();
+    assert_eq!(keys, [format!("capture:match:{}:first_match", on_pirate[0].match_id)]);
+
+    // The partner leaves the list and the pirate site joins it: both are re-labelled.
+    let mut changed = holder.clone();
+    changed.licensed[0].domain = "pirate.example".into();
+    let changed = e.stores.cases.put_holder(&changed).await.unwrap();
+    assert_eq!(relabel(&e.stores, &changed).await.unwrap(), Relabelled { licensed: 1, unlicensed: 1 });
+    assert_eq!(relabel(&e.stores, &changed).await.unwrap(), Relabelled::default());
+    let status = |id| {
+        let s = e.stores.clone();
+        async move { s.matches.get_match(id).await.unwrap().unwrap().status }
+    };
+    assert_eq!(status(on_partner[0].match_id).await, ReviewStatus::New);
+    assert_eq!(status(on_pirate[0].match_id).await, ReviewStatus::Licensed);
+    // A dismissed match keeps its status.
+    e.stores
+        .matches
+        .set_review(on_partner[0].match_id, ReviewStatus::Dismissed, "r", None, Timestamp(9))
+        .await
+        .unwrap();
+    let mut back = changed.clone();
+    back.licensed[0].domain = "partner.example".into();
+    let back = e.stores.cases.put_holder(&back).await.unwrap();
+    assert_eq!(relabel(&e.stores, &back).await.unwrap(), Relabelled { licensed: 0, unlicensed: 1 });
+    let licensed = MatchQuery { status: Some(ReviewStatus::Licensed), ..MatchQuery::default() };
+    assert!(e.stores.matches.list_matches(&licensed, 0, 10).await.unwrap().is_empty());
+}

@@ -63,6 +63,7 @@ async fn new_matches_are_posted_as_json_with_a_retry_after_a_failure() {
         kind: MatchKind::Excerpt,
         score: 0.93,
         outcome: Outcome::Inserted,
+        licensed: false,
         evidence_section: "此开卷第一回也".into(),
         evidence_page: "此開卷第一回也".into(),
     };
