@@ -16,6 +16,7 @@ struct Op {
 }
 
 const ID: (&str, &str, &str) = ("id", "path", "integer");
+const OWNER: (&str, &str, &str) = ("owner", "path", "string");
 const PAGING: [(&str, &str, &str); 2] = [("cursor", "query", "string"), ("limit", "query", "integer")];
 /// The filters of the match list, with the parameters an operation adds to them: the
 /// list and the export take the same filters.
@@ -54,6 +55,21 @@ fn review() -> Value {
     json!({"type": "object", "required": ["status"], "properties": {
         "status": {"type": "string", "enum": ["new", "confirmed", "dismissed", "takedown_sent"]},
         "note": {"type": "string"}}})
+}
+fn holder_profile() -> Value {
+    json!({"type": "object", "required": ["version", "legal_name", "contact_person", "address", "phone", "email"], "properties": {
+        "version": {"type": "integer", "description": "the version read (0: none stored yet)"},
+        "legal_name": {"type": "string"}, "contact_person": {"type": "string"}, "address": {"type": "string"},
+        "phone": {"type": "string"}, "email": {"type": "string"}}})
+}
+fn licensed_domains() -> Value {
+    json!({"type": "object", "required": ["version", "domains"], "properties": {
+        "version": {"type": "integer"},
+        "domains": {"type": "array", "maxItems": 1000, "items": {"type": "object", "required": ["domain"], "properties": {
+            "domain": {"type": "string"}, "work_id": {"type": "integer", "description": "only this work (default: every work)"}}}}}})
+}
+fn document_upload() -> Value {
+    json!({"type": "string", "format": "binary", "maxLength": 10_485_760})
 }
 fn bulk_review() -> Value {
     json!({"type": "object", "required": ["ids", "status"], "properties": {
@@ -309,6 +325,69 @@ const OPS: &[Op] = &[
     },
     Op {
         method: "get",
+        path: "/api/v1/holders",
+        summary: "Rights holders (a holder: itself) with profile, rights documents and licensed domains",
+        params: &[],
+        body: None,
+        ok: 200,
+        errors: &[],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/holders/{owner}",
+        summary: "A rights holder (an empty one, version 0, when nothing is recorded)",
+        params: &[OWNER],
+        body: None,
+        ok: 200,
+        errors: &[404],
+    },
+    Op {
+        method: "put",
+        path: "/api/v1/holders/{owner}/profile",
+        summary: "Set the holder's legal name and contact details (compare-and-set on version)",
+        params: &[OWNER],
+        body: Some(holder_profile),
+        ok: 200,
+        errors: &[400, 403, 404, 409],
+    },
+    Op {
+        method: "put",
+        path: "/api/v1/holders/{owner}/licensed",
+        summary: "Replace the licensed domains; the holder's matches are re-labelled",
+        params: &[OWNER],
+        body: Some(licensed_domains),
+        ok: 200,
+        errors: &[400, 403, 404, 409],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/holders/{owner}/documents",
+        summary: "Upload a document proving the holder's rights (raw body, at most 10 MiB)",
+        params: &[OWNER, ("name", "query", "string"), ("version", "query", "integer")],
+        body: Some(document_upload),
+        ok: 201,
+        errors: &[400, 403, 404, 409, 413],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/holders/{owner}/documents/{sha256}",
+        summary: "A rights document, as an attachment",
+        params: &[OWNER, ("sha256", "path", "string")],
+        body: None,
+        ok: 200,
+        errors: &[404, 409],
+    },
+    Op {
+        method: "delete",
+        path: "/api/v1/holders/{owner}/documents/{sha256}",
+        summary: "Remove a rights document from the profile (the file stays in the evidence store)",
+        params: &[OWNER, ("sha256", "path", "string"), ("version", "query", "integer")],
+        body: None,
+        ok: 200,
+        errors: &[400, 403, 404, 409],
+    },
+    Op {
+        method: "get",
         path: "/api/v1/tasks",
         summary: "List tasks",
         params: &[("state", "query", "task_state"), ("kind", "query", "string"), PAGING[0], PAGING[1]],
@@ -369,7 +448,7 @@ fn schema(kind: &str) -> Value {
         "boolean" => json!({"type": "boolean"}),
         "score" => json!({"type": "number", "minimum": 0, "maximum": 1}),
         "date" => json!({"type": "string", "format": "date"}),
-        "status" => json!({"type": "string", "enum": ["new", "confirmed", "dismissed", "takedown_sent"]}),
+        "status" => json!({"type": "string", "enum": ["new", "confirmed", "dismissed", "takedown_sent", "licensed"]}),
         "match_kind" => json!({"type": "string", "enum": zhiwen_store::MATCH_KINDS}),
         "task_state" => json!({"type": "string", "enum": ["queued", "running", "succeeded", "failed", "cancelled"]}),
         "sort" => {
@@ -417,7 +496,11 @@ pub fn document() -> Value {
             o.insert("parameters".into(), Value::Array(params));
         }
         if let Some(body) = op.body {
-            let ct = if op.path.ends_with("/upload") { "application/octet-stream" } else { "application/json" };
+            let ct = if op.path.ends_with("/upload") || op.path.ends_with("/documents") {
+                "application/octet-stream"
+            } else {
+                "application/json"
+            };
             o.insert("requestBody".into(), json!({"required": true, "content": {ct: {"schema": body()}}}));
         }
         let mut responses = Map::new();

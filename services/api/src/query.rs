@@ -68,9 +68,21 @@ pub fn status(s: &str) -> ApiResult<ReviewStatus> {
     ReviewStatus::parse(s).ok_or_else(|| {
         ApiError::new(
             ErrorCode::BadRequest,
-            format!("status: expected new, confirmed, dismissed or takedown_sent, got {s:?}"),
+            format!("status: expected new, confirmed, dismissed, takedown_sent or licensed, got {s:?}"),
         )
     })
+}
+
+/// A status a reviewer may set: `licensed` is the licensed-domain rule's alone (a
+/// holder's list of licensed domains decides it).
+pub fn review_status(s: &str) -> ApiResult<ReviewStatus> {
+    match status(s)? {
+        ReviewStatus::Licensed => Err(ApiError::new(
+            ErrorCode::BadRequest,
+            "status: licensed is set by the holder's licensed domains (PUT /api/v1/holders/{owner}/licensed), not by review",
+        )),
+        other => Ok(other),
+    }
 }
 
 fn score(v: Option<f64>, field: &str) -> ApiResult<Option<f64>> {

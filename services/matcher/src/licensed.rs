@@ -76,16 +76,24 @@ pub async fn licensed_matches(stores: &Stores, new: &[(i64, i64, &str)]) -> Resu
     let mut holders: HashMap<String, Option<Holder>> = HashMap::new();
     let mut licensed = Vec::new();
     for &(match_id, work_id, host) in new {
-        if !owners.contains_key(&work_id) {
-            let owner = stores.works.get_work(work_id).await?.map(|w| w.owner);
-            owners.insert(work_id, owner);
-        }
-        let Some(owner) = owners.get(&work_id).cloned().flatten() else { continue };
-        if !holders.contains_key(&owner) {
-            let holder = stores.cases.get_holder(&owner).await?;
-            holders.insert(owner.clone(), holder);
-        }
-        let Some(Some(holder)) = holders.get(&owner) else { continue };
+        let owner = match owners.get(&work_id) {
+            Some(o) => o.clone(),
+            None => {
+                let o = stores.works.get_work(work_id).await?.map(|w| w.owner);
+                owners.insert(work_id, o.clone());
+                o
+            }
+        };
+        let Some(owner) = owner else { continue };
+        let holder = match holders.get(&owner) {
+            Some(h) => h.clone(),
+            None => {
+                let h = stores.cases.get_holder(&owner).await?;
+                holders.insert(owner.clone(), h.clone());
+                h
+            }
+        };
+        let Some(holder) = holder else { continue };
         if holder.licenses(host, work_id) {
             let note = format!("{host} is a licensed domain");
             stores

@@ -174,7 +174,7 @@ async fn review_match(
 ) -> ApiResult<HttpResponse> {
     visible_match(&state, &caller, *id).await?;
     caller.require(EVERYONE, "review matches")?;
-    let to = query::status(&body.status)?;
+    let to = query::review_status(&body.status)?;
     let note = check_note(&body.note)?;
     state.stores.matches.set_review(*id, to, &caller.actor(), note, Timestamp::now()).await?;
     let d = visible_match(&state, &caller, *id).await?;
@@ -195,7 +195,7 @@ async fn bulk_review(state: State, caller: Caller, body: web::Json<BulkReviewBod
     if body.ids.len() > 1000 {
         return Err(ApiError::new(ErrorCode::BadRequest, "ids: at most 1000 per request"));
     }
-    let to = query::status(&body.status)?;
+    let to = query::review_status(&body.status)?;
     let note = check_note(&body.note)?;
     let (mut updated, mut unchanged, mut not_found) = (Vec::new(), Vec::new(), Vec::new());
     let now = Timestamp::now();

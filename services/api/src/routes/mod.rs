@@ -5,6 +5,7 @@
 
 mod evidence;
 mod health;
+mod holders;
 mod matches;
 mod pages;
 mod stats;
@@ -37,6 +38,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .configure(pages::routes)
                 .configure(matches::routes)
                 .configure(evidence::routes)
+                .configure(holders::routes)
                 .configure(tasks::routes)
                 .route("/exports/matches", web::get().to(crate::exports::export_matches))
                 .default_service(web::to(api_not_found)),

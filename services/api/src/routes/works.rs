@@ -142,7 +142,7 @@ struct UploadParams {
 /// The raw body of an upload, at most `limit` bytes; a larger one is the documented
 /// `413 payload_too_large` JSON error (actix's own `Bytes` extractor answers it in plain
 /// text). A declared length over the limit is refused before anything is read.
-async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> ApiResult<web::Bytes> {
+pub(super) async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> ApiResult<web::Bytes> {
     use futures::StreamExt;
     let too_large =
         || ApiError::new(ErrorCode::PayloadTooLarge, format!("the upload is larger than the limit of {limit} bytes"));

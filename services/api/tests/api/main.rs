@@ -5,6 +5,7 @@
 //! (SecantusDB from the test kit; skipped without it unless ZHIWEN_REQUIRE_SERVERS=1).
 
 mod evidence;
+mod holders;
 mod matches;
 mod ownership;
 mod service;
@@ -190,6 +191,7 @@ async fn suite(stores: Stores) {
     evidence::captures_packages_and_heads(&env).await;
     service::errors_health_metrics(&env).await;
     service::worker_runs_tasks(&env).await;
+    holders::profiles_documents_and_licensed(&env).await;
     env.handle.stop(true).await;
 }
 

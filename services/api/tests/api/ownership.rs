@@ -42,6 +42,26 @@ pub(crate) async fn roles_and_ownership(env: &Env) {
             [202, 403, 403, 403],
         ),
         ("POST", format!("/api/v1/tasks/{tid}/cancel"), None, [200, 403, 403, 403]),
+        ("GET", "/api/v1/holders".into(), None, [200, 200, 200, 200]),
+        ("GET", "/api/v1/holders/jinling-press".into(), None, [200, 200, 200, 404]),
+        // A stale version: the caller's rights are checked first (403/404), then the version (409).
+        (
+            "PUT",
+            "/api/v1/holders/jinling-press/profile".into(),
+            Some(
+                json!({"version": 999, "legal_name": "x", "contact_person": "", "address": "", "phone": "", "email": ""}),
+            ),
+            [409, 403, 409, 404],
+        ),
+        (
+            "PUT",
+            "/api/v1/holders/jinling-press/licensed".into(),
+            Some(json!({"version": 999, "domains": [{"domain": "pirate.example"}]})),
+            [409, 403, 409, 404],
+        ),
+        ("POST", "/api/v1/holders/jinling-press/documents?name=a.pdf&version=999".into(), None, [409, 403, 409, 404]),
+        ("GET", "/api/v1/holders/jinling-press/documents/00ff".into(), None, [404, 404, 404, 404]),
+        ("DELETE", "/api/v1/holders/jinling-press/documents/00ff?version=999".into(), None, [409, 403, 409, 404]),
     ];
     let keys = [&env.admin, &env.analyst, &env.holder, &env.other];
     for (method, path, body, expected) in &table {
@@ -57,6 +77,7 @@ pub(crate) async fn roles_and_ownership(env: &Env) {
                 let code = match want {
                     403 => "forbidden",
                     404 => "not_found",
+                    409 => "conflict",
                     _ => unreachable!(),
                 };
                 assert_error(&r, *want, code);

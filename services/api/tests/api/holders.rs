@@ -1,0 +1,127 @@
+//! Holders: profiles, rights documents and licensed domains, and who may change them.
+
+use serde_json::json;
+
+use crate::{assert_error, Env};
+
+pub(crate) async fn profiles_documents_and_licensed(env: &Env) {
+    let m = env.the_match().await;
+    let (mid, wid) = (m["id"].clone(), m["work_id"].as_i64().unwrap());
+    assert_eq!((m["owner"].as_str(), m["site"].as_str()), (Some("jinling-press"), Some("pirate.example")));
+    let path = "/api/v1/holders/jinling-press";
+
+    // Nothing recorded yet: an empty holder, version 0. Another holder sees a 404.
+    let h = env.get(path, &env.holder).await.json();
+    assert_eq!((h["owner"].as_str(), h["version"].as_u64()), (Some("jinling-press"), Some(0)));
+    assert_error(&env.get(path, &env.other).await, 404, "not_found");
+    let listed = env.get("/api/v1/holders", &env.other).await.json();
+    assert!(listed["items"].as_array().unwrap().iter().all(|h| h["owner"] == "luoguan-books"), "{listed}");
+
+    // The holder writes its own profile; a stale version is a conflict; bad input is a 400.
+    let profile = json!({"version": 0, "legal_name": "金陵出版社有限公司", "contact_person": "王熙凤",
+        "address": "南京市秦淮区1号", "phone": "025-1234567", "email": "legal@jinling.example"});
+    let r = env.call("PUT", &format!("{path}/profile"), Some(&env.holder), Some(profile.clone())).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["version"], 1);
+    assert_eq!(r.json()["profile"]["legal_name"], "金陵出版社有限公司");
+    let r = env.call("PUT", &format!("{path}/profile"), Some(&env.holder), Some(profile.clone())).await;
+    assert_error(&r, 409, "conflict");
+    let mut bad = profile.clone();
+    bad["version"] = json!(1);
+    bad["email"] = json!("not an address");
+    assert_error(
+        &env.call("PUT", &format!("{path}/profile"), Some(&env.holder), Some(bad.clone())).await,
+        400,
+        "bad_request",
+    );
+    bad["email"] = json!("a@b.example");
+    bad["address"] = json!("line\r\nBcc: x@y.example");
+    assert_error(&env.call("PUT", &format!("{path}/profile"), Some(&env.holder), Some(bad)).await, 400, "bad_request");
+    let mut extra = profile.clone();
+    extra["owner"] = json!("luoguan-books");
+    assert_error(
+        &env.call("PUT", &format!("{path}/profile"), Some(&env.holder), Some(extra)).await,
+        400,
+        "bad_request",
+    );
+    // Whatever the body says, another holder cannot write it, nor an analyst.
+    let r = env.call("PUT", &format!("{path}/profile"), Some(&env.other), Some(profile.clone())).await;
+    assert_error(&r, 404, "not_found");
+    let r = env.call("PUT", &format!("{path}/profile"), Some(&env.analyst), Some(profile.clone())).await;
+    assert_error(&r, 403, "forbidden");
+    assert_eq!(env.get(path, &env.admin).await.json()["profile"]["contact_person"], "王熙凤");
+
+    // A rights document: uploaded raw, read back byte for byte, under its SHA-256.
+    let pdf = b"%PDF-1.4 licence of jinling-press".to_vec();
+    let name = "%E8%91%97%E4%BD%9C%E6%9D%83%E8%AF%81%E4%B9%A6.pdf"; // 著作权证书.pdf
+    let r = env
+        .raw(
+            &format!("{path}/documents?name={name}&version=1"),
+            &env.holder,
+            &[("Content-Type", "application/pdf")],
+            pdf.clone(),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let sha = r.json()["sha256"].as_str().unwrap().to_owned();
+    assert_eq!(r.json()["name"], "著作权证书.pdf");
+    let got = env.get(&format!("{path}/documents/{sha}"), &env.admin).await;
+    assert_eq!((got.status, got.bytes.clone()), (200, pdf.clone()));
+    let disposition = got.headers["content-disposition"].to_str().unwrap().to_owned();
+    assert!(disposition.starts_with("attachment;") && disposition.contains("UTF-8''"), "{disposition}");
+    assert_error(&env.get(&format!("{path}/documents/{sha}"), &env.other).await, 404, "not_found");
+    let r = env.raw(&format!("{path}/documents?name=x.pdf&version=2"), &env.other, &[], pdf.clone()).await;
+    assert_error(&r, 404, "not_found");
+    let r = env.raw(&format!("{path}/documents?name=..%2Fx&version=2"), &env.holder, &[], pdf.clone()).await;
+    assert_error(&r, 400, "bad_request");
+    let big = vec![b'x'; (10 << 20) + 1];
+    let r = env.raw(&format!("{path}/documents?name=big.bin&version=2"), &env.holder, &[], big).await;
+    assert_error(&r, 413, "payload_too_large");
+    assert_eq!(env.get(path, &env.admin).await.json()["documents"].as_array().unwrap().len(), 1);
+
+    // Licensed domains: the match's site licensed -> the match is `licensed`, and the
+    // export counts it apart; taking it off the list makes it `new` again.
+    let r = env
+        .call("POST", &format!("/api/v1/matches/{mid}/review"), Some(&env.admin), Some(json!({"status": "confirmed"})))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = json!({"version": 2, "domains": [{"domain": "HTTPS://Pirate.Example/"}, {"domain": "partner.example", "work_id": wid}]});
+    let r = env.call("PUT", &format!("{path}/licensed"), Some(&env.holder), Some(body)).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["relabelled"], json!({"licensed": 1, "unlicensed": 0}));
+    let domains: Vec<&str> =
+        v["holder"]["licensed"].as_array().unwrap().iter().map(|d| d["domain"].as_str().unwrap()).collect();
+    assert_eq!(domains, ["pirate.example", "partner.example"]);
+    let m = env.get(&format!("/api/v1/matches/{mid}"), &env.admin).await.json();
+    assert_eq!(m["match"]["status"], "licensed");
+    let licensed = env.get("/api/v1/matches?status=licensed", &env.holder).await.json();
+    assert_eq!(licensed["items"].as_array().unwrap().len(), 1);
+    // A reviewer cannot set or clear `licensed` by hand.
+    let r = env
+        .call("POST", &format!("/api/v1/matches/{mid}/review"), Some(&env.admin), Some(json!({"status": "licensed"})))
+        .await;
+    assert_error(&r, 400, "bad_request");
+    // Bad domains and another owner's work are refused, and change nothing.
+    for bad in [json!([{"domain": "not a domain"}]), json!([{"domain": "x.example", "work_id": 987654}])] {
+        let r = env
+            .call("PUT", &format!("{path}/licensed"), Some(&env.holder), Some(json!({"version": 3, "domains": bad})))
+            .await;
+        assert_error(&r, 400, "bad_request");
+    }
+    let r = env
+        .call("PUT", &format!("{path}/licensed"), Some(&env.other), Some(json!({"version": 3, "domains": []})))
+        .await;
+    assert_error(&r, 404, "not_found");
+    let r = env
+        .call("PUT", &format!("{path}/licensed"), Some(&env.admin), Some(json!({"version": 3, "domains": []})))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["relabelled"], json!({"licensed": 0, "unlicensed": 1}));
+    assert_eq!(env.get(&format!("/api/v1/matches/{mid}"), &env.admin).await.json()["match"]["status"], "new");
+
+    // Removing the document keeps the file (it may be cited) but not the entry.
+    let r = env.call("DELETE", &format!("{path}/documents/{sha}?version=4"), Some(&env.holder), None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["documents"], json!([]));
+}
