@@ -1,14 +1,15 @@
 // Typed models of the admin API v1 (docs/api.md in the repository is the contract).
 
 export type Role = 'admin' | 'analyst' | 'holder';
-export type ReviewStatus = 'new' | 'confirmed' | 'dismissed' | 'takedown_sent';
+export type ReviewStatus = 'new' | 'confirmed' | 'dismissed' | 'takedown_sent' | 'licensed';
 /** The kind of copy a match records (decided by the matcher). */
 export type MatchKind = 'identical' | 'near_duplicate' | 'excerpt' | 'embedded';
 /** The verdict's own kind (which text lies inside which), shown in a match's detail. */
 export type VerdictKind = 'identical' | 'near_duplicate' | 'a_within_b' | 'b_within_a' | 'unrelated';
 export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
-export const REVIEW_STATUSES: ReviewStatus[] = ['new', 'confirmed', 'dismissed', 'takedown_sent'];
+/** Every status a match can have (filters); `licensed` is set by the holder's licensed domains, never by review. */
+export const REVIEW_STATUSES: ReviewStatus[] = ['new', 'confirmed', 'dismissed', 'takedown_sent', 'licensed'];
 export const MATCH_KINDS: MatchKind[] = ['identical', 'near_duplicate', 'embedded', 'excerpt'];
 
 /** Unix milliseconds, UTC. */
@@ -32,6 +33,10 @@ export interface Stats {
   from: string;
   to: string;
   total: number;
+  /** Of `total`: copies on the holders' licensed domains, counted apart. */
+  licensed?: number;
+  /** Of `total`: neither licensed nor dismissed. */
+  infringing?: number;
   new_today: number;
   new_this_week: number;
   by_status: Partial<Record<ReviewStatus, number>>;

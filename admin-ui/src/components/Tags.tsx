@@ -9,6 +9,7 @@ const STATUS_COLORS: Record<ReviewStatus, string> = {
   confirmed: 'red',
   dismissed: 'default',
   takedown_sent: 'green',
+  licensed: 'cyan',
 };
 
 export function StatusTag({ status }: { status: ReviewStatus }) {

@@ -162,6 +162,7 @@ const zh = {
   'status.confirmed': '已确认侵权',
   'status.dismissed': '已排除',
   'status.takedown_sent': '已发下架通知',
+  'status.licensed': '已授权站点',
 
   'score.high': '高度相似',
   'score.medium': '明显相似',
@@ -434,6 +435,7 @@ const en: Record<Key, string> = {
   'status.confirmed': 'Confirmed',
   'status.dismissed': 'Dismissed',
   'status.takedown_sent': 'Takedown sent',
+  'status.licensed': 'Licensed site',
 
   'score.high': 'very similar',
   'score.medium': 'clearly similar',
