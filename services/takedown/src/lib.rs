@@ -17,9 +17,13 @@
 
 mod error;
 
+pub mod mail;
 pub mod template;
 
 pub use error::{MailError, TemplateError};
+pub use mail::{
+    build, message_id_for, send, to_eml, Attachment, MailConfig, OutgoingNotice, SentMail, MAX_MESSAGE_BYTES,
+};
 pub use template::{
     EvidenceRef, HolderInfo, Lang, LangTemplates, MatchKind, NoticeDocument, NoticeItem, Part, RenderedNotice,
     TemplateSet, TreeHeadRef,
