@@ -17,6 +17,7 @@
 
 mod error;
 
+pub mod contact;
 pub mod mail;
 pub mod template;
 
