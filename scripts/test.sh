@@ -8,12 +8,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "installing test servers (Debian redis-server, SecantusDB in .test-servers/venv)"
+step "installing test servers (Debian redis-server, SecantusDB and aiosmtpd in .test-servers/venv)"
 ZHIWEN_REDIS_SERVER="$(scripts/setup-redis.sh)"
 ZHIWEN_SECANTUSD="$(scripts/setup-secantusdb.sh)"
-export ZHIWEN_REDIS_SERVER ZHIWEN_SECANTUSD
+ZHIWEN_SMTPD_PYTHON="$(scripts/setup-smtp.sh)"
+export ZHIWEN_REDIS_SERVER ZHIWEN_SECANTUSD ZHIWEN_SMTPD_PYTHON
 echo "redis-server: $ZHIWEN_REDIS_SERVER"
 echo "secantusd:    $ZHIWEN_SECANTUSD"
+echo "smtpd python: $ZHIWEN_SMTPD_PYTHON"
 
 # A missing server fails the suite instead of skipping tests.
 export ZHIWEN_REQUIRE_SERVERS=1

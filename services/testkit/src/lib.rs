@@ -1,17 +1,20 @@
 //! Test support for zhiwen's integration tests: starts REAL servers (a MongoDB-wire
-//! server and Debian's `redis-server`) as child processes on free loopback ports and
-//! stops them when dropped. Never used by production code; never mocks a store.
+//! server, Debian's `redis-server` and an SMTP server) as child processes on free
+//! loopback ports and stops them when dropped. Never used by production code; never
+//! mocks a store or a relay.
 //!
 //! Servers are found through environment variables set by `scripts/test.sh`
-//! (`ZHIWEN_SECANTUSD`, `ZHIWEN_REDIS_SERVER`), falling back to `PATH`. When a server is
-//! missing, [`require_servers`] decides: with `ZHIWEN_REQUIRE_SERVERS=1` (as in CI and
-//! the README's test command) the test fails; otherwise it is skipped with a message.
+//! (`ZHIWEN_SECANTUSD`, `ZHIWEN_REDIS_SERVER`, `ZHIWEN_SMTPD_PYTHON`), falling back to
+//! `PATH` or the repository's `.test-servers/venv`. When a server is missing,
+//! [`require_servers`] decides: with `ZHIWEN_REQUIRE_SERVERS=1` (as in CI and the
+//! README's test command) the test fails; otherwise it is skipped with a message.
 
 use std::net::TcpListener;
 
 pub mod corpus;
 pub mod mongo;
 pub mod redis;
+pub mod smtp;
 
 /// A free TCP port on 127.0.0.1 (bound and released; the server binds it next).
 pub fn free_port() -> u16 {
