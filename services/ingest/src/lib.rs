@@ -42,7 +42,7 @@ pub use error::{IngestError, Result};
 pub use files::running_import_readers;
 pub use options::{ImportLimits, ImportOptions, RATIO_GRACE_BYTES};
 pub use pages::import_pages;
-pub use render::{find_chromium, render_page, RenderError, RenderOptions, Rendered};
+pub use render::{find_chromium, print_html, render_page, RenderError, RenderOptions, Rendered};
 pub use report::{Changed, ImportSummary, NoProgress, Note, Progress, Rejection};
 pub use tokio_util::sync::CancellationToken;
 pub use works::import_works;

@@ -250,6 +250,70 @@ impl From<RenderError> for IngestError {
     }
 }
 
+/// Longest a print of our own HTML may take ([`print_html`]).
+pub const PRINT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Prints at once: each Chromium takes a core and ~150 MB.
+const CONCURRENT_PRINTS: usize = 2;
+
+fn print_slots() -> &'static tokio::sync::Semaphore {
+    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    SLOTS.get_or_init(|| tokio::sync::Semaphore::new(CONCURRENT_PRINTS))
+}
+
+/// Print zhiwen's own self-contained HTML (a report, a notice) to PDF with `chromium`,
+/// so the PDF is exactly what a browser prints (CJK text as text, the same layout). The
+/// page is loaded from a private temporary directory with networking pointed at a dead
+/// proxy: it fetches nothing, and a link in a quoted URL never makes the host reach out.
+/// At most two prints run at once; each is bounded by [`PRINT_TIMEOUT`].
+///
+/// Chromium's command-line printer is enough here (unlike [`render_page`], which
+/// drives the browser over DevTools to pin a foreign page's address): the HTML is ours.
+pub async fn print_html(chromium: &Path, html: &str) -> Result<Vec<u8>, RenderError> {
+    const URL: &str = "(printed HTML)";
+    let browser = |reason: String| RenderError::Browser { url: URL.into(), reason };
+    let _slot = print_slots().acquire().await.map_err(|_| browser("the printer is shutting down".into()))?;
+    let dir = tempfile::tempdir().map_err(|e| RenderError::Launch { path: std::env::temp_dir(), source: e })?;
+    let page = dir.path().join("print.html");
+    let out = dir.path().join("print.pdf");
+    tokio::fs::write(&page, html).await.map_err(|e| RenderError::Launch { path: page.clone(), source: e })?;
+    let mut command = tokio::process::Command::new(chromium);
+    command
+        .arg("--headless")
+        .arg("--disable-gpu")
+        .arg("--no-first-run")
+        .arg("--disable-extensions")
+        .arg("--disable-background-networking")
+        .arg("--disable-sync")
+        .arg("--disable-breakpad")
+        .arg("--disable-crash-reporter")
+        .arg("--proxy-server=127.0.0.1:9")
+        .arg("--no-pdf-header-footer")
+        // Chromium's sandbox needs root-less user namespaces, which containers and root
+        // lack. The page is our own HTML (every quoted text escaped, nothing fetched, no
+        // scripts) in a throwaway profile, so the browser never handles foreign content.
+        .arg("--no-sandbox")
+        .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+        .arg(format!("--print-to-pdf={}", out.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let child = command.spawn().map_err(|e| RenderError::Launch { path: chromium.to_path_buf(), source: e })?;
+    let output = match tokio::time::timeout(PRINT_TIMEOUT, child.wait_with_output()).await {
+        Ok(result) => result.map_err(|e| browser(format!("waiting for Chromium: {e}")))?,
+        Err(_) => return Err(RenderError::Timeout { url: URL.into(), limit: PRINT_TIMEOUT }),
+    };
+    match tokio::fs::read(&out).await {
+        Ok(pdf) if output.status.success() && pdf.starts_with(b"%PDF-") => Ok(pdf),
+        _ => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let tail: String = stderr.trim().chars().rev().take(300).collect::<Vec<_>>().into_iter().rev().collect();
+            Err(browser(format!("no PDF printed ({}): {tail}", output.status)))
+        }
+    }
+}
+
 /// The first Chromium-family browser on `PATH` (Debian's `chromium` first).
 pub fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

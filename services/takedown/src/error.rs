@@ -111,3 +111,44 @@ pub enum MailError {
 pub(crate) fn one_line(message: impl fmt::Display) -> String {
     message.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// What can go wrong drafting, sending or exporting a notice.
+#[derive(Debug, thiserror::Error)]
+pub enum NoticeError {
+    /// The holder's profile lacks what a notice must state.
+    #[error("{0}")]
+    Incomplete(String),
+    /// Nothing to put in the notice.
+    #[error("nothing to notify: {0}")]
+    NothingToNotice(String),
+    /// Bad input from the caller.
+    #[error("{0}")]
+    Invalid(String),
+    /// No such notice (or file).
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The notice's state does not allow it.
+    #[error("{0}")]
+    Conflict(String),
+    /// A send whose outcome is unknown: the notice stays in `sending`.
+    #[error("{0}")]
+    Unknown(String),
+    /// A stored value does not read.
+    #[error("{0}")]
+    Corrupt(String),
+    /// A setting is wrong.
+    #[error("{0}")]
+    Config(String),
+    /// The templates.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// The message or the SMTP server.
+    #[error(transparent)]
+    Mail(#[from] MailError),
+    /// The stores.
+    #[error(transparent)]
+    Store(#[from] zhiwen_store::StoreError),
+    /// The evidence log.
+    #[error(transparent)]
+    Capture(#[from] zhiwen_capture::CaptureError),
+}

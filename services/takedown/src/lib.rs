@@ -10,21 +10,28 @@
 //!   deterministic Message-ID so a retried send is the same message), its `.eml` export,
 //!   and the SMTP send through the configured relay.
 //!
-//! This crate is pure data in, data out, plus the SMTP connection: it knows nothing of
-//! the stores, the evidence log or the HTTP API, reads no files and fetches no pages
-//! (callers hand it the documents, the pages' HTML and the packages' bytes). It must not
-//! decide whom to notify or when; that belongs to its callers.
+//! - [`service`]: the case layer over them ([`Notices`]): drafting a notice from a
+//!   holder's confirmed matches on a site with their evidence, sending it at most once,
+//!   exporting it to send by hand, suggesting addresses; it reads the stores and the
+//!   evidence log.
+//!
+//! The first three are pure data in, data out, plus the SMTP connection: they know
+//! nothing of the stores, the evidence log or the HTTP API, read no files and fetch no
+//! pages. Deciding what goes in a notice, and when it is sent, is the service's; the
+//! HTTP API and the command line drive it.
 
 mod error;
 
 pub mod contact;
 pub mod mail;
+pub mod service;
 pub mod template;
 
-pub use error::{MailError, TemplateError};
+pub use error::{MailError, NoticeError, TemplateError};
 pub use mail::{
     build, message_id_for, send, to_eml, Attachment, MailConfig, OutgoingNotice, SentMail, MAX_MESSAGE_BYTES,
 };
+pub use service::{reference, DraftRequest, NoticeConfig, Notices};
 pub use template::{
     EvidenceRef, HolderInfo, Lang, LangTemplates, MatchKind, NoticeDocument, NoticeItem, Part, RenderedNotice,
     TemplateSet, TreeHeadRef,
