@@ -245,3 +245,26 @@ mod tests {
         assert_eq!(rows, want);
     }
 }
+
+impl From<zhiwen_takedown::NoticeError> for ApiError {
+    fn from(e: zhiwen_takedown::NoticeError) -> Self {
+        use zhiwen_takedown::{MailError as M, NoticeError as N};
+        match e {
+            N::Store(e) => e.into(),
+            N::Capture(e) => e.into(),
+            N::Incomplete(_) | N::NothingToNotice(_) | N::Invalid(_) | N::Template(_) => {
+                ApiError::new(ErrorCode::BadRequest, e.to_string())
+            }
+            N::NotFound(_) => ApiError::new(ErrorCode::NotFound, e.to_string()),
+            N::Conflict(_) => ApiError::new(ErrorCode::Conflict, e.to_string()),
+            N::Mail(M::Address { .. } | M::NoRecipient | M::Invalid(_) | M::TooLarge { .. }) => {
+                ApiError::new(ErrorCode::BadRequest, e.to_string())
+            }
+            N::Mail(M::Smtp { .. } | M::Timeout { .. }) | N::Unknown(_) => {
+                tracing::warn!(error = %e, "notice not sent");
+                ApiError::new(ErrorCode::Unavailable, e.to_string())
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}

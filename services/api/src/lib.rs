@@ -103,11 +103,28 @@ pub struct AppState {
     /// Evidence captures, their log and packages; `None` when the server was started
     /// without them (the evidence endpoints answer 501).
     pub evidence: Option<Arc<zhiwen_capture::EvidenceService>>,
+    /// Takedown notices; `None` when the server was started without them (the notice
+    /// endpoints that draft or send answer 501).
+    pub notices: Option<zhiwen_takedown::Notices>,
+}
+
+/// The optional services of a server: evidence captures and takedown notices.
+#[derive(Debug, Default, Clone)]
+pub struct Services {
+    /// Evidence captures, their log and packages.
+    pub evidence: Option<Arc<zhiwen_capture::EvidenceService>>,
+    /// Takedown notices.
+    pub notices: Option<zhiwen_takedown::Notices>,
 }
 
 impl AppState {
-    /// State over opened stores and index.
+    /// State over opened stores and index, without the optional services.
     pub fn new(matcher: Matcher, data_dir: PathBuf, config: ApiConfig) -> Arc<Self> {
+        Self::with_services(matcher, data_dir, config, Services::default())
+    }
+
+    /// State over opened stores and index, with `services`.
+    pub fn with_services(matcher: Matcher, data_dir: PathBuf, config: ApiConfig, services: Services) -> Arc<Self> {
         let stores = matcher.stores().clone();
         let index = matcher.index().clone();
         Arc::new(AppState {
@@ -119,22 +136,9 @@ impl AppState {
             config,
             data_dir,
             worker_wake: Arc::new(tokio::sync::Notify::new()),
-            evidence: None,
+            evidence: services.evidence,
+            notices: services.notices,
         })
-    }
-
-    /// [`AppState::new`] with the evidence service.
-    pub fn with_evidence(
-        matcher: Matcher,
-        data_dir: PathBuf,
-        config: ApiConfig,
-        evidence: Arc<zhiwen_capture::EvidenceService>,
-    ) -> Arc<Self> {
-        let mut state = Self::new(matcher, data_dir, config);
-        if let Some(s) = Arc::get_mut(&mut state) {
-            s.evidence = Some(evidence);
-        }
-        state
     }
 }
 

@@ -192,6 +192,7 @@ struct FileConfig {
     matcher: Option<zhiwen_matcher::MatcherConfig>,
     import: ImportLimitArgs,
     evidence: EvidenceSettings,
+    mail: zhiwen_takedown::MailConfig,
 }
 
 /// `[evidence]` of the settings file: how captures are made and kept.
@@ -282,6 +283,9 @@ pub struct Settings {
     import_file: ImportLimitArgs,
     /// `[evidence]`.
     pub evidence: EvidenceSettings,
+    /// `[mail]`: the SMTP relay notices are sent through (`ZHIWEN_SMTP_URL` over its
+    /// `url`, so a password need not be in the file).
+    pub mail: zhiwen_takedown::MailConfig,
 }
 
 impl Settings {
@@ -337,6 +341,10 @@ impl Settings {
             matcher: file.matcher.unwrap_or_default(),
             import_file: file.import,
             evidence: file.evidence,
+            mail: zhiwen_takedown::MailConfig {
+                url: std::env::var("ZHIWEN_SMTP_URL").ok().filter(|u| !u.is_empty()).unwrap_or(file.mail.url),
+                ..file.mail
+            },
         })
     }
 
@@ -385,6 +393,23 @@ impl Settings {
         zhiwen_capture::EvidenceService::open(matcher.stores().clone(), key, config)
             .await
             .context("cannot open the evidence log")
+    }
+
+    /// The notice service over `stores`, citing `evidence`'s captures, fetching a site's
+    /// `security.txt` under `policy`, printing with `chromium`, sending through `[mail]`.
+    pub fn notices(
+        &self,
+        stores: &zhiwen_store::Stores,
+        evidence: Option<Arc<zhiwen_capture::EvidenceService>>,
+        policy: zhiwen_ingest::AddressPolicy,
+        chromium: Option<PathBuf>,
+    ) -> Result<zhiwen_takedown::Notices> {
+        let config = zhiwen_takedown::NoticeConfig {
+            mail: self.mail.clone(),
+            chromium,
+            crawl: zhiwen_ingest::CrawlConfig { address_policy: policy, ..zhiwen_ingest::CrawlConfig::default() },
+        };
+        zhiwen_takedown::Notices::new(stores.clone(), evidence, config).context("cannot set up takedown notices")
     }
 
     /// Open the index, wrapped in the retrying decorator.

@@ -7,6 +7,7 @@ mod evidence;
 mod health;
 mod holders;
 mod matches;
+mod notices;
 mod pages;
 mod stats;
 mod tasks;
@@ -39,6 +40,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .configure(matches::routes)
                 .configure(evidence::routes)
                 .configure(holders::routes)
+                .configure(notices::routes)
                 .configure(tasks::routes)
                 .route("/exports/matches", web::get().to(crate::exports::export_matches))
                 .default_service(web::to(api_not_found)),

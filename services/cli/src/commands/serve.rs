@@ -86,10 +86,9 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
     } else {
         Some(Arc::new(settings.open_evidence(&matcher, crawl_policy, config.chromium.clone()).await?))
     };
-    let state = match evidence {
-        Some(e) => AppState::with_evidence(matcher, settings.data_dir.clone(), config, e),
-        None => AppState::new(matcher, settings.data_dir.clone(), config),
-    };
+    let notices = settings.notices(matcher.stores(), evidence.clone(), crawl_policy, config.chromium.clone())?;
+    let services = zhiwen_api::Services { evidence, notices: Some(notices) };
+    let state = AppState::with_services(matcher, settings.data_dir.clone(), config, services);
     let listener =
         std::net::TcpListener::bind(&args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
