@@ -76,19 +76,20 @@ pub async fn licensed_matches(stores: &Stores, new: &[(i64, i64, &str)]) -> Resu
     let mut holders: HashMap<String, Option<Holder>> = HashMap::new();
     let mut licensed = Vec::new();
     for &(match_id, work_id, host) in new {
-        if !owners.contains_key(&work_id) {
-            let owner = stores.works.get_work(work_id).await?.map(|w| w.owner);
-            owners.insert(work_id, owner);
+        if let std::collections::hash_map::Entry::Vacant(slot) = owners.entry(work_id) {
+            slot.insert(stores.works.get_work(work_id).await?.map(|w| w.owner));
         }
         let Some(owner) = owners.get(&work_id).cloned().flatten() else { continue };
-        if !holders.contains_key(&owner) {
-            let holder = stores.cases.get_holder(&owner).await?;
-            holders.insert(owner.clone(), holder);
+        if let std::collections::hash_map::Entry::Vacant(slot) = holders.entry(owner.clone()) {
+            slot.insert(stores.cases.get_holder(&owner).await?);
         }
         let Some(Some(holder)) = holders.get(&owner) else { continue };
         if holder.licenses(host, work_id) {
             let note = format!("{host} is a licensed domain");
-            stores.matches.set_review(match_id, ReviewStatus::Licensed, LICENSED_BY, Some(&note), Timestamp::now()).await?;
+            stores
+                .matches
+                .set_review(match_id, ReviewStatus::Licensed, LICENSED_BY, Some(&note), Timestamp::now())
+                .await?;
             licensed.push(match_id);
         }
     }
