@@ -30,6 +30,14 @@
 //! tsa_timeout_secs = 10         # longest wait for it; a TSA that fails is logged and the
 //!                               # head kept without a token
 //!
+//! [recheck]                     # removal re-check of noticed pages (`zhiwen recheck`)
+//! enabled = true                # run it from the capture worker
+//! every_hours = 24              # hours between two scheduled re-checks
+//! escalate_after_days = 7       # flag a page still up this long after its notice
+//! concurrency = 4               # hosts checked at once
+//! per_host_delay_ms = 1000      # pause between two requests to one host
+//! timeout_secs = 30             # longest wait for one page ("cannot tell" after)
+//!
 //! [import]                      # bounds of `import works|pages` and of uploads
 //! max_file_mb = 256
 //! max_page_kb = 4096
@@ -192,6 +200,7 @@ struct FileConfig {
     matcher: Option<zhiwen_matcher::MatcherConfig>,
     import: ImportLimitArgs,
     evidence: EvidenceSettings,
+    recheck: zhiwen_capture::RecheckConfig,
 }
 
 /// `[evidence]` of the settings file: how captures are made and kept.
@@ -282,6 +291,8 @@ pub struct Settings {
     import_file: ImportLimitArgs,
     /// `[evidence]`.
     pub evidence: EvidenceSettings,
+    /// `[recheck]`: the removal re-check of noticed pages.
+    pub recheck: zhiwen_capture::RecheckConfig,
 }
 
 impl Settings {
@@ -326,6 +337,7 @@ impl Settings {
         let params = file.params.unwrap_or_default();
         params.validate().context("invalid [params] in the settings file")?;
         file.evidence.validate()?;
+        file.recheck.validate().context("invalid [recheck] in the settings file")?;
         Ok(Settings {
             store,
             store_retry: file.store.retry.unwrap_or_default(),
@@ -337,6 +349,7 @@ impl Settings {
             matcher: file.matcher.unwrap_or_default(),
             import_file: file.import,
             evidence: file.evidence,
+            recheck: file.recheck,
         })
     }
 
@@ -362,8 +375,9 @@ impl Settings {
         Ok(zhiwen_matcher::Matcher::new(stores, index, fingerprinter, self.matcher.clone()))
     }
 
-    /// The evidence service over `matcher`'s stores: the log key of the data directory
-    /// (made on first use), captures re-fetching through the crawler's client under
+    /// The evidence service over `matcher`'s stores (whose verification its removal
+    /// re-check uses): the log key of the data directory (made on first use), captures
+    /// re-fetching through the crawler's client under
     /// `policy`, screenshots by `chromium` when there is one.
     pub async fn open_evidence(
         &self,
@@ -380,11 +394,13 @@ impl Settings {
             retention_days: self.evidence.retention_days,
             tsa_url: self.evidence.tsa_url()?,
             tsa_timeout: std::time::Duration::from_secs(self.evidence.tsa_timeout_secs),
+            recheck: self.recheck.clone(),
             ..zhiwen_capture::CaptureConfig::default()
         };
-        zhiwen_capture::EvidenceService::open(matcher.stores().clone(), key, config)
+        let service = zhiwen_capture::EvidenceService::open(matcher.stores().clone(), key, config)
             .await
-            .context("cannot open the evidence log")
+            .context("cannot open the evidence log")?;
+        Ok(service.with_matcher(matcher.clone()))
     }
 
     /// Open the index, wrapped in the retrying decorator.
@@ -497,6 +513,13 @@ mod tests {
             let err = resolve(&format!("[evidence]\n{bad}\n")).expect_err("refused");
             assert!(format!("{err:#}").contains("tsa_"), "{err:#}");
         }
+        // `[recheck]`: defaults, a value read, an unusable or unknown one refused.
+        assert_eq!(resolve("").expect("resolves").recheck, zhiwen_capture::RecheckConfig::default());
+        let s = resolve("[recheck]\nevery_hours = 6\nescalate_after_days = 3\n").expect("resolves");
+        assert_eq!((s.recheck.every_hours, s.recheck.escalate_after_days, s.recheck.enabled), (6, 3, true));
+        let err = resolve("[recheck]\nevery_hours = 0\n").expect_err("refused");
+        assert!(format!("{err:#}").contains("every_hours"), "{err:#}");
+        assert!(resolve("[recheck]\nevery_day = 1\n").is_err());
     }
 
     #[test]
