@@ -11,6 +11,8 @@ pub enum CaptureError {
     Evidence(#[from] EvidenceError),
     #[error(transparent)]
     Ingest(#[from] IngestError),
+    #[error(transparent)]
+    Matcher(#[from] zhiwen_matcher::MatcherError),
     /// The match, capture or page asked for does not exist.
     #[error("{0} not found")]
     NotFound(String),

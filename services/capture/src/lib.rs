@@ -9,16 +9,22 @@
 //! ([`zhiwen_evidence`]). The [`EvidenceService`] also signs tree heads and writes the
 //! verifiable packages of captures.
 //!
+//! The removal re-check ([`recheck()`]) fetches noticed and confirmed pages again,
+//! records whether they are up, changed or removed, flags those still up long after their
+//! notice, and [`removal_stats`] sums it up per site and per holder.
+//!
 //! Layering: above the stores and ingest (fetching, rendering), below the API and the CLI.
 
 mod error;
 mod key;
+pub mod recheck;
 mod service;
 mod task;
 mod worker;
 
 pub use error::{CaptureError, Result};
 pub use key::{key_path, load_or_create_key};
+pub use recheck::{recheck, removal_stats, RecheckConfig, RecheckReport, RemovalFigures, RemovalStats};
 pub use service::{parse_tsa_url, publish_head, rfc3339, CaptureConfig, EvidenceService};
 pub use task::{request_capture, run_next_capture, run_queued_captures, CaptureRun};
 pub use url::Url;

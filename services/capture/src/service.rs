@@ -15,7 +15,7 @@ use zhiwen_ingest::crawler::fetch::{fetch, FetchRules};
 use zhiwen_ingest::crawler::{http_client, CrawlConfig};
 use zhiwen_store::{Capture, CaptureFile, NewCapture, Outcome, Page, PageFormat, PageSource, Stores, Timestamp};
 
-use crate::{CaptureError, Result};
+use crate::{CaptureError, RecheckConfig, Result};
 
 /// Leaves read from the store at a time when the log catches up.
 const LEAVES_PER_READ: u32 = 4096;
@@ -47,6 +47,8 @@ pub struct CaptureConfig {
     /// How long a time-stamp authority may take to answer (the head is kept without a
     /// token when it does not answer in time).
     pub tsa_timeout: Duration,
+    /// The removal re-check of noticed and confirmed pages ([`crate::recheck()`]).
+    pub recheck: RecheckConfig,
 }
 
 impl Default for CaptureConfig {
@@ -59,6 +61,7 @@ impl Default for CaptureConfig {
             retention_days: 0,
             tsa_url: None,
             tsa_timeout: Duration::from_secs(10),
+            recheck: RecheckConfig::default(),
         }
     }
 }
@@ -73,6 +76,8 @@ pub struct EvidenceService {
     /// The client that asks the time-stamp authority (not the crawler's: the TSA is
     /// configured by the operator, and the crawler's address policy is for the web).
     tsa_http: reqwest::Client,
+    /// The matcher whose verification the removal re-check uses; `None`: no re-check.
+    matcher: Option<zhiwen_matcher::Matcher>,
 }
 
 impl std::fmt::Debug for EvidenceService {
@@ -127,7 +132,8 @@ impl EvidenceService {
             .user_agent(concat!("zhiwen/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| CaptureError::Config(format!("the time-stamp client cannot be built: {e}")))?;
-        let service = EvidenceService { stores, key, log: Mutex::new(EvidenceLog::new()), config, http, tsa_http };
+        let service =
+            EvidenceService { stores, key, log: Mutex::new(EvidenceLog::new()), config, http, tsa_http, matcher: None };
         {
             let log = service.synced().await?;
             if let Some(head) = service.latest_head().await? {
@@ -153,6 +159,29 @@ impl EvidenceService {
     /// The stores the service reads and writes.
     pub fn stores(&self) -> &Stores {
         &self.stores
+    }
+
+    /// The service with `matcher`, whose verification the removal re-check uses to tell
+    /// whether a page fetched again still carries its matched sections (the capture
+    /// worker re-checks only a service that has one).
+    pub fn with_matcher(mut self, matcher: zhiwen_matcher::Matcher) -> Self {
+        self.matcher = Some(matcher);
+        self
+    }
+
+    /// The matcher given by [`EvidenceService::with_matcher`].
+    pub fn matcher(&self) -> Option<&zhiwen_matcher::Matcher> {
+        self.matcher.as_ref()
+    }
+
+    /// How captures are made (and re-checks run).
+    pub fn config(&self) -> &CaptureConfig {
+        &self.config
+    }
+
+    /// The crawler's client and fetch rules, as captures use them.
+    pub(crate) fn http(&self) -> &(reqwest::Client, FetchRules) {
+        &self.http
     }
 
     /// The public key (hex) that signs the tree heads.

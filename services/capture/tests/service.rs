@@ -1,5 +1,6 @@
 //! The evidence service over a real embedded store: heads per size, the log read back by
-//! a new process, and a store that no longer holds what a signed head says refused.
+//! a new process, and a store that no longer holds what a signed head says refused; and
+//! the removal re-check of noticed pages served on 127.0.0.1, with the real matcher.
 
 use zhiwen_capture::{CaptureConfig, CaptureError, EvidenceService};
 use zhiwen_evidence::{EvidenceLog, LogKey, TreeHead};
@@ -68,4 +69,265 @@ async fn heads_per_size_a_reopened_log_and_a_store_that_lost_captures() {
     let refused = EvidenceService::open(stores.clone(), other, CaptureConfig::default()).await.unwrap_err();
     assert!(matches!(refused, CaptureError::Inconsistent(_)), "{refused}");
     assert!(refused.to_string().contains("holds 3 captures but a head was signed for 5"), "{refused}");
+}
+
+// ---------------------------------------------------------------------------------
+// Removal re-check
+
+/// A site on 127.0.0.1 whose pages (path -> status, body) can be changed while it runs;
+/// anything else (robots.txt too) is 404.
+struct Site {
+    port: u16,
+    pages: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, (u16, String)>>>,
+}
+
+impl Site {
+    fn start() -> Site {
+        use std::io::{BufRead, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let pages = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+        let served = pages.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let served = served.clone();
+                std::thread::spawn(move || {
+                    let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_err() {
+                        return;
+                    }
+                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
+                            break;
+                        }
+                    }
+                    let found = served.lock().expect("lock").get(&path).cloned();
+                    let (status, body) = found.unwrap_or((404, "not here".to_owned()));
+                    let mut stream = stream;
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {status} X\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        Site { port, pages }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn set(&self, path: &str, status: u16, body: String) {
+        self.pages.lock().expect("lock").insert(path.to_owned(), (status, body));
+    }
+}
+
+fn html(title: &str, text: &str, extra: &str) -> String {
+    format!("<!doctype html><html><head><meta charset=utf-8><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p><p>{extra}</p></body></html>")
+}
+
+/// The bundled classics: (title, text) of each.
+fn classics() -> Vec<(String, String)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/works/classics.jsonl");
+    std::fs::read_to_string(path)
+        .expect("bundled classics")
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("JSONL");
+            (v["title"].as_str().unwrap_or_default().to_owned(), v["text"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect()
+}
+
+const HOUR: i64 = 3_600_000;
+
+/// A work of three sections, three pages of a site each carrying one (stored as the
+/// crawler stores them, matched by the real matcher, confirmed), a notice sent for them
+/// at T0; then the site changes and the re-checks, run at moved clocks, follow it.
+#[tokio::test]
+async fn recheck_follows_noticed_pages_escalates_once_and_sums_up() {
+    use std::sync::Arc;
+    use zhiwen_capture::{recheck, removal_stats, RecheckConfig};
+    use zhiwen_ingest::pages::{build_page, RawPage};
+    use zhiwen_ingest::{AddressPolicy, CrawlConfig, ImportLimits};
+    use zhiwen_store::{NewSection, NewWork, Notice, NoticeState, PageSource, RemovalState, ReviewStatus, TaskState};
+
+    let dir = tempfile::tempdir().unwrap();
+    let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path().join("store"))).await.unwrap();
+    let index = Arc::new(
+        zhiwen_index::EmbeddedIndex::open(dir.path().join("index.sqlite"), zhiwen_index::IndexConfig::default())
+            .unwrap(),
+    );
+    let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).unwrap();
+    let matcher = zhiwen_matcher::Matcher::new(stores.clone(), index, fp, zhiwen_matcher::MatcherConfig::default());
+
+    let books = classics();
+    let (title, text) = books[0].clone();
+    let chars: Vec<char> = text.chars().collect();
+    let third = chars.len() / 3;
+    let sections: Vec<String> = (0..3).map(|i| chars[i * third..(i + 1) * third].iter().collect()).collect();
+    let work = NewWork {
+        owner: "holder-a".into(),
+        external_id: "w-1".into(),
+        title: title.clone(),
+        author: "佚名".into(),
+        source_file: None,
+        charset: None,
+        text: sections.concat(),
+        sections: sections
+            .iter()
+            .enumerate()
+            .map(|(i, t)| NewSection {
+                ordinal: i as u32,
+                title: format!("第{}节", i + 1),
+                text: t.clone(),
+                char_start: (i * third) as u64,
+                char_end: ((i + 1) * third) as u64,
+            })
+            .collect(),
+    };
+    let work_id = stores.works.upsert_work(&work).await.unwrap().id;
+    matcher.index_work(work_id).await.unwrap();
+
+    let site = Site::start();
+    let t0 = zhiwen_store::Timestamp(1_800_000_000_000);
+    let mut page_ids = Vec::new();
+    let mut match_ids = Vec::new();
+    for (i, section) in sections.iter().enumerate() {
+        let path = format!("/book/{}.html", i + 1);
+        let body = html(&format!("{title} {}", i + 1), section, "本站提供免费阅读");
+        site.set(&path, 200, body.clone());
+        let raw = RawPage {
+            url: &site.url(&path),
+            body: body.into_bytes(),
+            format: zhiwen_core::canon::InputFormat::Auto,
+            charset_hint: Some("utf-8"),
+            fetched_at: zhiwen_store::Timestamp(t0.0 - 24 * HOUR),
+            http_status: Some(200),
+            source: PageSource::Crawl,
+        };
+        let built = build_page(raw, &Default::default(), &ImportLimits::default()).unwrap();
+        let page_id = stores.pages.upsert_page(&built.page).await.unwrap().id;
+        let outcome = matcher.match_page(page_id).await.unwrap();
+        assert_eq!(outcome.matches.len(), 1, "page {} carries one section: {outcome:?}", i + 1);
+        let m = &outcome.matches[0];
+        stores.matches.set_review(m.match_id, ReviewStatus::Confirmed, "reviewer", None, t0).await.unwrap();
+        page_ids.push(page_id);
+        match_ids.push(m.match_id);
+    }
+    let notice = Notice {
+        id: 0,
+        key: "notice-1".into(),
+        owner: "holder-a".into(),
+        site: "127.0.0.1".into(),
+        lang: "zh-CN".into(),
+        state: NoticeState::Sent,
+        match_ids: match_ids.clone(),
+        page_ids: page_ids.clone(),
+        subject: "侵权通知".into(),
+        recipient: Some("abuse@pirate.example".into()),
+        files: vec![],
+        follow_up_of: None,
+        created_by: "reviewer".into(),
+        created_at: t0,
+        message_id: "<notice-1@zhiwen>".into(),
+        sent_at: Some(t0),
+        sent_by: Some("reviewer".into()),
+        smtp_response: Some("250 OK".into()),
+        version: 0,
+    };
+    stores.cases.create_notice(&notice).await.unwrap();
+
+    let crawl = CrawlConfig {
+        address_policy: AddressPolicy { allow_loopback: true, allow_private: false },
+        max_retries: 0,
+        ..CrawlConfig::default()
+    };
+    let service =
+        EvidenceService::open(stores.clone(), LogKey::generate(), CaptureConfig { crawl, ..CaptureConfig::default() })
+            .await
+            .unwrap();
+    let config = RecheckConfig { per_host_delay_ms: 0, timeout_secs: 10, ..RecheckConfig::default() };
+    let at = |hours: i64| zhiwen_store::Timestamp(t0.0 + hours * HOUR);
+    let states = |r: &zhiwen_capture::RecheckReport| r.checks.iter().map(|c| c.state).collect::<Vec<_>>();
+
+    // T0+1h: everything is up, as stored; the watches begin.
+    let r = recheck(&service, &matcher, &config, at(1)).await.unwrap();
+    assert_eq!(states(&r), vec![Some(RemovalState::Up); 3], "{r:#?}");
+    assert_eq!((r.pages, r.up, r.transitions.len(), r.flagged.len()), (3, 3, 3, 0));
+
+    // The site removes page 1 and puts other text on page 2.
+    site.set("/book/1.html", 404, "gone".into());
+    site.set("/book/2.html", 200, html("公告", &books[1].1, "本站提供免费阅读"));
+    let r = recheck(&service, &matcher, &config, at(2)).await.unwrap();
+    assert_eq!(
+        states(&r),
+        vec![Some(RemovalState::Removed), Some(RemovalState::Removed), Some(RemovalState::Up)],
+        "{r:#?}"
+    );
+    assert_eq!(r.checks[0].http_status, Some(404));
+    assert_eq!(r.transitions.iter().map(|t| t.page_id).collect::<Vec<_>>(), page_ids[..2].to_vec());
+    for &p in &page_ids[..2] {
+        let w = stores.cases.get_watch(p).await.unwrap().unwrap();
+        assert_eq!((w.state, w.removed_at), (RemovalState::Removed, Some(at(2))));
+    }
+
+    // Page 3 gets new surroundings but keeps the copied section: changed, new evidence.
+    let changed = html(&format!("{title} 3"), &sections[2], "最新章节更新：欢迎收藏本站，广告位招租");
+    site.set("/book/3.html", 200, changed);
+    let r = recheck(&service, &matcher, &config, at(3)).await.unwrap();
+    assert_eq!(states(&r)[2], Some(RemovalState::Changed), "{r:#?}");
+    assert_eq!((r.transitions.len(), r.captures_queued), (1, 1));
+    let key = format!("capture:match:{}:recheck:{}", match_ids[2], at(3).day());
+    let task = stores.tasks.find_task(&key).await.unwrap().expect("a capture of the changed page is queued");
+    assert_eq!(task.state, TaskState::Queued);
+    // Run again: the same change is no news and queues nothing more.
+    let tasks_before = stores.tasks.list_tasks(None, 0, 1000).await.unwrap().len();
+    let r = recheck(&service, &matcher, &config, at(3)).await.unwrap();
+    assert_eq!(states(&r)[2], Some(RemovalState::Changed));
+    assert_eq!((r.transitions.len(), r.captures_queued), (0, 0), "{r:#?}");
+    assert_eq!(stores.tasks.list_tasks(None, 0, 1000).await.unwrap().len(), tasks_before);
+
+    // Eight days after the notice page 3 is still up: flagged, once.
+    let r = recheck(&service, &matcher, &config, at(8 * 24)).await.unwrap();
+    assert_eq!(r.flagged.iter().map(|f| f.page_id).collect::<Vec<_>>(), vec![page_ids[2]], "{r:#?}");
+    assert_eq!(r.flagged[0].sent_at, t0);
+    assert!(r.transitions.is_empty(), "{r:#?}");
+    let w3 = stores.cases.get_watch(page_ids[2]).await.unwrap().unwrap();
+    assert_eq!(w3.flagged_at, Some(at(8 * 24)));
+
+    // A site that fails (503): cannot tell, no transition, the state stays; no new flag.
+    site.set("/book/3.html", 503, "busy".into());
+    let r = recheck(&service, &matcher, &config, at(9 * 24)).await.unwrap();
+    assert_eq!(states(&r)[2], None, "{r:#?}");
+    assert_eq!(r.checks[2].http_status, Some(503));
+    assert_eq!((r.unknown, r.transitions.len(), r.flagged.len()), (1, 0, 0), "{r:#?}");
+    let w3 = stores.cases.get_watch(page_ids[2]).await.unwrap().unwrap();
+    assert_eq!((w3.state, w3.flagged_at), (RemovalState::Changed, Some(at(8 * 24))));
+    assert!(w3.last_error.as_deref().is_some_and(|e| e.contains("503")), "{w3:?}");
+
+    // The statistics: 2 of 3 removed, both 2 hours after the notice, 1 still up, 1 flagged.
+    let stats = removal_stats(&stores, None, at(9 * 24)).await.unwrap();
+    let t = &stats.total;
+    assert_eq!(
+        (t.notices_delivered, t.pages_noticed, t.pages_removed, t.pages_still_up, t.pages_flagged),
+        (1, 3, 2, 1, 1),
+        "{stats:#?}"
+    );
+    assert!(t.removal_rate.is_some_and(|r| (r - 2.0 / 3.0).abs() < 1e-9));
+    assert_eq!((t.median_hours_to_removal, t.p90_hours_to_removal), (Some(2.0), Some(2.0)));
+    assert_eq!((t.matches_infringing, t.matches_licensed), (3, 0));
+    assert_eq!(stats.by_site.iter().map(|f| f.key.as_str()).collect::<Vec<_>>(), ["127.0.0.1"]);
+    assert_eq!(stats.by_site[0].pages_removed, 2);
+    assert_eq!(stats.by_holder.len(), 1);
+    assert_eq!((stats.by_holder[0].key.as_str(), stats.by_holder[0].pages_still_up), ("holder-a", 1));
+    let other = removal_stats(&stores, Some("holder-b"), at(9 * 24)).await.unwrap();
+    assert_eq!((other.total.pages_noticed, other.total.matches_infringing), (0, 0));
+    let json = serde_json::to_value(&stats).unwrap();
+    assert_eq!(json["total"]["pages_removed"], 2);
 }

@@ -72,6 +72,10 @@ pub enum Command {
     /// check of an evidence package.
     #[command(subcommand)]
     Evidence(crate::commands::evidence::EvidenceCommand),
+    /// Check again now whether pages with a confirmed match or a sent notice are still
+    /// up, changed or removed (as the capture worker does every `[recheck] every_hours`),
+    /// and flag those still up long after their notice. Prints a summary, or `--json`.
+    Recheck(crate::commands::recheck::RecheckArgs),
 }
 
 /// Size of the evaluation set.

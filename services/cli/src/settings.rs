@@ -30,6 +30,21 @@
 //! tsa_timeout_secs = 10         # longest wait for it; a TSA that fails is logged and the
 //!                               # head kept without a token
 //!
+//! [recheck]                     # removal re-check of noticed pages (`zhiwen recheck`)
+//! enabled = true                # run it from the capture worker
+//! every_hours = 24              # hours between two scheduled re-checks
+//! escalate_after_days = 7       # flag a page still up this long after its notice
+//! concurrency = 4               # hosts checked at once
+//! per_host_delay_ms = 1000      # pause between two requests to one host
+//! timeout_secs = 30             # longest wait for one page ("cannot tell" after)
+//!
+//! [mail]                        # the SMTP relay takedown notices are sent through
+//! url = "smtp://127.0.0.1:25"   # smtp://user:pass@host:587?tls=required, smtps://host:465;
+//!                               # ZHIWEN_SMTP_URL overrides it (keep passwords out of the file)
+//! from = "zhiwen@localhost"     # the sender
+//! reply_to = "legal@holder.example"  # where replies go (default: the sender)
+//! timeout_secs = 30             # each network step; a whole send at most 10x this
+//!
 //! [import]                      # bounds of `import works|pages` and of uploads
 //! max_file_mb = 256
 //! max_page_kb = 4096
@@ -193,6 +208,7 @@ struct FileConfig {
     import: ImportLimitArgs,
     evidence: EvidenceSettings,
     mail: zhiwen_takedown::MailConfig,
+    recheck: zhiwen_capture::RecheckConfig,
 }
 
 /// `[evidence]` of the settings file: how captures are made and kept.
@@ -286,6 +302,8 @@ pub struct Settings {
     /// `[mail]`: the SMTP relay notices are sent through (`ZHIWEN_SMTP_URL` over its
     /// `url`, so a password need not be in the file).
     pub mail: zhiwen_takedown::MailConfig,
+    /// `[recheck]`: the removal re-check of noticed pages.
+    pub recheck: zhiwen_capture::RecheckConfig,
 }
 
 impl Settings {
@@ -330,6 +348,7 @@ impl Settings {
         let params = file.params.unwrap_or_default();
         params.validate().context("invalid [params] in the settings file")?;
         file.evidence.validate()?;
+        file.recheck.validate().context("invalid [recheck] in the settings file")?;
         Ok(Settings {
             store,
             store_retry: file.store.retry.unwrap_or_default(),
@@ -345,6 +364,7 @@ impl Settings {
                 url: std::env::var("ZHIWEN_SMTP_URL").ok().filter(|u| !u.is_empty()).unwrap_or(file.mail.url),
                 ..file.mail
             },
+            recheck: file.recheck,
         })
     }
 
@@ -370,8 +390,9 @@ impl Settings {
         Ok(zhiwen_matcher::Matcher::new(stores, index, fingerprinter, self.matcher.clone()))
     }
 
-    /// The evidence service over `matcher`'s stores: the log key of the data directory
-    /// (made on first use), captures re-fetching through the crawler's client under
+    /// The evidence service over `matcher`'s stores (whose verification its removal
+    /// re-check uses): the log key of the data directory (made on first use), captures
+    /// re-fetching through the crawler's client under
     /// `policy`, screenshots by `chromium` when there is one.
     pub async fn open_evidence(
         &self,
@@ -388,11 +409,13 @@ impl Settings {
             retention_days: self.evidence.retention_days,
             tsa_url: self.evidence.tsa_url()?,
             tsa_timeout: std::time::Duration::from_secs(self.evidence.tsa_timeout_secs),
+            recheck: self.recheck.clone(),
             ..zhiwen_capture::CaptureConfig::default()
         };
-        zhiwen_capture::EvidenceService::open(matcher.stores().clone(), key, config)
+        let service = zhiwen_capture::EvidenceService::open(matcher.stores().clone(), key, config)
             .await
-            .context("cannot open the evidence log")
+            .context("cannot open the evidence log")?;
+        Ok(service.with_matcher(matcher.clone()))
     }
 
     /// The notice service over `stores`, citing `evidence`'s captures, fetching a site's
@@ -522,6 +545,13 @@ mod tests {
             let err = resolve(&format!("[evidence]\n{bad}\n")).expect_err("refused");
             assert!(format!("{err:#}").contains("tsa_"), "{err:#}");
         }
+        // `[recheck]`: defaults, a value read, an unusable or unknown one refused.
+        assert_eq!(resolve("").expect("resolves").recheck, zhiwen_capture::RecheckConfig::default());
+        let s = resolve("[recheck]\nevery_hours = 6\nescalate_after_days = 3\n").expect("resolves");
+        assert_eq!((s.recheck.every_hours, s.recheck.escalate_after_days, s.recheck.enabled), (6, 3, true));
+        let err = resolve("[recheck]\nevery_hours = 0\n").expect_err("refused");
+        assert!(format!("{err:#}").contains("every_hours"), "{err:#}");
+        assert!(resolve("[recheck]\nevery_day = 1\n").is_err());
     }
 
     #[test]

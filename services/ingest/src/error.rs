@@ -111,6 +111,24 @@ impl IngestError {
         }
     }
 
+    /// The HTTP status of a fetch that ended on a status other than success (`HTTP 404`),
+    /// as [`crate::crawler::fetch::fetch`] reports it; `None` for any other failure.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            IngestError::Fetch { reason, .. } => {
+                let code = reason.strip_prefix("HTTP ")?.get(..3)?;
+                code.parse().ok().filter(|c| (100..600).contains(c))
+            }
+            _ => None,
+        }
+    }
+
+    /// A fetch that could not connect to the host at all (its name does not resolve, or
+    /// nothing listens): what [`crate::crawler::fetch::fetch`] reports as `cannot connect`.
+    pub fn is_connect_failure(&self) -> bool {
+        matches!(self, IngestError::Fetch { reason, .. } if reason.starts_with("cannot connect"))
+    }
+
     pub(crate) fn invalid(what: impl Into<String>, reason: impl std::fmt::Display) -> Self {
         IngestError::Invalid { what: what.into(), reason: reason.to_string() }
     }

@@ -608,8 +608,10 @@ fn apply_check(current: Option<RemovalWatch>, check: &RemovalCheck) -> (RemovalW
         return (w, None);
     };
     w.last_error = None;
-    // `changed` again is news too: the page changed once more (new evidence).
-    let moved = state != w.state || state == RemovalState::Changed;
+    // `changed` again is news too when the page changed once more (new evidence); the
+    // same change seen again (the same detail as the transition that recorded it) is not.
+    let moved = state != w.state
+        || (state == RemovalState::Changed && w.events.last().is_none_or(|e| e.detail != check.detail));
     if !moved {
         return (w, None);
     }
@@ -755,5 +757,14 @@ mod tests {
         let (w, e) = apply_check(Some(w), &check(6, Some(RemovalState::Up)));
         assert!(e.is_some());
         assert_eq!((w.removed_at, w.events.len()), (None, 3));
+        // A change is news once; the same change seen again is not, another one is.
+        let (w, e) = apply_check(Some(w), &check(7, Some(RemovalState::Changed)));
+        assert!(e.is_some());
+        let (w, e) = apply_check(Some(w), &check(8, Some(RemovalState::Changed)));
+        assert!(e.is_none());
+        let changed_again = RemovalCheck { detail: "other".into(), ..check(9, Some(RemovalState::Changed)) };
+        let (w, e) = apply_check(Some(w), &changed_again);
+        assert!(e.is_some());
+        assert_eq!((w.state, w.events.len()), (RemovalState::Changed, 5));
     }
 }

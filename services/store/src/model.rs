@@ -647,9 +647,10 @@ pub struct Task {
 // ---------------------------------------------------------------------------------
 // Evidence
 
-/// Why a page was captured: at a match's first sighting, on a reviewer's request, or
-/// again because the page changed.
-pub const CAPTURE_REASONS: [&str; 3] = ["first_match", "on_demand", "refetch"];
+/// Why a page was captured: at a match's first sighting, on a reviewer's request, again
+/// because the page changed, or because the removal re-check found a noticed page
+/// changed but still carrying the work.
+pub const CAPTURE_REASONS: [&str; 4] = ["first_match", "on_demand", "refetch", "recheck"];
 
 /// One captured file as a capture lists it; its bytes are kept once per content
 /// ([`crate::EvidenceStore::put_evidence_file`]).

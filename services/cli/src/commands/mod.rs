@@ -14,6 +14,7 @@ mod import;
 pub(crate) mod keys;
 mod matching;
 mod migrate;
+pub(crate) mod recheck;
 mod reindex;
 mod report;
 pub(crate) mod serve;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Serve(args) => block_on(serve::run(&cli.data, &args)),
         Command::Eval(args) => eval::run(&cli.data, &args),
         Command::Evidence(cmd) => evidence::run(&cli.data, &cmd),
+        Command::Recheck(args) => block_on(recheck::run(&cli.data, &args)),
     }
 }
 

@@ -156,6 +156,29 @@ impl Matcher {
         Ok((outcome, copies))
     }
 
+    /// Which of `section_ids` the page `page` still copies, as it is now (a page fetched
+    /// again, not necessarily stored): the same preparation (its site's boilerplate
+    /// blanked) and the same verification as matching, against those sections only (no
+    /// index lookup), recording nothing. Sections no longer stored are left out; a page
+    /// with nothing but boilerplate copies none.
+    pub async fn sections_still_copied(&self, page: Page, section_ids: &[i64]) -> Result<Vec<i64>> {
+        let prepared = self.prepare_loaded(page).await?;
+        if prepared.view().is_none() || section_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sources = self.candidate_sections(section_ids).await?;
+        let sections = self.ready_sections(sources).await?;
+        let catalogue = self.catalogue().await?;
+        let inner = self.inner.clone();
+        let ids = section_ids.to_vec();
+        Ok(tokio::task::spawn_blocking(move || {
+            ids.into_iter()
+                .filter(|id| sections.get(id).is_some_and(|entry| inner.verify(entry, &prepared, &catalogue).is_some()))
+                .collect()
+        })
+        .await?)
+    }
+
     /// Match a work (added or changed) against the pages already stored: index its
     /// sections, look each up in the page namespace, verify and record.
     pub async fn match_work(&self, work_id: i64) -> Result<WorkOutcome> {
