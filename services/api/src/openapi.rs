@@ -68,6 +68,24 @@ fn licensed_domains() -> Value {
         "domains": {"type": "array", "maxItems": 1000, "items": {"type": "object", "required": ["domain"], "properties": {
             "domain": {"type": "string"}, "work_id": {"type": "integer", "description": "only this work (default: every work)"}}}}}})
 }
+fn draft_notice() -> Value {
+    json!({"type": "object", "required": ["site"], "properties": {
+        "owner": {"type": "string", "description": "the holder (a holder's key: always itself)"},
+        "site": {"type": "string"},
+        "match_ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 500, "description": "default: every confirmed match of the holder on the site"},
+        "lang": {"type": "string", "enum": ["zh-CN", "en"]},
+        "recipient": {"type": "string"},
+        "follow_up_of": {"type": "integer", "description": "a second notice for the pages of this one still up"}}})
+}
+fn recipient() -> Value {
+    json!({"type": "object", "properties": {"recipient": {"type": "string"}}})
+}
+fn resolve_notice() -> Value {
+    json!({"type": "object", "required": ["delivered"], "properties": {"delivered": {"type": "boolean"}}})
+}
+fn template_source() -> Value {
+    json!({"type": "object", "required": ["source"], "properties": {"source": {"type": "string", "description": "a minijinja template"}}})
+}
 fn document_upload() -> Value {
     json!({"type": "string", "format": "binary", "maxLength": 10_485_760})
 }
@@ -388,6 +406,132 @@ const OPS: &[Op] = &[
     },
     Op {
         method: "get",
+        path: "/api/v1/notices",
+        summary: "Takedown notices (a holder: its own), oldest first",
+        params: &[("owner", "query", "string"), ("state", "query", "notice_state"), ("site", "query", "string"), PAGING[0], PAGING[1]],
+        body: None,
+        ok: 200,
+        errors: &[400],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/notices",
+        summary: "Draft a notice from the holder's confirmed matches on a site (idempotent: the same selection is the same notice)",
+        params: &[],
+        body: Some(draft_notice),
+        ok: 201,
+        errors: &[400, 404, 409, 501],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/notices/{id}",
+        summary: "A notice: its matches, pages, files, state and Message-ID",
+        params: &[ID],
+        body: None,
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/notices/{id}/send",
+        summary: "Send the notice by SMTP, at most once (a sent notice is returned as it is)",
+        params: &[ID],
+        body: Some(recipient),
+        ok: 200,
+        errors: &[400, 404, 409, 501, 503],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/notices/{id}/export",
+        summary: "Export the notice as an .eml to send by hand (files/notice.eml); its matches are under notice",
+        params: &[ID],
+        body: Some(recipient),
+        ok: 200,
+        errors: &[400, 404, 409, 501],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/notices/{id}/resolve",
+        summary: "Record the outcome of a send that did not finish (admin, after looking for its Message-ID)",
+        params: &[ID],
+        body: Some(resolve_notice),
+        ok: 200,
+        errors: &[400, 403, 404, 409, 501],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/notices/{id}/cancel",
+        summary: "Withdraw a draft",
+        params: &[ID],
+        body: None,
+        ok: 200,
+        errors: &[400, 404, 409, 501],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/notices/{id}/files/{name}",
+        summary: "A rendered file of the notice (notice.pdf, notice.html, notice.txt, notice.eml, evidence packages)",
+        params: &[ID, ("name", "path", "string")],
+        body: None,
+        ok: 200,
+        errors: &[400, 404, 409, 501],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/sites/{host}/contacts",
+        summary: "Where a notice about the site could go: security.txt, addresses on its pages, abuse@",
+        params: &[("host", "path", "string")],
+        body: None,
+        ok: 200,
+        errors: &[400, 501],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/notice-templates",
+        summary: "The notice templates in force (zh-CN and en; subject, text, html)",
+        params: &[],
+        body: None,
+        ok: 200,
+        errors: &[501],
+    },
+    Op {
+        method: "put",
+        path: "/api/v1/notice-templates/{lang}/{part}",
+        summary: "Replace one template (admin); refused unless it renders a complete notice",
+        params: &[("lang", "path", "string"), ("part", "path", "string")],
+        body: Some(template_source),
+        ok: 200,
+        errors: &[400, 403, 501],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/removals",
+        summary: "The removal watch of the pages under notice or confirmed: state, since, transitions",
+        params: &[("owner", "query", "string"), ("state", "query", "removal_state"), ("flagged", "query", "boolean"), ("site", "query", "string"), PAGING[0], PAGING[1]],
+        body: None,
+        ok: 200,
+        errors: &[400],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/removals/stats",
+        summary: "Time to removal (median, p90), removal rate, pages still up and flagged, licensed vs infringing, per site and per holder",
+        params: &[("owner", "query", "string")],
+        body: None,
+        ok: 200,
+        errors: &[400],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/removals/{page_id}",
+        summary: "One page's timeline: its transitions and the notices that named it",
+        params: &[("page_id", "path", "integer")],
+        body: None,
+        ok: 200,
+        errors: &[400, 404],
+    },
+    Op {
+        method: "get",
         path: "/api/v1/tasks",
         summary: "List tasks",
         params: &[("state", "query", "task_state"), ("kind", "query", "string"), PAGING[0], PAGING[1]],
@@ -445,11 +589,13 @@ const OPS: &[Op] = &[
 fn schema(kind: &str) -> Value {
     match kind {
         "integer" => json!({"type": "integer", "format": "int64"}),
-        "boolean" => json!({"type": "boolean"}),
         "score" => json!({"type": "number", "minimum": 0, "maximum": 1}),
         "date" => json!({"type": "string", "format": "date"}),
         "status" => json!({"type": "string", "enum": ["new", "confirmed", "dismissed", "takedown_sent", "licensed"]}),
         "match_kind" => json!({"type": "string", "enum": zhiwen_store::MATCH_KINDS}),
+        "notice_state" => json!({"type": "string", "enum": ["draft", "sending", "sent", "exported", "cancelled"]}),
+        "removal_state" => json!({"type": "string", "enum": ["up", "changed", "removed"]}),
+        "boolean" => json!({"type": "boolean"}),
         "task_state" => json!({"type": "string", "enum": ["queued", "running", "succeeded", "failed", "cancelled"]}),
         "sort" => {
             json!({"type": "string", "enum": ["id", "-id", "score", "-score", "first_seen", "-first_seen", "last_seen", "-last_seen"]})

@@ -9,6 +9,7 @@ mod holders;
 mod matches;
 mod notices;
 mod pages;
+mod removals;
 mod stats;
 mod tasks;
 mod works;
@@ -41,6 +42,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .configure(evidence::routes)
                 .configure(holders::routes)
                 .configure(notices::routes)
+                .configure(removals::routes)
                 .configure(tasks::routes)
                 .route("/exports/matches", web::get().to(crate::exports::export_matches))
                 .default_service(web::to(api_not_found)),
