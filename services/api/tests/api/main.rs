@@ -7,6 +7,7 @@
 mod evidence;
 mod holders;
 mod matches;
+mod notices;
 mod ownership;
 mod service;
 
@@ -77,6 +78,11 @@ async fn fill(stores: &Stores, dir: &Path) -> Matcher {
 }
 
 async fn start(stores: Stores, config: ApiConfig) -> Env {
+    start_with_mail(stores, config, None).await
+}
+
+/// [`start`], sending notices through the SMTP server at `mail_url` (none: a closed port).
+async fn start_with_mail(stores: Stores, config: ApiConfig, mail_url: Option<String>) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let matcher = fill(&stores, dir.path()).await;
     let key = |role, owner: Option<&'static str>, name: &'static str| {
@@ -94,7 +100,21 @@ async fn start(stores: Stores, config: ApiConfig) -> Env {
     )
     .await
     .unwrap();
-    let state = AppState::with_evidence(matcher, dir.path().to_path_buf(), config, Arc::new(evidence));
+    let evidence = Arc::new(evidence);
+    let mail = zhiwen_takedown::MailConfig {
+        url: mail_url.unwrap_or_else(|| "smtp://127.0.0.1:9".into()),
+        from: "知文 <notices@zhiwen.test>".into(),
+        reply_to: None,
+        timeout_secs: 10,
+    };
+    let notices = zhiwen_takedown::Notices::new(
+        stores.clone(),
+        Some(evidence.clone()),
+        zhiwen_takedown::NoticeConfig { mail, chromium: None, crawl: Default::default() },
+    )
+    .unwrap();
+    let services = zhiwen_api::Services { evidence: Some(evidence), notices: Some(notices) };
+    let state = AppState::with_services(matcher, dir.path().to_path_buf(), config, services);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = zhiwen_api::server(state.clone(), listener).unwrap();
@@ -182,7 +202,8 @@ fn assert_error(r: &Resp, status: u16, code: &str) {
 }
 
 async fn suite(stores: Stores) {
-    let env = start(stores, test_config()).await;
+    let smtp = zhiwen_testkit::smtp::SmtpServer::start();
+    let env = start_with_mail(stores, test_config(), smtp.as_ref().map(|s| s.url())).await;
     service::openapi_covers_the_routes(&env).await;
     ownership::roles_and_ownership(&env).await;
     ownership::holders_write_only_their_own(&env).await;
@@ -192,6 +213,9 @@ async fn suite(stores: Stores) {
     service::errors_health_metrics(&env).await;
     service::worker_runs_tasks(&env).await;
     holders::profiles_documents_and_licensed(&env).await;
+    if let Some(smtp) = &smtp {
+        notices::notices_sends_and_removals(&env, smtp).await;
+    }
     env.handle.stop(true).await;
 }
 

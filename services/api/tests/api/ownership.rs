@@ -62,6 +62,21 @@ pub(crate) async fn roles_and_ownership(env: &Env) {
         ("POST", "/api/v1/holders/jinling-press/documents?name=a.pdf&version=999".into(), None, [409, 403, 409, 404]),
         ("GET", "/api/v1/holders/jinling-press/documents/00ff".into(), None, [404, 404, 404, 404]),
         ("DELETE", "/api/v1/holders/jinling-press/documents/00ff?version=999".into(), None, [409, 403, 409, 404]),
+        ("GET", "/api/v1/notices".into(), None, [200, 200, 200, 200]),
+        // No profile yet: the notice cannot be drafted (400) by those who may; another holder: 404.
+        (
+            "POST",
+            "/api/v1/notices".into(),
+            Some(json!({"owner": "jinling-press", "site": "pirate.example"})),
+            [400, 400, 400, 404],
+        ),
+        ("GET", "/api/v1/notices/987654".into(), None, [404, 404, 404, 404]),
+        ("POST", "/api/v1/notices/987654/send".into(), Some(json!({})), [404, 404, 404, 404]),
+        ("GET", "/api/v1/notice-templates".into(), None, [200, 200, 200, 200]),
+        ("PUT", "/api/v1/notice-templates/en/subject".into(), Some(json!({"source": "x"})), [400, 403, 403, 403]),
+        ("GET", "/api/v1/removals".into(), None, [200, 200, 200, 200]),
+        ("GET", "/api/v1/removals/stats".into(), None, [200, 200, 200, 200]),
+        ("GET", format!("/api/v1/removals/{pid}"), None, [404, 404, 404, 404]),
     ];
     let keys = [&env.admin, &env.analyst, &env.holder, &env.other];
     for (method, path, body, expected) in &table {
@@ -75,6 +90,7 @@ pub(crate) async fn roles_and_ownership(env: &Env) {
             assert_eq!(r.status, *want, "{method} {path} as key {k}: {}", r.text());
             if *want >= 400 {
                 let code = match want {
+                    400 => "bad_request",
                     403 => "forbidden",
                     404 => "not_found",
                     409 => "conflict",
