@@ -221,6 +221,29 @@ pub(crate) fn path_error(err: actix_web::error::PathError, _: &HttpRequest) -> a
 /// `Result` of handlers.
 pub type ApiResult<T> = Result<T, ApiError>;
 
+impl From<zhiwen_takedown::NoticeError> for ApiError {
+    fn from(e: zhiwen_takedown::NoticeError) -> Self {
+        use zhiwen_takedown::{MailError as M, NoticeError as N};
+        match e {
+            N::Store(e) => e.into(),
+            N::Capture(e) => e.into(),
+            N::Incomplete(_) | N::NothingToNotice(_) | N::Invalid(_) | N::Template(_) => {
+                ApiError::new(ErrorCode::BadRequest, e.to_string())
+            }
+            N::NotFound(_) => ApiError::new(ErrorCode::NotFound, e.to_string()),
+            N::Conflict(_) => ApiError::new(ErrorCode::Conflict, e.to_string()),
+            N::Mail(M::Address { .. } | M::NoRecipient | M::Invalid(_) | M::TooLarge { .. }) => {
+                ApiError::new(ErrorCode::BadRequest, e.to_string())
+            }
+            N::Mail(M::Smtp { .. } | M::Timeout { .. }) | N::Unknown(_) => {
+                tracing::warn!(error = %e, "notice not sent");
+                ApiError::new(ErrorCode::Unavailable, e.to_string())
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::ErrorCode;
@@ -243,28 +266,5 @@ mod tests {
         let want: Vec<(u16, String)> =
             ErrorCode::ALL.iter().map(|c| (c.status().as_u16(), c.as_str().to_owned())).collect();
         assert_eq!(rows, want);
-    }
-}
-
-impl From<zhiwen_takedown::NoticeError> for ApiError {
-    fn from(e: zhiwen_takedown::NoticeError) -> Self {
-        use zhiwen_takedown::{MailError as M, NoticeError as N};
-        match e {
-            N::Store(e) => e.into(),
-            N::Capture(e) => e.into(),
-            N::Incomplete(_) | N::NothingToNotice(_) | N::Invalid(_) | N::Template(_) => {
-                ApiError::new(ErrorCode::BadRequest, e.to_string())
-            }
-            N::NotFound(_) => ApiError::new(ErrorCode::NotFound, e.to_string()),
-            N::Conflict(_) => ApiError::new(ErrorCode::Conflict, e.to_string()),
-            N::Mail(M::Address { .. } | M::NoRecipient | M::Invalid(_) | M::TooLarge { .. }) => {
-                ApiError::new(ErrorCode::BadRequest, e.to_string())
-            }
-            N::Mail(M::Smtp { .. } | M::Timeout { .. }) | N::Unknown(_) => {
-                tracing::warn!(error = %e, "notice not sent");
-                ApiError::new(ErrorCode::Unavailable, e.to_string())
-            }
-            other => ApiError::internal(other),
-        }
     }
 }
