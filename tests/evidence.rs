@@ -274,3 +274,178 @@ fn crawl_match_capture_export_verify_then_the_page_changes_and_both_captures_hol
     let o = zhiwen(&data, &["evidence", "export", "99", "--out", dir.path().join("x.zip").to_str().unwrap()]);
     assert!(!o.status.success() && text(&o.stderr).contains("match 99 not found"), "{}", text(&o.stderr));
 }
+
+/// A local site of three pages, each of which can be changed or taken down (`None`: 404).
+struct Pages {
+    port: u16,
+    pages: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
+}
+
+fn pages_site(pages: Vec<String>) -> Pages {
+    use std::io::BufRead;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let pages = std::sync::Arc::new(std::sync::Mutex::new(pages.into_iter().map(Some).collect::<Vec<_>>()));
+    let served = pages.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let served = served.clone();
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    return;
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
+                        break;
+                    }
+                }
+                let page = path
+                    .strip_prefix("/book/")
+                    .and_then(|p| p.strip_suffix(".html"))
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .and_then(|n| served.lock().expect("lock").get(n.wrapping_sub(1)).cloned().flatten());
+                let (status, ctype, body) = match (path.as_str(), page) {
+                    (_, Some(body)) => ("200 OK", "text/html; charset=utf-8", body),
+                    ("/robots.txt", _) => ("200 OK", "text/plain", "User-agent: *\nAllow: /\n".to_owned()),
+                    _ => ("404 Not Found", "text/plain", "not here".to_owned()),
+                };
+                let mut stream = stream;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    Pages { port, pages }
+}
+
+fn rfc3339(t: zhiwen_store::Timestamp) -> String {
+    zhiwen_capture::rfc3339(t)
+}
+
+/// The takedown issue's end-to-end check, as a user runs it: crawl three pirate pages,
+/// match, confirm; draft a notice and send it to a real SMTP server (once, whatever the
+/// retries); the site takes two pages down; the re-check marks exactly those two removed
+/// with their time, the third is flagged after the escalation delay (a controlled
+/// clock), and the statistics say so.
+#[test]
+fn a_notice_is_sent_once_two_pages_come_down_and_the_third_is_flagged() {
+    use zhiwen_store::{Holder, HolderProfile, MatchQuery, NoticeState, RemovalState, ReviewStatus, Timestamp};
+    let Some(smtp) = zhiwen_testkit::smtp::SmtpServer::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let works = zhiwen_testkit::corpus::lines(zhiwen_testkit::corpus::CLASSICS, 3);
+    let jsonl: String = works
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            format!("{}\n", serde_json::json!({"id": format!("w-{i}"), "title": w["title"], "text": w["text"]}))
+        })
+        .collect();
+    let works_file = dir.path().join("works.jsonl");
+    std::fs::write(&works_file, jsonl).unwrap();
+    ok(zhiwen(&data, &["import", "works", works_file.to_str().unwrap(), "--owner", "holder-a"]));
+    let html: Vec<String> = works
+        .iter()
+        .map(|w| pirate_html(w["title"].as_str().unwrap(), w["text"].as_str().unwrap(), "本站最新章节"))
+        .collect();
+    let site = pages_site(html);
+    let seeds = dir.path().join("seeds.txt");
+    let urls: Vec<String> = (1..=3).map(|n| format!("http://127.0.0.1:{}/book/{n}.html", site.port)).collect();
+    std::fs::write(&seeds, urls.join("\n")).unwrap();
+    let crawl = ["crawl", "--seeds", seeds.to_str().unwrap(), "--job", "t", "--allow-loopback", "--depth", "0"];
+    ok(zhiwen(&data, &[&crawl[..], &["--delay-ms", "0"]].concat()));
+    ok(zhiwen(&data, &["match", "--capture-allow-loopback", "--chromium", "/nonexistent/chromium"]));
+
+    // A reviewer confirms the three copies; the holder's profile says who it is.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stores = rt.block_on(zhiwen_store::open(&zhiwen_store::StoreConfig::embedded(&data))).unwrap();
+    let matches = rt.block_on(stores.matches.list_matches(&MatchQuery::default(), 0, 100)).unwrap();
+    assert_eq!(matches.len(), 3, "one match per pirate page");
+    for m in &matches {
+        rt.block_on(stores.matches.set_review(m.id, ReviewStatus::Confirmed, "reviewer", None, Timestamp::now()))
+            .unwrap();
+    }
+    let mut holder = Holder::empty("holder-a");
+    holder.profile = HolderProfile {
+        legal_name: "某某文学有限公司".into(),
+        contact_person: "张三".into(),
+        address: "北京市海淀区某路1号".into(),
+        phone: "010-12345678".into(),
+        email: "legal@holder-a.example".into(),
+    };
+    rt.block_on(stores.cases.put_holder(&holder)).unwrap();
+    drop(stores);
+
+    let with_mail = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_zhiwen"))
+            .arg("--data-dir")
+            .arg(&data)
+            .args(args)
+            .env("ZHIWEN_SMTP_URL", smtp.url())
+            .output()
+            .expect("zhiwen runs")
+    };
+    let drafted = ok(with_mail(&[
+        "notice",
+        "draft",
+        "--owner",
+        "holder-a",
+        "--site",
+        "127.0.0.1",
+        "--capture-allow-loopback",
+        "--chromium",
+        "/nonexistent/chromium",
+    ]));
+    assert!(drafted.contains("ZW-N-000001\tdraft\tholder-a\t127.0.0.1\t3 matches"), "{drafted}");
+    assert!(drafted.contains("evidence-match-"), "the packages are attached: {drafted}");
+    let sent = ok(with_mail(&["notice", "send", "1", "--to", "abuse@pirate.example"]));
+    assert!(sent.contains("\tsent\t"), "{sent}");
+    let again = ok(with_mail(&["notice", "send", "1", "--to", "abuse@pirate.example"]));
+    assert!(again.contains("\tsent\t"), "{again}");
+    assert_eq!(smtp.messages().len(), 1, "sent exactly once");
+    let listed = ok(zhiwen(&data, &["notice", "list"]));
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+
+    // Two pages come down: one 404, one replaced by unrelated text.
+    let t0 = Timestamp::now();
+    {
+        let mut pages = site.pages.lock().unwrap();
+        pages[0] = None;
+        pages[1] = Some(pirate_html("公告", "本站已删除此书，敬请谅解。欢迎阅读其他作品。", ""));
+    }
+    let at = Timestamp(t0.0 + 3_600_000);
+    let report = ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &rfc3339(at), "--json"]));
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!((report["removed"].as_u64(), report["up"].as_u64()), (Some(2), Some(1)), "{report}");
+    // Eight days later the third page is still up: flagged once for a second notice.
+    let later = Timestamp(t0.0 + 8 * 86_400_000);
+    let report = ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &rfc3339(later), "--json"]));
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["flagged"].as_array().map(Vec::len), Some(1), "{report}");
+
+    let stores = rt.block_on(zhiwen_store::open(&zhiwen_store::StoreConfig::embedded(&data))).unwrap();
+    let notice = rt.block_on(stores.cases.get_notice(1)).unwrap().unwrap();
+    assert_eq!(notice.state, NoticeState::Sent);
+    let mut removed = Vec::new();
+    for &p in &notice.page_ids {
+        let w = rt.block_on(stores.cases.get_watch(p)).unwrap().expect("watched");
+        if w.state == RemovalState::Removed {
+            assert_eq!(w.removed_at, Some(at), "removed at the re-check's time");
+            removed.push(w.url.clone());
+        } else {
+            assert!(w.flagged_at.is_some() && w.url == urls[2], "{w:?}");
+        }
+    }
+    removed.sort();
+    assert_eq!(removed, urls[..2].to_vec());
+    let stats = rt.block_on(zhiwen_capture::recheck::removal_stats(&stores, None, later)).unwrap();
+    let t = &stats.total;
+    assert_eq!((t.pages_noticed, t.pages_removed, t.pages_still_up, t.pages_flagged), (3, 2, 1, 1), "{stats:?}");
+}

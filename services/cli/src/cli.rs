@@ -76,6 +76,10 @@ pub enum Command {
     /// up, changed or removed (as the capture worker does every `[recheck] every_hours`),
     /// and flag those still up long after their notice. Prints a summary, or `--json`.
     Recheck(crate::commands::recheck::RecheckArgs),
+    /// Takedown notices: draft one from a holder's confirmed matches on a site, send it
+    /// (at most once) or export it as .eml, list them, suggest where they go.
+    #[command(subcommand)]
+    Notice(crate::commands::notice::NoticeCommand),
 }
 
 /// Size of the evaluation set.

@@ -14,6 +14,7 @@ mod import;
 pub(crate) mod keys;
 mod matching;
 mod migrate;
+pub(crate) mod notice;
 pub(crate) mod recheck;
 mod reindex;
 mod report;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Eval(args) => eval::run(&cli.data, &args),
         Command::Evidence(cmd) => evidence::run(&cli.data, &cmd),
         Command::Recheck(args) => block_on(recheck::run(&cli.data, &args)),
+        Command::Notice(cmd) => notice::run(&cli.data, &cmd),
     }
 }
 
