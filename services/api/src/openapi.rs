@@ -679,7 +679,7 @@ pub fn document() -> Value {
     let error_codes: Vec<&str> = crate::error::ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     json!({
         "openapi": "3.0.3",
-        "info": {"title": "zhiwen admin API", "version": "1.1", "description": "See docs/api.md. Authorization: Bearer <key>."},
+        "info": {"title": "zhiwen admin API", "version": "1.3", "description": "See docs/api.md. Authorization: Bearer <key>."},
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
         "paths": paths,
