@@ -18,12 +18,15 @@
 //! JSON values are as stored. Times are RFC 3339 in UTC.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::Write;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use zhiwen_store::{MatchCursor, MatchQuery, MatchRowWithEvidence, MatchSort, Stores, Timestamp};
+use zhiwen_store::{
+    MatchCursor, MatchQuery, MatchRowWithEvidence, MatchSort, RemovalWatch, ReviewStatus, Stores, Timestamp,
+};
 
 use crate::{MatcherError, Result};
 
@@ -84,7 +87,7 @@ impl ExportFormat {
 }
 
 /// The column names, in order (the CSV header, the XLSX header row, the JSON keys).
-pub const COLUMNS: [&str; 19] = [
+pub const COLUMNS: [&str; 21] = [
     "match_id",
     "work_id",
     "owner",
@@ -104,6 +107,8 @@ pub const COLUMNS: [&str; 19] = [
     "status",
     "evidence_section",
     "evidence_page",
+    "removal_state",
+    "removed_at",
 ];
 
 /// A CSV cell made safe to open in a spreadsheet program (OWASP "CSV Injection"): a
@@ -158,6 +163,11 @@ pub struct ExportRow {
     pub evidence_section: String,
     /// The same passage, page side.
     pub evidence_page: String,
+    /// What the removal re-check last saw of the page (`up`, `changed`, `removed`;
+    /// empty when it was never checked).
+    pub removal_state: String,
+    /// When it was seen removed, RFC 3339 UTC (empty while it is not).
+    pub removed_at: String,
 }
 
 /// A cell: text, or a number (a number cell in XLSX).
@@ -167,8 +177,8 @@ enum Cell<'a> {
 }
 
 impl ExportRow {
-    /// The exported form of a listed match.
-    pub fn new(m: MatchRowWithEvidence) -> Result<Self> {
+    /// The exported form of a listed match, with the removal watch of its page.
+    pub fn new(m: MatchRowWithEvidence, watch: Option<&RemovalWatch>) -> Result<Self> {
         let MatchRowWithEvidence { row: r, evidence_section, evidence_page } = m;
         Ok(ExportRow {
             match_id: r.id,
@@ -190,11 +200,13 @@ impl ExportRow {
             status: r.status.as_str().to_owned(),
             evidence_section,
             evidence_page,
+            removal_state: watch.map(|w| w.state.as_str().to_owned()).unwrap_or_default(),
+            removed_at: watch.and_then(|w| w.removed_at).map(rfc3339).transpose()?.unwrap_or_default(),
         })
     }
 
     /// The cells, in the order of [`COLUMNS`].
-    fn cells(&self) -> [Cell<'_>; 19] {
+    fn cells(&self) -> [Cell<'_>; 21] {
         fn text(s: &str) -> Cell<'_> {
             Cell::Text(Cow::Borrowed(s))
         }
@@ -219,6 +231,8 @@ impl ExportRow {
             text(&self.status),
             text(&self.evidence_section),
             text(&self.evidence_page),
+            text(&self.removal_state),
+            text(&self.removed_at),
         ]
     }
 }
@@ -413,8 +427,19 @@ impl ExportStream {
                 self.stores.queries.query_matches_with_evidence(&self.query, self.sort, self.after, PAGE).await?;
             self.read_all = page.len() < PAGE as usize;
             self.after = page.last().map(|m| MatchCursor { value: m.row.sort_value(self.sort.key), id: m.row.id });
+            // The removal watches of the pages under notice or confirmed (others have none).
+            let mut watches: HashMap<i64, RemovalWatch> = HashMap::new();
+            for m in &page {
+                let watched = matches!(m.row.status, ReviewStatus::Confirmed | ReviewStatus::TakedownSent);
+                if watched && !watches.contains_key(&m.row.page_id) {
+                    if let Some(w) = self.stores.cases.get_watch(m.row.page_id).await? {
+                        watches.insert(m.row.page_id, w);
+                    }
+                }
+            }
             for m in page {
-                exporter.write(&ExportRow::new(m)?)?;
+                let watch = watches.get(&m.row.page_id);
+                exporter.write(&ExportRow::new(m, watch)?)?;
                 self.rows += 1;
             }
             if !self.read_all {

@@ -110,6 +110,10 @@ pub(crate) async fn notices_sends_and_removals(env: &Env, smtp: &SmtpServer) {
         (Some(1), Some(1)),
         "{stats}"
     );
+    // The export carries what the re-check saw.
+    let export = env.get("/api/v1/exports/matches?format=json", &env.holder).await.json();
+    assert_eq!(export[0]["removal_state"], "removed", "{export}");
+    assert!(export[0]["removed_at"].as_str().is_some_and(|t| t.ends_with('Z')), "{export}");
     let theirs = env.get("/api/v1/removals/stats?owner=jinling-press", &env.other).await.json();
     assert_eq!(theirs["total"]["pages_removed"].as_u64(), Some(0), "{theirs}");
 
