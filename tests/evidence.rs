@@ -111,51 +111,6 @@ fn a_package_verifies_with_the_log_key_and_a_changed_byte_fails() {
     assert!(text(&o.stderr).contains("not a readable evidence package"), "{}", text(&o.stderr));
 }
 
-/// A local "pirate site" whose page can be changed while it runs.
-struct Site {
-    port: u16,
-    page: std::sync::Arc<std::sync::Mutex<String>>,
-}
-
-fn site(first: String) -> Site {
-    use std::io::BufRead;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let page = std::sync::Arc::new(std::sync::Mutex::new(first));
-    let served = page.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let served = served.clone();
-            std::thread::spawn(move || {
-                let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
-                let mut line = String::new();
-                if reader.read_line(&mut line).is_err() {
-                    return;
-                }
-                let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
-                        break;
-                    }
-                }
-                let (status, ctype, body) = match path.as_str() {
-                    "/book/1.html" => ("200 OK", "text/html; charset=utf-8", served.lock().expect("lock").clone()),
-                    "/robots.txt" => ("200 OK", "text/plain", "User-agent: *\nAllow: /\n".to_owned()),
-                    _ => ("404 Not Found", "text/plain", "not here".to_owned()),
-                };
-                let mut stream = stream;
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    Site { port, page }
-}
-
 fn pirate_html(title: &str, text: &str, extra: &str) -> String {
     let paragraphs: String =
         text.split('\n').filter(|p| !p.trim().is_empty()).map(|p| format!("<p>{p}</p>\n")).collect();
@@ -187,8 +142,9 @@ fn crawl_match_capture_export_verify_then_the_page_changes_and_both_captures_hol
     std::fs::write(&works, format!("{}\n", serde_json::json!({"id": "w-1", "title": title, "text": body}))).unwrap();
     ok(zhiwen(&data, &["import", "works", works.to_str().unwrap(), "--owner", "holder-a"]));
 
-    let site = site(pirate_html(&title, &body, "本站最新章节"));
-    let url = format!("http://127.0.0.1:{}/book/1.html", site.port);
+    let site = zhiwen_testkit::site::Site::start();
+    site.set("/book/1.html", 200, pirate_html(&title, &body, "本站最新章节"));
+    let url = site.url("/book/1.html");
     let seeds = dir.path().join("seeds.txt");
     std::fs::write(&seeds, format!("{url}\n")).unwrap();
     ok(zhiwen(
@@ -232,7 +188,7 @@ fn crawl_match_capture_export_verify_then_the_page_changes_and_both_captures_hol
     std::fs::write(&head1, ok(zhiwen(&data, &["evidence", "head"]))).unwrap();
 
     // The pirate edits the page; a capture on demand keeps what it is now.
-    *site.page.lock().unwrap() = pirate_html(&title, &body, "盗版更新：第二版");
+    site.set("/book/1.html", 200, pirate_html(&title, &body, "盗版更新：第二版"));
     let captured = ok(zhiwen(
         &data,
         &["evidence", "capture", "1", "--capture-allow-loopback", "--chromium", "/nonexistent/chromium"],
@@ -275,56 +231,6 @@ fn crawl_match_capture_export_verify_then_the_page_changes_and_both_captures_hol
     assert!(!o.status.success() && text(&o.stderr).contains("match 99 not found"), "{}", text(&o.stderr));
 }
 
-/// A local site of three pages, each of which can be changed or taken down (`None`: 404).
-struct Pages {
-    port: u16,
-    pages: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
-}
-
-fn pages_site(pages: Vec<String>) -> Pages {
-    use std::io::BufRead;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let pages = std::sync::Arc::new(std::sync::Mutex::new(pages.into_iter().map(Some).collect::<Vec<_>>()));
-    let served = pages.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let served = served.clone();
-            std::thread::spawn(move || {
-                let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
-                let mut line = String::new();
-                if reader.read_line(&mut line).is_err() {
-                    return;
-                }
-                let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
-                        break;
-                    }
-                }
-                let page = path
-                    .strip_prefix("/book/")
-                    .and_then(|p| p.strip_suffix(".html"))
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .and_then(|n| served.lock().expect("lock").get(n.wrapping_sub(1)).cloned().flatten());
-                let (status, ctype, body) = match (path.as_str(), page) {
-                    (_, Some(body)) => ("200 OK", "text/html; charset=utf-8", body),
-                    ("/robots.txt", _) => ("200 OK", "text/plain", "User-agent: *\nAllow: /\n".to_owned()),
-                    _ => ("404 Not Found", "text/plain", "not here".to_owned()),
-                };
-                let mut stream = stream;
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    Pages { port, pages }
-}
-
 fn rfc3339(t: zhiwen_store::Timestamp) -> String {
     zhiwen_capture::rfc3339(t)
 }
@@ -355,9 +261,12 @@ fn a_notice_is_sent_once_two_pages_come_down_and_the_third_is_flagged() {
         .iter()
         .map(|w| pirate_html(w["title"].as_str().unwrap(), w["text"].as_str().unwrap(), "本站最新章节"))
         .collect();
-    let site = pages_site(html);
+    let site = zhiwen_testkit::site::Site::start();
+    for (n, page) in html.into_iter().enumerate() {
+        site.set(&format!("/book/{}.html", n + 1), 200, page);
+    }
     let seeds = dir.path().join("seeds.txt");
-    let urls: Vec<String> = (1..=3).map(|n| format!("http://127.0.0.1:{}/book/{n}.html", site.port)).collect();
+    let urls: Vec<String> = (1..=3).map(|n| site.url(&format!("/book/{n}.html"))).collect();
     std::fs::write(&seeds, urls.join("\n")).unwrap();
     let crawl = ["crawl", "--seeds", seeds.to_str().unwrap(), "--job", "t", "--allow-loopback", "--depth", "0"];
     ok(zhiwen(&data, &[&crawl[..], &["--delay-ms", "0"]].concat()));
@@ -415,11 +324,8 @@ fn a_notice_is_sent_once_two_pages_come_down_and_the_third_is_flagged() {
 
     // Two pages come down: one 404, one replaced by unrelated text.
     let t0 = Timestamp::now();
-    {
-        let mut pages = site.pages.lock().unwrap();
-        pages[0] = None;
-        pages[1] = Some(pirate_html("公告", "本站已删除此书，敬请谅解。欢迎阅读其他作品。", ""));
-    }
+    site.remove("/book/1.html");
+    site.set("/book/2.html", 200, pirate_html("公告", "本站已删除此书，敬请谅解。欢迎阅读其他作品。", ""));
     let at = Timestamp(t0.0 + 3_600_000);
     let report = ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &rfc3339(at), "--json"]));
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();

@@ -74,58 +74,7 @@ async fn heads_per_size_a_reopened_log_and_a_store_that_lost_captures() {
 // ---------------------------------------------------------------------------------
 // Removal re-check
 
-/// A site on 127.0.0.1 whose pages (path -> status, body) can be changed while it runs;
-/// anything else (robots.txt too) is 404.
-struct Site {
-    port: u16,
-    pages: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, (u16, String)>>>,
-}
-
-impl Site {
-    fn start() -> Site {
-        use std::io::{BufRead, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let pages = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
-        let served = pages.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let served = served.clone();
-                std::thread::spawn(move || {
-                    let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).is_err() {
-                        return;
-                    }
-                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
-                            break;
-                        }
-                    }
-                    let found = served.lock().expect("lock").get(&path).cloned();
-                    let (status, body) = found.unwrap_or((404, "not here".to_owned()));
-                    let mut stream = stream;
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 {status} X\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                });
-            }
-        });
-        Site { port, pages }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn set(&self, path: &str, status: u16, body: String) {
-        self.pages.lock().expect("lock").insert(path.to_owned(), (status, body));
-    }
-}
+use zhiwen_testkit::site::Site;
 
 fn html(title: &str, text: &str, extra: &str) -> String {
     format!("<!doctype html><html><head><meta charset=utf-8><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p><p>{extra}</p></body></html>")

@@ -14,6 +14,7 @@ use std::net::TcpListener;
 pub mod corpus;
 pub mod mongo;
 pub mod redis;
+pub mod site;
 pub mod smtp;
 
 /// A free TCP port on 127.0.0.1 (bound and released; the server binds it next).
