@@ -142,21 +142,24 @@ async fn get_notice(state: State, caller: Caller, id: web::Path<i64>) -> ApiResu
     Ok(HttpResponse::Ok().json(visible_notice(&state, &caller, *id).await?))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RecipientBody {
+    #[serde(default)]
     recipient: Option<String>,
 }
 
+/// The body is required (`{}` for the address chosen at draft): a malformed one is a
+/// 400, never read as "no recipient given" (which would send to the draft's address).
 async fn send(
     state: State,
     caller: Caller,
     id: web::Path<i64>,
-    body: Option<web::Json<RecipientBody>>,
+    body: web::Json<RecipientBody>,
 ) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "send notices")?;
     let n = visible_notice(&state, &caller, *id).await?;
-    let recipient = body.and_then(|b| b.into_inner().recipient);
+    let recipient = body.into_inner().recipient;
     let sent = service(&state)?.send(n.id, recipient.as_deref(), &caller.actor()).await?;
     Ok(HttpResponse::Ok().json(sent))
 }
@@ -165,11 +168,11 @@ async fn export(
     state: State,
     caller: Caller,
     id: web::Path<i64>,
-    body: Option<web::Json<RecipientBody>>,
+    body: web::Json<RecipientBody>,
 ) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "export notices")?;
     let n = visible_notice(&state, &caller, *id).await?;
-    let recipient = body.and_then(|b| b.into_inner().recipient);
+    let recipient = body.into_inner().recipient;
     let (notice, _) = service(&state)?.export(n.id, recipient.as_deref(), &caller.actor()).await?;
     Ok(HttpResponse::Ok().json(notice))
 }

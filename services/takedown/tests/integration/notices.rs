@@ -93,6 +93,10 @@ async fn case() -> Case {
 }
 
 fn notices(stores: &Stores, url: &str) -> Notices {
+    notices_printed_by(stores, url, None)
+}
+
+fn notices_printed_by(stores: &Stores, url: &str, chromium: Option<std::path::PathBuf>) -> Notices {
     let config = NoticeConfig {
         mail: MailConfig {
             url: url.into(),
@@ -100,7 +104,7 @@ fn notices(stores: &Stores, url: &str) -> Notices {
             reply_to: None,
             timeout_secs: 10,
         },
-        chromium: None,
+        chromium,
         crawl: Default::default(),
     };
     Notices::new(stores.clone(), None, config).expect("notices")
@@ -135,6 +139,19 @@ async fn a_notice_is_drafted_once_sent_once_and_followed_up() {
     assert_eq!(n.state, NoticeState::Draft);
     let names: Vec<&str> = n.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["notice.txt", "notice.html"]);
+    // Printed as PDF by Chromium when there is one (the dashboard's and the CLI's path).
+    let chromium = zhiwen_ingest::find_chromium();
+    if chromium.is_none() && zhiwen_testkit::require_servers() {
+        panic!("chromium is required (ZHIWEN_REQUIRE_SERVERS=1) to print notices");
+    }
+    if let Some(chromium) = chromium {
+        let printed = notices_printed_by(&c.stores, &server.url(), Some(chromium));
+        let request = DraftRequest { match_ids: c.matches[..1].to_vec(), ..request("jinling", Lang::ZhCn) };
+        let (p, _) = printed.draft(&request).await.expect("draft with a PDF");
+        let pdf = printed.file(&p, "notice.pdf").await.expect("the PDF is kept");
+        assert!(pdf.starts_with(b"%PDF-") && pdf.len() > 1000, "a PDF");
+        printed.cancel(p.id).await.expect("withdrawn");
+    }
     let text = String::from_utf8(svc.file(&n, "notice.txt").await.unwrap()).unwrap();
     for needle in [
         "金陵出版社有限公司",
