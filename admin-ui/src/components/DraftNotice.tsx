@@ -25,16 +25,16 @@ export function DraftNoticeModal({ open, initial, onClose, onDrafted }: { open: 
   const [error, setError] = useState<string>();
   const pick = can('holders.pick');
 
+  const start = { owner: initial.owner ?? session?.me.owner ?? undefined, site: initial.site ?? '', lang: (lang === 'en' ? 'en' : 'zh-CN') as NoticeLang };
   useEffect(() => {
     if (!open) return;
     setError(undefined);
-    form.setFieldsValue({ owner: initial.owner ?? session?.me.owner ?? undefined, site: initial.site ?? '', lang: lang === 'en' ? 'en' : 'zh-CN' });
     if (pick) {
       Promise.all([api.holders().catch(() => ({ items: [] as Holder[] })), api.works({ limit: 500 }).catch(() => ({ items: [] as WorkItem[] }))]).then(([h, w]) =>
         setOwners(ownerChoices(h.items, w.items)),
       );
     }
-  }, [open, initial, api, form, lang, pick, session]);
+  }, [open, api, pick]);
 
   const submit = async () => {
     const v = await form.validateFields();
@@ -70,7 +70,7 @@ export function DraftNoticeModal({ open, initial, onClose, onDrafted }: { open: 
     >
       <Typography.Paragraph type="secondary">{t('draft.intro')}</Typography.Paragraph>
       {initial.matchIds && initial.matchIds.length > 0 && <Alert type="info" message={t('draft.selected', { n: initial.matchIds.length })} style={{ marginBottom: 12 }} />}
-      <Form form={form} layout="vertical" preserve={false}>
+      <Form form={form} layout="vertical" preserve={false} initialValues={start}>
         {pick && (
           <Form.Item name="owner" label={t('draft.owner')} rules={[{ required: true, message: t('draft.required', { field: t('draft.owner') }) }]}>
             <Select showSearch options={owners.map((o) => ({ value: o, label: o }))} data-testid="draft-owner" />

@@ -390,7 +390,6 @@ const zh = {
   'notice.stillUp': '通知中有 {n} 个网页仍未删除。',
   'notice.followUp': '起草再次通知',
   'notice.followUpCreated': '已起草再次通知 {ref}',
-  'notice.readOnlyHint': '只读',
 
   'removals.title': '下架跟踪',
   'removals.statsAt': '统计时间 {at}',
@@ -830,7 +829,6 @@ const en: Record<Key, string> = {
   'notice.stillUp': '{n} pages of this notice are still up.',
   'notice.followUp': 'Draft a second notice',
   'notice.followUpCreated': 'Second notice {ref} drafted',
-  'notice.readOnlyHint': 'Read only',
 
   'removals.title': 'Removal tracking',
   'removals.statsAt': 'As of {at}',

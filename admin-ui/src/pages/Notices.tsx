@@ -142,6 +142,7 @@ export function Notices() {
       >
         {openId !== null && (
           <NoticeDetail
+            key={openId}
             id={openId}
             onChanged={() => setTick((x) => x + 1)}
             onOpen={(id) => {
