@@ -777,6 +777,7 @@ async function main() {
       await lp.getByTestId('matches-table').locator('thead .ant-checkbox-input').check();
       await lp.getByTestId('bulk-bar').waitFor();
       assert.equal(await lp.getByTestId('bulk-bar').getByText('已授权站点').count(), 0, 'no review button sets licensed');
+      await shot(lp, 'matches-licensed');
     });
 
     await step('notices: a reviewer confirms the live site’s matches and drafts a notice for that site from the matches page', async () => {
@@ -808,6 +809,7 @@ async function main() {
       await popup.waitForLoadState();
       assert.ok((await popup.content()).includes('洛观书局有限公司'), 'the notice states the holder');
       await popup.close();
+      await shot(rp, 'notice-draft');
     });
 
     await step('notices: the reviewer picks the suggested address and sends the notice; the SMTP server got exactly one message', async () => {

@@ -3,6 +3,7 @@ import { Alert, App, AutoComplete, Button, Card, Descriptions, Drawer, Input, Po
 import type { TableProps } from 'antd';
 import { DownloadOutlined, ExportOutlined, FileTextOutlined, PlusOutlined, RedoOutlined, SendOutlined, StopOutlined } from '@ant-design/icons';
 import { Link, useSearchParams } from 'react-router-dom';
+import { ApiError } from '../api/client';
 import { NOTICE_STATES, type ContactSuggestion, type MatchItem, type Notice, type NoticeState } from '../api/types';
 import { useApiClient, useAuth } from '../auth';
 import { DraftNoticeModal, type DraftInitial } from '../components/DraftNotice';
@@ -246,7 +247,9 @@ export function NoticeDetail({ id, onChanged, onOpen }: { id: number; onChanged?
       message.success(done(n));
       onChanged?.(n);
     } catch (e) {
-      const text = what === 'send' ? t('notice.sendFailed', { message: errorMessage(t, e) }) : errorMessage(t, e);
+      // A failed send says what the mail server said (the generic "unavailable" would not).
+      const relay = e instanceof ApiError && (e.code === 'unavailable' || e.code === 'conflict');
+      const text = what === 'send' ? t('notice.sendFailed', { message: relay ? (e as ApiError).message : errorMessage(t, e) }) : errorMessage(t, e);
       setActionError(text);
       message.error(text);
       await load(); // show the state the server holds now
