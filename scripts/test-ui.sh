@@ -2,7 +2,8 @@
 # The dashboard's checks (admin-ui/): installs what they need (Debian's chromium and a CJK
 # font with apt-get, the npm packages locked in package-lock.json), then typecheck, unit tests
 # (Vitest), the production build, and the end-to-end tests in headless Chromium against a
-# real `zhiwen serve` seeded by real imports and a real matching run.
+# real `zhiwen serve` seeded by real imports and a real matching run, sending its takedown
+# notices to a loopback SMTP server (aiosmtpd, scripts/setup-smtp.sh).
 # The end-to-end run saves screenshots of the main pages into target/screenshots/
 # (E2E_SCREENSHOTS=docs: into docs/screenshots/ for the README; =0: none).
 set -euo pipefail
@@ -40,6 +41,14 @@ npm run --silent build
 step "building zhiwen"
 cd "$ROOT"
 cargo build --locked --bin zhiwen
+
+step "SMTP server for the notice steps (aiosmtpd in .test-servers/venv)"
+# scripts/test.sh exports it; run alone, this script sets it up the same way.
+if [ -z "${ZHIWEN_SMTPD_PYTHON:-}" ]; then
+    ZHIWEN_SMTPD_PYTHON="$(scripts/setup-smtp.sh)"
+fi
+export ZHIWEN_SMTPD_PYTHON
+echo "smtpd python: $ZHIWEN_SMTPD_PYTHON"
 
 step "end-to-end tests (headless chromium, real zhiwen serve)"
 cd "$ROOT/admin-ui"

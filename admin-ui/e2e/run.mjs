@@ -5,13 +5,15 @@
 //      `zhiwen import pages` of the generated pirate site and the bundled samples) and a
 //      real matching run (`zhiwen match`);
 //   2. keys made with `zhiwen keys create` (an admin and two rights holders);
-//   3. `zhiwen serve` on a free loopback port, serving admin-ui/dist;
+//   3. an SMTP server on a loopback port (aiosmtpd, storing what it receives in a Maildir)
+//      and `zhiwen serve` on a free loopback port, serving admin-ui/dist and sending its
+//      takedown notices through that SMTP server;
 //   4. Debian's Chromium driven by playwright-core walks through the dashboard as users
 //      would, and saves screenshots of the main pages (into target/screenshots/, or into
 //      docs/screenshots/ for the README when E2E_SCREENSHOTS=docs).
 //
 // Environment: ZHIWEN_BIN (default target/debug/zhiwen), CHROMIUM (default
-// /usr/bin/chromium), E2E_SCREENSHOTS=0 to skip writing the screenshots (=docs to refresh the
+// /usr/bin/chromium), ZHIWEN_SMTPD_PYTHON (a python with aiosmtpd: scripts/setup-smtp.sh), E2E_SCREENSHOTS=0 to skip writing the screenshots (=docs to refresh the
 // README's), E2E_KEEP=1 to keep the
 // data directory of a failed run.
 import { spawn, spawnSync } from 'node:child_process';
@@ -32,8 +34,13 @@ const SHOTS =
   process.env.E2E_SCREENSHOTS === 'docs' ? join(ROOT, 'docs', 'screenshots') : join(ROOT, 'target', 'screenshots');
 const WRITE_SHOTS = process.env.E2E_SCREENSHOTS !== '0';
 const PIRATE = 'http://pirate.example/';
-// The page of the generated site that is also crawled live from a loopback port.
+// The pages of the generated site also crawled live from a loopback port: three copies of
+// one holder's works (洛观书局: 三国演义 and the two halves of 水浒传), the site a notice goes to.
 const LIVE_PAGE = 'book/sanguo/1.html';
+const LIVE_PAGES = [LIVE_PAGE, 'book/shuihu/1.html', 'book/shuihu/1_2.html'];
+// A contact page of the live site: where the suggested recipient of its notices comes from.
+const CONTACT_PAGE = 'contact.html';
+const CONTACT_ADDRESS = 'copyright@pirate-mirror.example';
 // The kinds of copy a match records, as the dashboard names them in Chinese.
 const KIND_LABELS = { identical: '完全相同', near_duplicate: '整章近似', embedded: '整章嵌入', excerpt: '摘抄片段' };
 
@@ -155,8 +162,12 @@ async function seed() {
   // One page crawled from the local site: its match is captured live (screenshot, print).
   const live = await startSite(site);
   try {
+    writeFileSync(
+      join(site, CONTACT_PAGE),
+      `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>联系我们</title></head><body><h1>联系我们</h1><p>版权投诉请发邮件至 ${CONTACT_ADDRESS}</p></body></html>\n`,
+    );
     const seeds = join(data, 'seeds.txt');
-    writeFileSync(seeds, `${live.base}${LIVE_PAGE}\n`);
+    writeFileSync(seeds, [...LIVE_PAGES, CONTACT_PAGE].map((p) => `${live.base}${p}\n`).join(''));
     zhiwen('crawl', '--seeds', seeds, '--job', 'e2e', '--allow-loopback', '--depth', '0', '--delay-ms', '0');
     // The matching run captures its new matches (the imported pages from their stored copy).
     zhiwen('match', '--capture-allow-loopback', '--chromium', CHROMIUM);
@@ -171,10 +182,45 @@ async function seed() {
     demo: keyOf(zhiwen('keys', 'create', '--role', 'holder', '--owner', 'demo', '--name', 'demo')),
     analyst: keyOf(zhiwen('keys', 'create', '--role', 'analyst', '--name', '分析员')),
   };
-  return { keys, live };
+  return { keys, live, site };
 }
 
-async function startServe() {
+/** aiosmtpd on a loopback port, keeping every message it accepts in the Maildir `dir`. */
+async function startSmtp(dir) {
+  const python = process.env.ZHIWEN_SMTPD_PYTHON;
+  if (!python) throw new Error('ZHIWEN_SMTPD_PYTHON is not set: run scripts/setup-smtp.sh (scripts/test-ui.sh does)');
+  const port = await freePort();
+  // `dir` must not exist yet: the handler makes the Maildir (cur/, new/, tmp/) itself.
+  const proc = spawn(python, ['-m', 'aiosmtpd', '-n', '-l', `127.0.0.1:${port}`, '-c', 'aiosmtpd.handlers.Mailbox', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  proc.stderr.on('data', (d) => (log += d));
+  for (let i = 0; i < 100; i++) {
+    if (proc.exitCode !== null) throw new Error(`the SMTP server exited (${proc.exitCode}):\n${log}`);
+    const up = await new Promise((res) => {
+      const c = net.connect(port, '127.0.0.1', () => {
+        c.end();
+        res(true);
+      });
+      c.once('error', () => res(false));
+    });
+    if (up) return { proc, url: `smtp://127.0.0.1:${port}` };
+    await sleep(100);
+  }
+  proc.kill();
+  throw new Error(`the SMTP server did not listen within 10 s:\n${log}`);
+}
+
+/** The messages the SMTP server stored (file names in the Maildir's new/ and cur/). */
+function mailbox(dir) {
+  return ['new', 'cur'].flatMap((sub) => (existsSync(join(dir, sub)) ? readdirSync(join(dir, sub)).map((f) => join(dir, sub, f)) : []));
+}
+
+/** An RFC 3339 time `ms` from now, whole seconds (what `zhiwen recheck --now` reads). */
+function isoIn(ms) {
+  return new Date(Date.now() + ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+async function startServe(smtpUrl) {
   const port = await freePort();
   const help = spawnSync(BIN, ['serve', '--help'], { env, encoding: 'utf8' }).stdout ?? '';
   const args = ['serve', '--listen', `127.0.0.1:${port}`];
@@ -185,7 +231,7 @@ async function startServe() {
   if (help.includes('--chromium')) args.push('--chromium', CHROMIUM);
   // a capture on demand fetches the page again from the local site (captures follow the crawls' address policy)
   if (help.includes('--crawl-allow-loopback')) args.push('--crawl-allow-loopback');
-  const proc = spawn(BIN, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(BIN, args, { env: { ...env, ZHIWEN_SMTP_URL: smtpUrl }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stdout.on('data', (d) => (log += d));
   proc.stderr.on('data', (d) => (log += d));
@@ -295,9 +341,15 @@ async function waitRowsSettled(page, testId) {
 
 async function main() {
   console.log(`data directory: ${data}`);
-  const { keys, live } = await seed();
-  const serve = await startServe().catch((e) => {
+  const { keys, live, site } = await seed();
+  const mailDir = join(data, 'mail');
+  const smtp = await startSmtp(mailDir).catch((e) => {
     live.proc.kill();
+    throw e;
+  });
+  const serve = await startServe(smtp.url).catch((e) => {
+    live.proc.kill();
+    smtp.proc.kill();
     throw e;
   });
   const { base } = serve;
@@ -653,12 +705,226 @@ async function main() {
       await actx.close();
     });
 
+    // ---- After a match: the holder's record, a notice sent by e-mail, the pages re-checked.
+    const liveMatches = allMatches.filter((m) => m.url.startsWith(live.base));
+    const byId = (a, b) => a - b;
+    let lp; // the holder 洛观书局, signed in
+    let rp; // a reviewer (analyst), signed in
+    let noticeId;
+    const newPage = async (key) => {
+      const c = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN', acceptDownloads: true });
+      const p = await c.newPage();
+      p.on('pageerror', (e) => consoleErrors.push(String(e)));
+      await signIn(p, base, key);
+      return p;
+    };
+    // a time as the dashboard shows it (the browser's time zone)
+    const shownTime = (p, ms) =>
+      p.evaluate((t) => {
+        const d = new Date(t);
+        const two = (n) => (n < 10 ? `0${n}` : String(n));
+        return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
+      }, ms);
+    const statValue = async (p, id) => (await p.getByTestId(id).locator('.ant-statistic-content-value').innerText()).trim();
+
+    await step('rights holder: the holder fills in its profile (saved with the version read; a stale save reloads and says so)', async () => {
+      assert.equal(liveMatches.length, LIVE_PAGES.length, `one match per live page: ${liveMatches.map((m) => m.url)}`);
+      assert.ok(liveMatches.every((m) => m.owner === 'luoguan-books' && m.site === '127.0.0.1'));
+      lp = await newPage(keys.luoguan);
+      await lp.getByTestId('nav').getByText('权利人').click();
+      await lp.waitForURL(/\/holders\/luoguan-books$/);
+      await lp.getByTestId('profile-card').waitFor();
+      assert.equal(await lp.getByTestId('holder-picker').count(), 0, 'a holder sees its own record only');
+      const profile = { legal_name: '洛观书局有限公司', contact_person: '王编辑', address: '北京市东城区书香路 1 号', phone: '010-12345678', email: 'rights@luoguan.example' };
+      for (const [k, v] of Object.entries(profile)) await lp.getByTestId(`profile-${k}`).fill(v);
+      await lp.getByTestId('profile-save').click();
+      await lp.getByText('资料已保存').waitFor();
+      await lp.locator('[data-testid="holder-version"][data-version="1"]').waitFor({ state: 'attached' });
+      const stored = (await api(base, keys.luoguan, '/api/v1/holders/luoguan-books')).body;
+      assert.equal(stored.version, 1);
+      assert.deepEqual(stored.profile, profile);
+      // an admin saves first: the page's save names a stale version, is refused, and reloads
+      const other = await api(base, keys.admin, '/api/v1/holders/luoguan-books/profile', { method: 'PUT', body: JSON.stringify({ ...profile, phone: '010-87654321', version: 1 }) });
+      assert.equal(other.status, 200);
+      await lp.getByTestId('profile-phone').fill('010-00000000');
+      await lp.getByTestId('profile-save').click();
+      await lp.getByText('其他人刚刚修改了该权利人的资料，已重新加载最新内容，请核对后再保存。').waitFor();
+      await lp.locator('[data-testid="holder-version"][data-version="2"]').waitFor({ state: 'attached' });
+      assert.equal(await lp.getByTestId('profile-phone').inputValue(), '010-87654321', 'the stored value is shown, not overwritten');
+      // a rights document: uploaded, listed, kept under its SHA-256
+      const doc = join(data, '著作权登记证书.txt');
+      writeFileSync(doc, '洛观书局 著作权登记证书（测试件）\n');
+      await lp.getByTestId('documents-card').locator('input[type=file]').setInputFiles(doc);
+      await lp.getByTestId('documents-table').getByText('著作权登记证书.txt').waitFor();
+      const docs = (await api(base, keys.luoguan, '/api/v1/holders/luoguan-books')).body.documents;
+      assert.equal(docs.length, 1);
+      assert.equal(docs[0].size, readFileSync(doc).length);
+      await shot(lp, 'holder');
+    });
+
+    await step('rights holder: a licensed domain re-labels the matches on it; they show as licensed, never as a review choice', async () => {
+      const onIt = (await api(base, keys.luoguan, '/api/v1/matches?site=pirate.example&limit=500')).body.items.filter((m) => m.status === 'new' || m.status === 'confirmed');
+      assert.ok(onIt.length >= 1, 'the holder has matches on the domain it licenses');
+      await lp.getByTestId('licensed-add').click();
+      await lp.getByTestId('licensed-domain').last().fill('https://Pirate.Example/');
+      await lp.getByTestId('licensed-save').click();
+      await lp.getByText(`授权站点已保存：${onIt.length} 条线索标记为已授权站点，0 条恢复为待审核。`).waitFor();
+      const holder = (await api(base, keys.luoguan, '/api/v1/holders/luoguan-books')).body;
+      assert.deepEqual(holder.licensed.map((l) => l.domain), ['pirate.example']);
+      await lp.goto(`${base}/matches?status=licensed`);
+      await waitRowCount(lp, 'matches-table', onIt.length);
+      assert.equal(await lp.getByTestId('matches-table').locator('[data-status="licensed"]').count(), onIt.length);
+      await lp.getByTestId('matches-table').locator('thead .ant-checkbox-input').check();
+      await lp.getByTestId('bulk-bar').waitFor();
+      assert.equal(await lp.getByTestId('bulk-bar').getByText('已授权站点').count(), 0, 'no review button sets licensed');
+      await shot(lp, 'matches-licensed');
+    });
+
+    await step('notices: a reviewer confirms the live site’s matches and drafts a notice for that site from the matches page', async () => {
+      rp = await newPage(keys.analyst);
+      await rp.goto(`${base}/matches?site=127.0.0.1`);
+      await waitRowCount(rp, 'matches-table', liveMatches.length);
+      await rp.getByTestId('matches-table').locator('thead .ant-checkbox-input').check();
+      await rp.getByTestId('bulk-confirm').click();
+      await rp.waitForFunction(
+        (n) => document.querySelectorAll('[data-testid="matches-table"] [data-status="confirmed"]').length === n,
+        liveMatches.length,
+      );
+      await rp.getByTestId('draft-notice').click();
+      await rp.getByTestId('draft-site').waitFor();
+      assert.equal(await rp.getByTestId('draft-site').inputValue(), '127.0.0.1');
+      await rp.getByTestId('draft-ok').click();
+      await rp.waitForURL(/\/notices\?id=\d+/);
+      await rp.locator('[data-testid="notice-detail"][data-state="draft"]').waitFor({ timeout: 60000 });
+      noticeId = Number(await rp.getByTestId('notice-detail').getAttribute('data-notice-id'));
+      const n = (await api(base, keys.analyst, `/api/v1/notices/${noticeId}`)).body;
+      assert.equal(n.owner, 'luoguan-books');
+      assert.equal(n.site, '127.0.0.1');
+      assert.deepEqual([...n.match_ids].sort(byId), liveMatches.map((m) => m.id).sort(byId));
+      await rp.getByTestId('notice-matches').locator('tbody tr.ant-table-row').nth(liveMatches.length - 1).waitFor();
+      assert.equal(await rp.getByTestId('notice-message-id').innerText(), n.message_id);
+      assert.ok(n.files.some((f) => f.name === 'notice.html'));
+      // the printable notice opens in a new tab and states the holder
+      const [popup] = await Promise.all([rp.waitForEvent('popup'), rp.getByTestId('open-notice.html').click()]);
+      await popup.waitForLoadState();
+      assert.ok((await popup.content()).includes('洛观书局有限公司'), 'the notice states the holder');
+      await popup.close();
+      await shot(rp, 'notice-draft');
+    });
+
+    await step('notices: the reviewer picks the suggested address and sends the notice; the SMTP server got exactly one message', async () => {
+      // the suggestions of the site's contact page, the best one proposed
+      await rp.getByTestId('suggestion').filter({ hasText: CONTACT_ADDRESS }).waitFor();
+      assert.equal(await rp.getByTestId('recipient').inputValue(), CONTACT_ADDRESS);
+      await rp.getByTestId('recipient').fill('');
+      assert.equal(await rp.getByTestId('notice-send').isDisabled(), true, 'no send without a recipient');
+      // picked from the recipient chooser's list
+      await rp.getByTestId('recipient').click();
+      await rp.getByTestId('recipient-option').filter({ hasText: CONTACT_ADDRESS }).click();
+      assert.equal(await rp.getByTestId('recipient').inputValue(), CONTACT_ADDRESS);
+      assert.equal(mailbox(mailDir).length, 0);
+      await rp.getByTestId('notice-send').click();
+      await rp.getByTestId('notice-send-ok').click();
+      await rp.locator('[data-testid="notice-detail"][data-state="sent"]').waitFor({ timeout: 60000 });
+      assert.equal(await rp.getByTestId('notice-recipient').innerText(), CONTACT_ADDRESS);
+      assert.equal(await rp.getByTestId('notice-send').count(), 0, 'no send button once sent');
+      const n = (await api(base, keys.analyst, `/api/v1/notices/${noticeId}`)).body;
+      assert.equal(n.state, 'sent');
+      const mails = mailbox(mailDir);
+      assert.equal(mails.length, 1, 'exactly one message reached the SMTP server');
+      const mail = readFileSync(mails[0], 'utf8');
+      assert.ok(mail.includes(n.message_id), 'the message carries the notice’s Message-ID');
+      assert.ok(/^To:.*copyright@pirate-mirror\.example/im.test(mail), 'addressed to the chosen recipient');
+      // sending again never mails twice
+      const again = await api(base, keys.analyst, `/api/v1/notices/${noticeId}/send`, { method: 'POST', body: '{}' });
+      assert.ok([200, 409].includes(again.status), `a second send: ${again.status}`);
+      assert.equal(mailbox(mailDir).length, 1);
+      await shot(rp, 'notice');
+    });
+
+    await step('removal tracking: two pages taken down; after a re-check the page lists exactly those two removed, with their time', async () => {
+      for (const p of LIVE_PAGES.slice(1)) rmSync(join(site, p));
+      const at = isoIn(3600_000);
+      zhiwen('recheck', '--capture-allow-loopback', '--now', at);
+      await lp.getByTestId('nav').getByText('下架跟踪').click();
+      const rows = await waitRowCount(lp, 'removals-table', LIVE_PAGES.length);
+      const removed = rows.filter({ has: lp.locator('[data-testid="removal-state"][data-state="removed"]') });
+      assert.equal(await removed.count(), 2);
+      const when = await shownTime(lp, Date.parse(at));
+      for (let i = 0; i < 2; i++) {
+        const text = await removed.nth(i).innerText();
+        assert.ok(LIVE_PAGES.slice(1).some((p) => text.includes(p)), `a removed page: ${text}`);
+        assert.equal(await removed.nth(i).getByTestId('removed-at').innerText(), when);
+      }
+      const up = rows.filter({ has: lp.locator('[data-testid="removal-state"][data-state="up"]') });
+      assert.equal(await up.count(), 1);
+      assert.ok((await up.innerText()).includes(LIVE_PAGE));
+      assert.equal(await lp.getByTestId('removal-rate-of').innerText(), '已删除 2 / 3 个网页');
+      await shot(lp, 'removals-checked');
+    });
+
+    await step('removal tracking: eight days on, the page still up is flagged; the figures say 2 of 3 removed; its timeline', async () => {
+      zhiwen('recheck', '--capture-allow-loopback', '--now', isoIn(9 * 86_400_000));
+      await lp.reload();
+      await waitRowCount(lp, 'removals-table', LIVE_PAGES.length);
+      const flagged = lp.getByTestId('removals-table').locator('tbody tr.ant-table-row').filter({ has: lp.getByTestId('flagged-tag') });
+      await flagged.first().waitFor();
+      assert.equal(await flagged.count(), 1);
+      assert.ok((await flagged.innerText()).includes(LIVE_PAGE));
+      assert.equal(await lp.getByTestId('removal-rate-of').innerText(), '已删除 2 / 3 个网页');
+      assert.equal(await statValue(lp, 'stat-removal-rate'), '67%');
+      assert.equal(await statValue(lp, 'stat-still-up'), '1');
+      assert.equal(await statValue(lp, 'stat-flagged'), '1');
+      // removed at the first re-check, an hour after the notice went out
+      assert.match(await statValue(lp, 'stat-median'), /^(1\.0 小时|60 分钟)$/);
+      // the live site's row (the licensed domain has a row too: its matches are counted licensed)
+      const siteRow = lp.getByTestId('removals-by-site').locator('tbody tr.ant-table-row').filter({ hasText: '127.0.0.1' });
+      assert.equal(await siteRow.count(), 1);
+      assert.match(await siteRow.innerText(), /127\.0\.0\.1\s+1\s+3\s+2\s+67%/);
+      assert.equal(await lp.getByTestId('removals-by-holder').count(), 0, 'a holder sees its own figures only');
+      await lp.getByTestId('removals-filter-flagged').click();
+      await lp.waitForURL(/flagged=1/);
+      const rows = await waitRowCount(lp, 'removals-table', 1);
+      await rows.first().getByTestId('timeline-link').click();
+      await lp.getByTestId('watch-detail').waitFor();
+      const items = lp.getByTestId('timeline-item');
+      await items.nth(2).waitFor();
+      assert.deepEqual(await items.evaluateAll((els) => els.map((e) => e.getAttribute('data-kind'))), ['notice', 'transition', 'flagged']);
+      assert.ok((await items.first().innerText()).includes(`ZW-N-${String(noticeId).padStart(6, '0')}`));
+      assert.equal(await items.nth(1).getAttribute('data-to'), 'up');
+      await shot(lp, 'removal-timeline');
+      await lp.context().close();
+    });
+
+    await step('notices: the sent notice offers a second notice for the page still up; reviewers see the figures per holder', async () => {
+      await rp.goto(`${base}/notices?id=${noticeId}`);
+      await rp.getByTestId('notice-still-up').waitFor();
+      assert.match(await rp.getByTestId('notice-still-up').innerText(), /通知中有 1 个网页仍未删除。/);
+      await rp.getByTestId('notice-follow-up').click();
+      await rp.waitForFunction(
+        (id) => {
+          const d = document.querySelector('[data-testid="notice-detail"]');
+          return d && d.getAttribute('data-notice-id') !== String(id) && d.getAttribute('data-state') === 'draft';
+        },
+        noticeId,
+        { timeout: 60000 },
+      );
+      const second = (await api(base, keys.analyst, `/api/v1/notices/${await rp.getByTestId('notice-detail').getAttribute('data-notice-id')}`)).body;
+      assert.equal(second.follow_up_of, noticeId);
+      assert.deepEqual(second.match_ids, [liveMatches.find((m) => m.url.endsWith(LIVE_PAGE)).id]);
+      await rp.goto(`${base}/removals`);
+      await rp.getByTestId('removals-by-holder').getByText('luoguan-books').waitFor();
+      await shot(rp, 'removals');
+      await rp.context().close();
+    });
+
     assert.deepEqual(consoleErrors, [], 'no uncaught errors in the page');
     ok = true;
   } finally {
     await browser.close();
     serve.proc.kill('SIGTERM');
     live.proc.kill('SIGTERM');
+    smtp.proc.kill('SIGTERM');
     if (!ok) console.log(`\nzhiwen serve log (tail):\n${serve.log().slice(-4000)}`);
     if (ok || process.env.E2E_KEEP !== '1') rmSync(data, { recursive: true, force: true });
   }

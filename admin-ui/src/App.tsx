@@ -10,6 +10,9 @@ import { WorkPage } from './pages/WorkPage';
 import { Matches } from './pages/Matches';
 import { Evidence } from './pages/Evidence';
 import { Tasks } from './pages/Tasks';
+import { Holders } from './pages/Holders';
+import { Notices } from './pages/Notices';
+import { Removals } from './pages/Removals';
 
 export function App() {
   const { session, restore } = useAuth();
@@ -38,6 +41,10 @@ export function App() {
         <Route path="/works/:id" element={<WorkPage />} />
         <Route path="/matches" element={<Matches />} />
         <Route path="/matches/:id" element={<Evidence />} />
+        <Route path="/holders" element={<Holders />} />
+        <Route path="/holders/:owner" element={<Holders />} />
+        <Route path="/notices" element={<Notices />} />
+        <Route path="/removals" element={<Removals />} />
         <Route path="/tasks" element={<Tasks />} />
         <Route path="*" element={<Navigate to="/" replace />} />
       </Route>

@@ -21,7 +21,15 @@ interface AuthValue {
 }
 
 /** What the UI offers per role (the API enforces the same rules). */
-export type Action = 'works.write' | 'works.filterOwner' | 'tasks.read' | 'tasks.write' | 'review';
+export type Action =
+  | 'works.write'
+  | 'works.filterOwner'
+  | 'tasks.read'
+  | 'tasks.write'
+  | 'review'
+  | 'holders.write'
+  | 'holders.pick'
+  | 'notices.resolve';
 
 export function roleCan(role: Role, action: Action): boolean {
   switch (action) {
@@ -35,6 +43,15 @@ export function roleCan(role: Role, action: Action): boolean {
       return role === 'admin';
     case 'review':
       return true;
+    // a holder edits its own record; analysts read
+    case 'holders.write':
+      return role === 'admin' || role === 'holder';
+    // admins and analysts choose among holders; a holder sees its own
+    case 'holders.pick':
+      return role !== 'holder';
+    // recording the outcome of a send left `sending`
+    case 'notices.resolve':
+      return role === 'admin';
   }
 }
 

@@ -1,6 +1,18 @@
 import type {
   BulkReviewResult,
   CaptureList,
+  ContactSuggestion,
+  DraftNoticeBody,
+  Holder,
+  HolderDocument,
+  HolderProfile,
+  LicensedSaved,
+  Notice,
+  NoticeState,
+  RemovalDetail,
+  RemovalState,
+  RemovalStats,
+  RemovalWatch,
   CaptureRequested,
   MatchDetail,
   MatchFilters,
@@ -256,6 +268,101 @@ export class ApiClient {
 
   cancelTask(id: number): Promise<Task> {
     return this.json(`/api/v1/tasks/${id}/cancel`, { method: 'POST' });
+  }
+
+  // Rights holders -------------------------------------------------------------------
+
+  holders(): Promise<{ items: Holder[] }> {
+    return this.json('/api/v1/holders');
+  }
+
+  holder(owner: string): Promise<Holder> {
+    return this.json(`/api/v1/holders/${encodeURIComponent(owner)}`);
+  }
+
+  /** Save the profile; `version` is the one read (409 `conflict` when someone saved meanwhile). */
+  saveProfile(owner: string, version: number, profile: HolderProfile): Promise<Holder> {
+    return this.send('PUT', `/api/v1/holders/${encodeURIComponent(owner)}/profile`, { version, ...profile });
+  }
+
+  /** Replace the licensed domains; the holder's matches are re-labelled. */
+  saveLicensed(owner: string, version: number, domains: { domain: string; work_id?: number }[]): Promise<LicensedSaved> {
+    return this.send('PUT', `/api/v1/holders/${encodeURIComponent(owner)}/licensed`, { version, domains });
+  }
+
+  uploadDocument(owner: string, version: number, file: Blob, name: string): Promise<HolderDocument> {
+    return this.json(`/api/v1/holders/${encodeURIComponent(owner)}/documents${query({ name, version })}`, {
+      method: 'POST',
+      headers: { 'Content-Type': file.type || 'application/octet-stream' },
+      body: file,
+    });
+  }
+
+  async holderDocument(owner: string, sha256: string): Promise<Blob> {
+    const res = await this.raw(`/api/v1/holders/${encodeURIComponent(owner)}/documents/${sha256}`);
+    return res.blob();
+  }
+
+  deleteDocument(owner: string, version: number, sha256: string): Promise<Holder> {
+    return this.json(`/api/v1/holders/${encodeURIComponent(owner)}/documents/${sha256}${query({ version })}`, { method: 'DELETE' });
+  }
+
+  // Takedown notices -----------------------------------------------------------------
+
+  notices(params: { owner?: string; state?: NoticeState; site?: string; cursor?: string | null; limit?: number } = {}): Promise<Page<Notice>> {
+    return this.json(`/api/v1/notices${query(params)}`);
+  }
+
+  notice(id: number): Promise<Notice> {
+    return this.json(`/api/v1/notices/${id}`);
+  }
+
+  /** Draft a notice (the same request again answers the same notice). */
+  draftNotice(body: DraftNoticeBody): Promise<Notice> {
+    return this.send('POST', '/api/v1/notices', body);
+  }
+
+  /** Send by e-mail (at most once: a second call is refused, never a second mail). */
+  sendNotice(id: number, recipient?: string): Promise<Notice> {
+    return this.send('POST', `/api/v1/notices/${id}/send`, recipient ? { recipient } : {});
+  }
+
+  /** Export for sending by hand (then `files/notice.eml`). */
+  exportNotice(id: number, recipient?: string): Promise<Notice> {
+    return this.send('POST', `/api/v1/notices/${id}/export`, recipient ? { recipient } : {});
+  }
+
+  /** Record the outcome of a send left `sending` (admin). */
+  resolveNotice(id: number, delivered: boolean): Promise<Notice> {
+    return this.send('POST', `/api/v1/notices/${id}/resolve`, { delivered });
+  }
+
+  cancelNotice(id: number): Promise<Notice> {
+    return this.json(`/api/v1/notices/${id}/cancel`, { method: 'POST' });
+  }
+
+  async noticeFile(id: number, name: string): Promise<{ blob: Blob; filename: string }> {
+    const res = await this.raw(`/api/v1/notices/${id}/files/${encodeURIComponent(name)}`);
+    return { blob: await res.blob(), filename: filenameFrom(res.headers.get('Content-Disposition')) ?? name };
+  }
+
+  siteContacts(host: string): Promise<{ items: ContactSuggestion[] }> {
+    return this.json(`/api/v1/sites/${encodeURIComponent(host)}/contacts`);
+  }
+
+  // Removal tracking -----------------------------------------------------------------
+
+  removals(params: { owner?: string; state?: RemovalState; flagged?: boolean; site?: string; cursor?: string | null; limit?: number } = {}): Promise<Page<RemovalWatch>> {
+    const p: Record<string, string | number | null | undefined> = { ...params, flagged: params.flagged === undefined ? undefined : String(params.flagged) };
+    return this.json(`/api/v1/removals${query(p)}`);
+  }
+
+  removal(pageId: number): Promise<RemovalDetail> {
+    return this.json(`/api/v1/removals/${pageId}`);
+  }
+
+  removalStats(owner?: string): Promise<RemovalStats> {
+    return this.json(`/api/v1/removals/stats${query({ owner })}`);
   }
 }
 

@@ -285,3 +285,166 @@ export interface Verification {
   tree_size: number;
   public_key: string;
 }
+
+// ---------------------------------------------------------------------------------------
+// Rights holders, takedown notices, removal tracking.
+
+/** A holder's contact details, as a notice states them. */
+export interface HolderProfile {
+  legal_name: string;
+  contact_person: string;
+  address: string;
+  phone: string;
+  email: string;
+}
+
+/** A document proving the holder's rights, kept under its SHA-256. */
+export interface HolderDocument {
+  name: string;
+  sha256: string;
+  media_type: string;
+  size: number;
+  uploaded_at: Millis;
+  uploaded_by: string;
+}
+
+/** A domain allowed to carry the holder's works (`work_id`: only that work). */
+export interface LicensedDomain {
+  domain: string;
+  work_id?: number | null;
+  added_at: Millis;
+  added_by: string;
+}
+
+/** A rights holder; `version` 0: nothing stored yet. Writes name the version they read. */
+export interface Holder {
+  owner: string;
+  profile: HolderProfile;
+  documents: HolderDocument[];
+  licensed: LicensedDomain[];
+  version: number;
+  updated_at: Millis;
+  updated_by: string;
+}
+
+export interface LicensedSaved {
+  holder: Holder;
+  /** Matches now `licensed`, and matches no longer licensed (back to `new`). */
+  relabelled: { licensed: number; unlicensed: number };
+}
+
+export type NoticeState = 'draft' | 'sending' | 'sent' | 'exported' | 'cancelled';
+export const NOTICE_STATES: NoticeState[] = ['draft', 'sending', 'sent', 'exported', 'cancelled'];
+export type NoticeLang = 'zh-CN' | 'en';
+
+export interface NoticeFile {
+  name: string;
+  media_type: string;
+  size: number;
+  sha256: string;
+}
+
+/** A takedown notice: one holder's confirmed matches on one site. */
+export interface Notice {
+  id: number;
+  key: string;
+  owner: string;
+  site: string;
+  lang: NoticeLang | string;
+  state: NoticeState;
+  match_ids: number[];
+  page_ids: number[];
+  subject: string;
+  recipient: string | null;
+  files: NoticeFile[];
+  follow_up_of: number | null;
+  created_by: string;
+  created_at: Millis;
+  message_id: string;
+  sent_at: Millis | null;
+  sent_by: string | null;
+  smtp_response: string | null;
+  version: number;
+}
+
+export interface DraftNoticeBody {
+  owner?: string;
+  site: string;
+  match_ids?: number[];
+  lang?: NoticeLang;
+  recipient?: string;
+  follow_up_of?: number;
+}
+
+/** A suggested recipient of a site's notice. */
+export interface ContactSuggestion {
+  address: string;
+  source: { kind: 'security_txt' | 'page' | 'conventional' | string; url?: string };
+  reason: string;
+}
+
+export type RemovalState = 'up' | 'changed' | 'removed';
+export const REMOVAL_STATES: RemovalState[] = ['up', 'changed', 'removed'];
+
+export interface RemovalEvent {
+  at: Millis;
+  /** `null`: the first check. */
+  from: RemovalState | null;
+  to: RemovalState;
+  http_status: number | null;
+  detail: string;
+}
+
+/** The removal watch of one page under notice. */
+export interface RemovalWatch {
+  page_id: number;
+  url: string;
+  site: string | null;
+  owner: string;
+  state: RemovalState;
+  since: Millis;
+  removed_at: Millis | null;
+  flagged_at: Millis | null;
+  last_checked_at: Millis;
+  last_error: string | null;
+  checks: number;
+  events: RemovalEvent[];
+}
+
+/** A notice that named a watched page. */
+export interface WatchNotice {
+  id: number;
+  reference: string;
+  state: NoticeState;
+  sent_at: Millis | null;
+  recipient: string | null;
+  follow_up_of: number | null;
+}
+
+export interface RemovalDetail extends RemovalWatch {
+  notices: WatchNotice[];
+}
+
+/** Removal figures of one site, one holder, or all (`key` empty). */
+export interface RemovalFigures {
+  key: string;
+  notices_delivered: number;
+  pages_noticed: number;
+  pages_removed: number;
+  pages_still_up: number;
+  pages_unchecked: number;
+  removal_rate: number | null;
+  median_hours_to_removal: number | null;
+  p90_hours_to_removal: number | null;
+  pages_flagged: number;
+  matches_licensed: number;
+  matches_infringing: number;
+}
+
+export interface RemovalStats {
+  at: Millis;
+  owner: string | null;
+  total: RemovalFigures;
+  by_site: RemovalFigures[];
+  by_holder: RemovalFigures[];
+}

@@ -1,5 +1,5 @@
 import { Progress, Tag, Tooltip } from 'antd';
-import type { ReviewStatus } from '../api/types';
+import type { NoticeState, RemovalState, ReviewStatus } from '../api/types';
 import type { Key } from '../i18n/dict';
 import { useI18n } from '../i18n/I18nProvider';
 import { percent, scoreLevel } from '../lib/format';
@@ -49,5 +49,33 @@ export function ScoreBar({ score }: { score: number }) {
         <Progress percent={Math.round(score * 100)} status="normal" size="small" strokeColor={color} format={() => <span style={{ color: '#595959' }}>{percent(score)}</span>} />
       </div>
     </Tooltip>
+  );
+}
+
+const NOTICE_COLORS: Record<NoticeState, string> = {
+  draft: 'default',
+  sending: 'orange',
+  sent: 'green',
+  exported: 'blue',
+  cancelled: 'default',
+};
+
+export function NoticeStateTag({ state }: { state: NoticeState }) {
+  const { t } = useI18n();
+  return (
+    <Tag color={NOTICE_COLORS[state] ?? 'default'} data-testid="notice-state" data-state={state}>
+      {t(`notices.state.${state}` as Key)}
+    </Tag>
+  );
+}
+
+const REMOVAL_COLORS: Record<RemovalState, string> = { up: 'red', changed: 'volcano', removed: 'green' };
+
+export function RemovalStateTag({ state }: { state: RemovalState }) {
+  const { t } = useI18n();
+  return (
+    <Tag color={REMOVAL_COLORS[state] ?? 'default'} data-testid="removal-state" data-state={state}>
+      {t(`removals.state.${state}` as Key)}
+    </Tag>
   );
 }

@@ -1,9 +1,9 @@
 import { useEffect, useMemo, useState } from 'react';
 import { App, Button, Card, DatePicker, Dropdown, Input, InputNumber, Select, Space, Table, Tag, Tooltip, Typography } from 'antd';
 import type { TableProps } from 'antd';
-import { DownloadOutlined, ClearOutlined } from '@ant-design/icons';
+import { DownloadOutlined, ClearOutlined, MailOutlined } from '@ant-design/icons';
 import dayjs from 'dayjs';
-import { Link, useSearchParams } from 'react-router-dom';
+import { Link, useNavigate, useSearchParams } from 'react-router-dom';
 import { useApiClient, useAuth } from '../auth';
 import { useI18n } from '../i18n/I18nProvider';
 import type { Key } from '../i18n/dict';
@@ -12,6 +12,8 @@ import { KindTag, ScoreBar, StatusTag } from '../components/Tags';
 import { chapterLabel, dateTime } from '../lib/format';
 import { filtersToQuery, queryToFilters, sortOf } from '../lib/filters';
 import { openHtml, saveBlob } from '../lib/download';
+import { DraftNoticeModal, type DraftInitial } from '../components/DraftNotice';
+import { draftFromMatches } from '../lib/takedown';
 import { MATCH_KINDS, REVIEW_STATUSES, type MatchFilters, type MatchItem, type ReviewStatus, type WorkItem } from '../api/types';
 
 export function Matches() {
@@ -31,6 +33,8 @@ export function Matches() {
   const [tick, setTick] = useState(0);
   const [works, setWorks] = useState<WorkItem[]>([]);
   const [busy, setBusy] = useState(false);
+  const [draft, setDraft] = useState<DraftInitial | null>(null);
+  const navigate = useNavigate();
 
   useEffect(() => {
     api.works({ limit: 500 }).then((p) => setWorks(p.items), () => setWorks([]));
@@ -155,6 +159,17 @@ export function Matches() {
     <div data-testid="page-matches">
       <Space style={{ width: '100%', justifyContent: 'space-between', marginBottom: 16 }} wrap>
         <Typography.Title level={3} style={{ margin: 0 }}>{t('matches.title')}</Typography.Title>
+        <Space wrap>
+        <Tooltip title={draftFromMatches(filters, items, selected) ? undefined : t('draft.needSite')}>
+          <Button
+            icon={<MailOutlined />}
+            disabled={!draftFromMatches(filters, items, selected)}
+            onClick={() => setDraft(draftFromMatches(filters, items, selected))}
+            data-testid="draft-notice"
+          >
+            {t('notices.draft')}
+          </Button>
+        </Tooltip>
         <Dropdown
           menu={{
             items: [
@@ -168,6 +183,7 @@ export function Matches() {
         >
           <Button icon={<DownloadOutlined />} data-testid="export">{t('matches.export')}</Button>
         </Dropdown>
+        </Space>
       </Space>
       <Card>
         <Space wrap style={{ marginBottom: 16 }} data-testid="filters">
@@ -281,6 +297,15 @@ export function Matches() {
           </>
         )}
       </Card>
+      <DraftNoticeModal
+        open={draft !== null}
+        initial={draft ?? {}}
+        onClose={() => setDraft(null)}
+        onDrafted={(n) => {
+          setDraft(null);
+          navigate(`/notices?id=${n.id}`);
+        }}
+      />
     </div>
   );
 }
