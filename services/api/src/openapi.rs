@@ -72,6 +72,7 @@ fn draft_notice() -> Value {
     json!({"type": "object", "required": ["site"], "properties": {
         "owner": {"type": "string", "description": "the holder (a holder's key: always itself)"},
         "site": {"type": "string"},
+        "provider_sites": {"type": "array", "items": {"type": "string"}, "maxItems": 49, "description": "other sites of the same hosting provider, in the same notice"},
         "match_ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 500, "description": "default: every confirmed match of the holder on the site"},
         "lang": {"type": "string", "enum": ["zh-CN", "en"]},
         "recipient": {"type": "string"},

@@ -617,10 +617,11 @@ pub async fn removal_stats(stores: &Stores, owner: Option<&str>, now: Timestamp)
     let mut first: BTreeMap<i64, Delivered> = BTreeMap::new();
     let (mut total, mut sites, mut holders) = (Acc::default(), BTreeMap::<String, Acc>::new(), BTreeMap::new());
     for (n, pages) in &notices {
-        for acc in [&mut total, sites.entry(n.site.clone()).or_default(), holders.entry(n.owner.clone()).or_default()] {
+        for acc in [&mut total, holders.entry(n.owner.clone()).or_default()] {
             acc.notices.insert(n.id);
             acc.pages.extend(pages.iter().copied());
         }
+
         for &p in pages {
             let slot = first.entry(p).or_insert_with(|| n.clone());
             if (n.sent_at, n.id) < (slot.sent_at, slot.id) {
@@ -632,6 +633,16 @@ pub async fn removal_stats(stores: &Stores, owner: Option<&str>, now: Timestamp)
     for &p in first.keys() {
         if let Some(w) = stores.cases.get_watch(p).await? {
             watches.insert(p, w);
+        }
+    }
+    // Each page counts for its own site: a notice to a hosting provider names several (a
+    // page not checked yet counts for the notice's first site).
+    for (n, pages) in &notices {
+        for &p in pages {
+            let host = watches.get(&p).and_then(|w| url::Url::parse(&w.url).ok()?.host_str().map(str::to_owned));
+            let acc = sites.entry(host.unwrap_or_else(|| n.site.clone())).or_default();
+            acc.notices.insert(n.id);
+            acc.pages.insert(p);
         }
     }
     let figures = |key: &str, acc: &Acc| {

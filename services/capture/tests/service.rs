@@ -174,6 +174,7 @@ async fn recheck_follows_noticed_pages_escalates_once_and_sums_up() {
         key: "notice-1".into(),
         owner: "holder-a".into(),
         site: "127.0.0.1".into(),
+        sites: Vec::new(),
         lang: "zh-CN".into(),
         state: NoticeState::Sent,
         match_ids: match_ids.clone(),

@@ -262,8 +262,12 @@ pub struct Notice {
     pub key: String,
     /// The holder.
     pub owner: String,
-    /// The site (host) the matches are on.
+    /// The site (host) the matches are on; with [`Notice::sites`], the first of them.
     pub site: String,
+    /// Every site of a notice to a hosting provider about several of the sites it serves
+    /// (empty: the notice is about `site` alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<String>,
     /// Language of the document (`zh-CN` or `en`).
     pub lang: String,
     /// Where it is in its life.
@@ -301,6 +305,17 @@ pub struct Notice {
     /// Version (compare-and-set).
     #[serde(default)]
     pub version: u64,
+}
+
+impl Notice {
+    /// The sites the notice is about: `sites`, or `site` alone.
+    pub fn hosts(&self) -> Vec<&str> {
+        if self.sites.is_empty() {
+            vec![self.site.as_str()]
+        } else {
+            self.sites.iter().map(String::as_str).collect()
+        }
+    }
 }
 
 /// The removal state of a watched page.

@@ -68,7 +68,11 @@ pub struct DraftRequest {
     pub owner: String,
     /// The site (host).
     pub site: String,
-    /// The matches (confirmed, of the holder, on the site); empty: all of them.
+    /// Other sites served by the same hosting provider, in the same notice (one notice
+    /// to the provider's abuse address about every site it serves).
+    #[serde(default)]
+    pub provider_sites: Vec<String>,
+    /// The matches (confirmed, of the holder, on the sites); empty: all of them.
     #[serde(default)]
     pub match_ids: Vec<i64>,
     /// The language of the notice.
@@ -145,8 +149,18 @@ impl Notices {
     /// Draft a notice: idempotent for the same holder, site, language, matches and
     /// follow-up (a retried draft returns the same notice, `Unchanged`).
     pub async fn draft(&self, req: &DraftRequest) -> Result<(Notice, Outcome)> {
-        let site = zhiwen_store::normalize_domain(&req.site)
-            .ok_or_else(|| NoticeError::Invalid(format!("site: {:?} is not a host name", req.site)))?;
+        let mut sites = Vec::new();
+        for s in std::iter::once(&req.site).chain(&req.provider_sites) {
+            let host = zhiwen_store::normalize_domain(s)
+                .ok_or_else(|| NoticeError::Invalid(format!("site: {s:?} is not a host name")))?;
+            if !sites.contains(&host) {
+                sites.push(host);
+            }
+        }
+        if sites.len() > 50 {
+            return Err(NoticeError::Invalid("a notice is about at most 50 sites".into()));
+        }
+        let site = sites[0].clone();
         let holder = self.stores.cases.get_holder(&req.owner).await?.unwrap_or_else(|| Holder::empty(&req.owner));
         let missing: Vec<&str> = [
             ("legal_name", &holder.profile.legal_name),
@@ -164,13 +178,16 @@ impl Notices {
                 missing.join(", ")
             )));
         }
-        let rows = self.notice_rows(req, &site).await?;
+        let rows = self.notice_rows(req, &sites).await?;
         let mut ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
         ids.sort_unstable();
         let digest = hex::encode(Sha256::digest(format!("{ids:?}").as_bytes()));
+        let mut sorted = sites.clone();
+        sorted[1..].sort();
         let key = format!(
-            "notice:{}:{site}:{}:{}:{}",
+            "notice:{}:{}:{}:{}:{}",
             req.owner,
+            sorted.join(","),
             req.lang.as_str(),
             req.follow_up_of.map_or("first".to_owned(), |n| format!("follow-up-{n}")),
             &digest[..24]
@@ -184,6 +201,7 @@ impl Notices {
             key: key.clone(),
             owner: req.owner.clone(),
             site: site.clone(),
+            sites: if sites.len() > 1 { sites.clone() } else { Vec::new() },
             lang: req.lang.as_str().to_owned(),
             state: NoticeState::Draft,
             match_ids: ids,
@@ -212,7 +230,8 @@ impl Notices {
     }
 
     /// The matches a draft gathers, as listed (work, section, URL, kind, score).
-    async fn notice_rows(&self, req: &DraftRequest, site: &str) -> Result<Vec<MatchRow>> {
+    async fn notice_rows(&self, req: &DraftRequest, sites: &[String]) -> Result<Vec<MatchRow>> {
+        let site = sites.join(", ");
         let status = match req.follow_up_of {
             None => ReviewStatus::Confirmed,
             Some(_) => ReviewStatus::TakedownSent,
@@ -224,7 +243,7 @@ impl Notices {
                 .cases
                 .get_notice(first)
                 .await?
-                .filter(|n| n.owner == req.owner && n.site == site)
+                .filter(|n| n.owner == req.owner && n.hosts().iter().any(|h| sites.iter().any(|s| s == h)))
                 .ok_or_else(|| NoticeError::NotFound(format!("notice {first}")))?;
             if !original.state.delivered() {
                 return Err(NoticeError::Conflict(format!("notice {first} was never sent; send it instead")));
@@ -255,25 +274,28 @@ impl Notices {
             }
             wanted = of_pages;
         }
-        let q = MatchQuery {
-            owner: Some(req.owner.clone()),
-            site: Some(site.to_owned()),
-            status: Some(status),
-            ..MatchQuery::default()
-        };
         let sort = MatchSort { key: MatchSortKey::Id, descending: false };
         let mut rows = Vec::new();
-        let mut after: Option<MatchCursor> = None;
-        loop {
-            let page = self.stores.queries.query_matches(&q, sort, after, 500).await?;
-            let Some(last) = page.last() else { break };
-            after = Some(MatchCursor { value: last.id as f64, id: last.id });
-            let done = page.len() < 500;
-            rows.extend(page.into_iter().filter(|r| wanted.is_empty() || wanted.contains(&r.id)));
-            if done || rows.len() > MAX_NOTICE_MATCHES {
-                break;
+        for host in sites {
+            let q = MatchQuery {
+                owner: Some(req.owner.clone()),
+                site: Some(host.clone()),
+                status: Some(status),
+                ..MatchQuery::default()
+            };
+            let mut after: Option<MatchCursor> = None;
+            loop {
+                let page = self.stores.queries.query_matches(&q, sort, after, 500).await?;
+                let Some(last) = page.last() else { break };
+                after = Some(MatchCursor { value: last.id as f64, id: last.id });
+                let done = page.len() < 500;
+                rows.extend(page.into_iter().filter(|r| wanted.is_empty() || wanted.contains(&r.id)));
+                if done || rows.len() > MAX_NOTICE_MATCHES {
+                    break;
+                }
             }
         }
+        rows.sort_by_key(|r| r.id);
         if let Some(missing) = wanted.iter().find(|id| !rows.iter().any(|r| r.id == **id)) {
             return Err(NoticeError::Invalid(format!(
                 "match {missing} is not a {} match of {} on {site}",
@@ -361,7 +383,7 @@ impl Notices {
                 email: p.email.clone(),
                 documents: holder.documents.iter().map(|d| format!("{} (SHA-256 {})", d.name, d.sha256)).collect(),
             },
-            site: notice.site.clone(),
+            site: notice.hosts().join(", "),
             recipient: notice.recipient.clone().unwrap_or_default(),
             items,
             tree_head,

@@ -84,7 +84,7 @@ async fn list_notices(state: State, caller: Caller, q: web::Query<ListParams>) -
         after = last.id;
         let full = page.len() < 200;
         for n in page {
-            if wanted.is_some_and(|w| w != n.state) || q.site.as_deref().is_some_and(|s| s != n.site) {
+            if wanted.is_some_and(|w| w != n.state) || q.site.as_deref().is_some_and(|s| !n.hosts().contains(&s)) {
                 continue;
             }
             if items.len() == limit as usize {
@@ -106,6 +106,9 @@ struct DraftBody {
     /// The holder (a holder's key: always itself).
     owner: Option<String>,
     site: String,
+    /// Other sites of the same hosting provider, in the same notice.
+    #[serde(default)]
+    provider_sites: Vec<String>,
     #[serde(default)]
     match_ids: Vec<i64>,
     lang: Option<String>,
@@ -126,6 +129,7 @@ async fn draft(state: State, caller: Caller, body: web::Json<DraftBody>) -> ApiR
     let req = DraftRequest {
         owner,
         site: body.site.clone(),
+        provider_sites: body.provider_sites.clone(),
         match_ids: body.match_ids.clone(),
         lang,
         recipient: body.recipient.clone(),

@@ -49,6 +49,10 @@ pub struct DraftArgs {
     /// The site (host) the copies are on.
     #[arg(long)]
     pub site: String,
+    /// Another site of the same hosting provider, in the same notice (repeat the flag):
+    /// one notice to the provider about every site it serves.
+    #[arg(long = "provider-site")]
+    pub provider_sites: Vec<String>,
     /// Only these matches (repeat the flag); default: every confirmed match on the site.
     #[arg(long = "match")]
     pub matches: Vec<i64>,
@@ -147,7 +151,7 @@ fn line(n: &Notice) -> String {
         zhiwen_takedown::reference(n.id),
         n.state.as_str(),
         n.owner,
-        n.site,
+        n.hosts().join(","),
         n.match_ids.len(),
         n.recipient.as_deref().unwrap_or("-"),
         n.sent_at.map(zhiwen_capture::rfc3339).unwrap_or_else(|| "-".into())
@@ -163,6 +167,7 @@ async fn run_async(data: &DataArgs, cmd: &NoticeCommand) -> Result<()> {
             let req = DraftRequest {
                 owner: a.owner.clone(),
                 site: a.site.clone(),
+                provider_sites: a.provider_sites.clone(),
                 match_ids: a.matches.clone(),
                 lang,
                 recipient: a.to.clone(),

@@ -62,6 +62,7 @@ fn notice(key: &str, owner: &str, site: &str) -> Notice {
         key: key.into(),
         owner: owner.into(),
         site: site.into(),
+        sites: Vec::new(),
         lang: "zh-CN".into(),
         state: NoticeState::Draft,
         match_ids: vec![1, 2],

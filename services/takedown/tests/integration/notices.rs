@@ -114,6 +114,7 @@ fn request(owner: &str, lang: Lang) -> DraftRequest {
     DraftRequest {
         owner: owner.into(),
         site: "pirate.example".into(),
+        provider_sites: Vec::new(),
         match_ids: Vec::new(),
         lang,
         recipient: None,
@@ -248,6 +249,14 @@ async fn a_failed_send_stays_a_draft_and_a_notice_can_be_exported() {
     c.stores.cases.put_holder(&bare).await.unwrap();
     let r = svc.draft(&request("luoguan", Lang::ZhCn)).await;
     assert!(matches!(r, Err(NoticeError::Incomplete(_))), "{r:?}");
+
+    // One notice to a hosting provider about both sites it serves: the matches of both.
+    let provider = DraftRequest { provider_sites: vec!["other.example".into()], ..request("jinling", Lang::ZhCn) };
+    let (both, _) = svc.draft(&provider).await.expect("a notice about two sites");
+    assert_eq!(both.match_ids, c.matches[3..].to_vec(), "the first site's matches are under notice already");
+    assert_eq!(both.hosts(), ["pirate.example", "other.example"]);
+    let text = String::from_utf8(svc.file(&both, "notice.txt").await.unwrap()).unwrap();
+    assert!(text.contains("pirate.example, other.example") && text.contains("http://other.example/book/3.html"));
 
     // Where to send: the complaint address on the site's pages comes before abuse@.
     let suggestions = svc.suggest_contacts("pirate.example").await.expect("suggest");
