@@ -64,8 +64,10 @@ function renderSignedIn(ui: ReactNode, lang: 'zh' | 'en' = 'zh') {
   );
 }
 
-// Ant Design forms are slow to render in jsdom on a busy machine.
-configure({ asyncUtilTimeout: 5000 });
+// These pages render large antd tables and drawers: on a loaded 2-core machine one step can
+// take seconds. Generous waits keep the tests about behaviour, not speed.
+configure({ asyncUtilTimeout: 15000 });
+vi.setConfig({ testTimeout: 60000 });
 
 beforeEach(() => {
   localStorage.clear();

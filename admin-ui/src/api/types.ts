@@ -344,12 +344,14 @@ export interface NoticeFile {
   sha256: string;
 }
 
-/** A takedown notice: one holder's confirmed matches on one site. */
+/** A takedown notice: one holder's confirmed matches on one site (or on several sites of one hosting provider). */
 export interface Notice {
   id: number;
   key: string;
   owner: string;
   site: string;
+  /** Every site of a notice to a hosting provider (absent: `site` alone). */
+  sites?: string[];
   lang: NoticeLang | string;
   state: NoticeState;
   match_ids: number[];
@@ -370,6 +372,8 @@ export interface Notice {
 export interface DraftNoticeBody {
   owner?: string;
   site: string;
+  /** Other sites of the same hosting provider, in the same notice. */
+  provider_sites?: string[];
   match_ids?: number[];
   lang?: NoticeLang;
   recipient?: string;

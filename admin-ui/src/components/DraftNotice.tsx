@@ -19,7 +19,7 @@ export function DraftNoticeModal({ open, initial, onClose, onDrafted }: { open: 
   const api = useApiClient();
   const { session, can } = useAuth();
   const { message } = App.useApp();
-  const [form] = Form.useForm<{ owner?: string; site: string; lang: NoticeLang }>();
+  const [form] = Form.useForm<{ owner?: string; site: string; providerSites?: string[]; lang: NoticeLang }>();
   const [owners, setOwners] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
@@ -44,6 +44,7 @@ export function DraftNoticeModal({ open, initial, onClose, onDrafted }: { open: 
       const n = await api.draftNotice({
         owner: pick ? v.owner : undefined,
         site: v.site.trim().toLowerCase(),
+        provider_sites: (v.providerSites ?? []).map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0),
         lang: v.lang,
         match_ids: initial.matchIds && initial.matchIds.length ? initial.matchIds : undefined,
       });
@@ -78,6 +79,9 @@ export function DraftNoticeModal({ open, initial, onClose, onDrafted }: { open: 
         )}
         <Form.Item name="site" label={t('draft.site')} rules={[{ required: true, whitespace: true, message: t('draft.required', { field: t('draft.site') }) }]}>
           <Input placeholder={t('draft.sitePlaceholder')} data-testid="draft-site" />
+        </Form.Item>
+        <Form.Item name="providerSites" label={t('draft.providerSites')} extra={t('draft.providerSitesHelp')}>
+          <Select mode="tags" tokenSeparators={[',', ' ', '，']} open={false} data-testid="draft-provider-sites" />
         </Form.Item>
         <Form.Item name="lang" label={t('draft.lang')}>
           <Radio.Group>

@@ -216,15 +216,17 @@ export function NoticeDetail({ id, onChanged, onOpen }: { id: number; onChanged?
   }, [notice, suggestions]);
   useEffect(() => {
     if (!site || !owner) return;
-    api.matches({ site, owner }, null, 500).then(
-      (p) => setMatches(p.items),
+    // A notice to a hosting provider names several sites: read the matches of each.
+    const hosts = notice?.sites && notice.sites.length ? notice.sites : [site];
+    Promise.all(hosts.map((h) => api.matches({ site: h, owner }, null, 500))).then(
+      (pages) => setMatches(pages.flatMap((p) => p.items)),
       () => setMatches([]),
     );
-  }, [api, site, owner]);
+  }, [api, site, owner, notice?.sites]);
   const delivered = notice?.state === 'sent' || notice?.state === 'exported';
   useEffect(() => {
     if (!notice || !delivered) return;
-    api.removals({ owner: notice.owner, site: notice.site, limit: 500 }).then(
+    api.removals({ owner: notice.owner, limit: 500 }).then(
       (p) => setStillUp(p.items.filter((w) => notice.page_ids.includes(w.page_id) && w.state !== 'removed').length),
       () => setStillUp(0),
     );
@@ -316,7 +318,7 @@ export function NoticeDetail({ id, onChanged, onOpen }: { id: number; onChanged?
           <NoticeStateTag state={notice.state} />
         </Descriptions.Item>
         <Descriptions.Item label={t('notice.holder')}>{notice.owner}</Descriptions.Item>
-        <Descriptions.Item label={t('notice.site')}>{notice.site}</Descriptions.Item>
+        <Descriptions.Item label={t('notice.site')}>{(notice.sites && notice.sites.length ? notice.sites : [notice.site]).join(', ')}</Descriptions.Item>
         <Descriptions.Item label={t('notice.created')}>{`${dateTime(notice.created_at)} · ${notice.created_by}`}</Descriptions.Item>
         {notice.sent_at !== null && (
           <Descriptions.Item label={t('notice.sent')}>

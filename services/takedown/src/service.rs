@@ -160,6 +160,14 @@ impl Notices {
         if sites.len() > 50 {
             return Err(NoticeError::Invalid("a notice is about at most 50 sites".into()));
         }
+        // A follow-up is about the sites of the notice it follows.
+        if let Some(first) = req.follow_up_of {
+            if let Some(original) = self.stores.cases.get_notice(first).await? {
+                if original.owner == req.owner && original.hosts().contains(&sites[0].as_str()) {
+                    sites = original.hosts().into_iter().map(str::to_owned).collect();
+                }
+            }
+        }
         let site = sites[0].clone();
         let holder = self.stores.cases.get_holder(&req.owner).await?.unwrap_or_else(|| Holder::empty(&req.owner));
         let missing: Vec<&str> = [
