@@ -4,8 +4,7 @@
 //! a fresh data directory: same (section, page) pairs, same kinds, same scores and
 //! evidence; nothing lost, nothing twice.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn killed_match_tasks_resume_to_exactly_the_uninterrupted_matches() {

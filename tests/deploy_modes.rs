@@ -3,15 +3,13 @@
 //! `zhiwen worker` processes; `zhiwen serve --crawls-only` runs crawls started from the
 //! API but no matching; and workers on the MongoDB backend record what one worker does.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use zhiwen_store::{StoreConfig, TaskState};
 use zhiwen_testkit::mongo::MongoServer;
 use zhiwen_testkit::redis::RedisServer;

@@ -2,9 +2,7 @@
 //! is matched against the stored pages (whose winnowed keys the page namespace keeps
 //! only 1 in 8 of, by default) and must find what the daily task finds.
 
-mod common;
-
-use common::{run_ok, zhiwen};
+use crate::common::{run_ok, zhiwen};
 
 fn eval(direction: &str, dir: &std::path::Path) -> serde_json::Value {
     let out = dir.join(format!("{direction}.json"));

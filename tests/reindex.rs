@@ -3,11 +3,9 @@
 //! store (pages analysed again from their stored texts), and then matching finds exactly
 //! what an index never lost finds, in both directions.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use zhiwen_testkit::redis::RedisServer;
 
 fn redis_command(data: &Path, redis: &str, prefix: &str, args: &[&str]) -> std::process::Command {

@@ -4,12 +4,10 @@
 //! as a kill at the worst moment would leave it); the survivor takes over its pending
 //! entry (XAUTOCLAIM) and the task ends with exactly the matches one worker alone records.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Child, Stdio};
 
-use common::*;
+use crate::common::*;
 use zhiwen_testkit::redis::RedisServer;
 
 fn worker(data: &Path, redis: &str, prefix: &str) -> std::process::Command {
