@@ -231,10 +231,6 @@ fn crawl_match_capture_export_verify_then_the_page_changes_and_both_captures_hol
     assert!(!o.status.success() && text(&o.stderr).contains("match 99 not found"), "{}", text(&o.stderr));
 }
 
-fn rfc3339(t: zhiwen_store::Timestamp) -> String {
-    zhiwen_capture::rfc3339(t)
-}
-
 /// The takedown issue's end-to-end check, as a user runs it: crawl three pirate pages,
 /// match, confirm; draft a notice and send it to a real SMTP server (once, whatever the
 /// retries); the site takes two pages down; the re-check marks exactly those two removed
@@ -327,12 +323,14 @@ fn a_notice_is_sent_once_two_pages_come_down_and_the_third_is_flagged() {
     site.remove("/book/1.html");
     site.set("/book/2.html", 200, pirate_html("公告", "本站已删除此书，敬请谅解。欢迎阅读其他作品。", ""));
     let at = Timestamp(t0.0 + 3_600_000);
-    let report = ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &rfc3339(at), "--json"]));
+    let report =
+        ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &zhiwen_capture::rfc3339(at), "--json"]));
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert_eq!((report["removed"].as_u64(), report["up"].as_u64()), (Some(2), Some(1)), "{report}");
     // Eight days later the third page is still up: flagged once for a second notice.
     let later = Timestamp(t0.0 + 8 * 86_400_000);
-    let report = ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &rfc3339(later), "--json"]));
+    let report =
+        ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &zhiwen_capture::rfc3339(later), "--json"]));
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["flagged"].as_array().map(Vec::len), Some(1), "{report}");
 

@@ -82,14 +82,15 @@ async fn stats(state: State, caller: Caller, q: web::Query<StatsParams>) -> ApiR
         .collect();
     let count_of = |st: ReviewStatus| by_status.get(st.as_str()).copied().unwrap_or(0);
     let (licensed, dismissed) = (count_of(ReviewStatus::Licensed), count_of(ReviewStatus::Dismissed));
+    let total: u64 = by_status.values().sum();
     let kind_counts: serde_json::Map<String, serde_json::Value> =
         MATCH_KINDS.iter().map(|k| (k.to_string(), json!(by_kind.get(*k).copied().unwrap_or(0)))).collect();
     Ok(HttpResponse::Ok().json(json!({
         "from": from.day(), "to": Timestamp(until.0 - 1).day(),
-        "total": by_status.values().sum::<u64>(),
+        "total": total,
         // Copies on the holders' licensed domains are counted apart from the infringing ones.
         "licensed": licensed,
-        "infringing": by_status.values().sum::<u64>() - licensed - dismissed,
+        "infringing": total - licensed - dismissed,
         "new_today": new_today, "new_this_week": new_this_week,
         "by_status": status_counts,
         "by_kind": kind_counts,
