@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
 
-step() { printf '\n==> %s\n' "$*"; }
+source scripts/lib/steps.sh
 
 step "browser and fonts for the end-to-end tests (Debian chromium, fonts-noto-cjk)"
 scripts/setup-browser.sh

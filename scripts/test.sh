@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+source scripts/lib/steps.sh
 
 step "installing test servers (Debian redis-server, SecantusDB and aiosmtpd in .test-servers/venv)"
 ZHIWEN_REDIS_SERVER="$(scripts/setup-redis.sh)"

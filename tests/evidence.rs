@@ -323,14 +323,12 @@ fn a_notice_is_sent_once_two_pages_come_down_and_the_third_is_flagged() {
     site.remove("/book/1.html");
     site.set("/book/2.html", 200, pirate_html("公告", "本站已删除此书，敬请谅解。欢迎阅读其他作品。", ""));
     let at = Timestamp(t0.0 + 3_600_000);
-    let report =
-        ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &zhiwen_capture::rfc3339(at), "--json"]));
+    let report = ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &at.rfc3339(), "--json"]));
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert_eq!((report["removed"].as_u64(), report["up"].as_u64()), (Some(2), Some(1)), "{report}");
     // Eight days later the third page is still up: flagged once for a second notice.
     let later = Timestamp(t0.0 + 8 * 86_400_000);
-    let report =
-        ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &zhiwen_capture::rfc3339(later), "--json"]));
+    let report = ok(zhiwen(&data, &["recheck", "--capture-allow-loopback", "--now", &later.rfc3339(), "--json"]));
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["flagged"].as_array().map(Vec::len), Some(1), "{report}");
 

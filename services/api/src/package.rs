@@ -6,7 +6,7 @@
 //! passages with their offsets).
 
 use serde_json::json;
-use zhiwen_capture::{rfc3339, EvidenceService};
+use zhiwen_capture::EvidenceService;
 use zhiwen_evidence::PackageFile;
 use zhiwen_store::{Capture, MatchDetail};
 
@@ -96,8 +96,8 @@ pub async fn match_package(
             "kind": m.kind,
             "score": m.score,
             "status": m.status.as_str(),
-            "first_seen": rfc3339(m.first_seen),
-            "last_seen": rfc3339(m.last_seen),
+            "first_seen": m.first_seen.rfc3339(),
+            "last_seen": m.last_seen.rfc3339(),
             "copied_chars": c.copied_chars,
             "coverage_of_section": c.evidence_coverage_a,
             "coverage_of_page": c.evidence_coverage_b,
@@ -113,7 +113,7 @@ pub async fn match_package(
         "capture": {
             "id": capture.id,
             "leaf_index": capture.leaf_index,
-            "captured_at": rfc3339(capture.captured_at),
+            "captured_at": capture.captured_at.rfc3339(),
             "reason": capture.reason,
             "url": capture.url,
         },

@@ -25,7 +25,7 @@ mod worker;
 pub use error::{CaptureError, Result};
 pub use key::{key_path, load_or_create_key};
 pub use recheck::{recheck, removal_stats, RecheckConfig, RecheckReport, RemovalFigures, RemovalStats};
-pub use service::{parse_tsa_url, publish_head, rfc3339, CaptureConfig, EvidenceService};
+pub use service::{parse_tsa_url, publish_head, CaptureConfig, EvidenceService};
 pub use task::{request_capture, run_next_capture, run_queued_captures, CaptureRun};
 pub use url::Url;
 pub use worker::run_capture_worker;

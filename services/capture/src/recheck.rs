@@ -178,7 +178,7 @@ pub async fn recheck(
     config.validate()?;
     let stores = service.stores();
     let targets = targets(stores).await?;
-    tracing::info!(pages = targets.len(), at = %crate::rfc3339(now), "removal re-check started");
+    tracing::info!(pages = targets.len(), at = %now.rfc3339(), "removal re-check started");
     // One queue per host: its pages one at a time, a few hosts at once.
     let mut hosts: BTreeMap<String, Vec<Target>> = BTreeMap::new();
     for t in targets {

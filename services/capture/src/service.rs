@@ -86,21 +86,6 @@ impl std::fmt::Debug for EvidenceService {
     }
 }
 
-/// RFC 3339 UTC with milliseconds, how every time of a capture is written.
-pub fn rfc3339(t: Timestamp) -> String {
-    let d = t.to_offset();
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        d.year(),
-        u8::from(d.month()),
-        d.day(),
-        d.hour(),
-        d.minute(),
-        d.second(),
-        d.millisecond()
-    )
-}
-
 /// A time-stamp authority's URL, as settings give it: http or https.
 pub fn parse_tsa_url(text: &str) -> Result<url::Url> {
     let url = url::Url::parse(text.trim())
@@ -237,7 +222,7 @@ impl EvidenceService {
             .await?
             .ok_or_else(|| CaptureError::NotFound(format!("page {}", m.page_id)))?;
         let now = Timestamp::now();
-        let date = rfc3339(now);
+        let date = now.rfc3339();
         let mut record = CaptureRecord {
             format: CaptureRecord::FORMAT.into(),
             capture_id: key.to_owned(),
@@ -288,7 +273,7 @@ impl EvidenceService {
             files.push((
                 "capture/page.warc",
                 "application/warc",
-                resource_record(&page.url, &rfc3339(page.last_fetched_at), &stored_media_type(&page), &page.body),
+                resource_record(&page.url, &page.last_fetched_at.rfc3339(), &stored_media_type(&page), &page.body),
             ));
             record.source = Some("stored".into());
         }

@@ -195,13 +195,13 @@ impl ExportRow {
             score: r.score,
             duplicate: r.duplicate,
             copied_chars: r.copied_chars,
-            first_seen: rfc3339(r.first_seen)?,
-            last_seen: rfc3339(r.last_seen)?,
+            first_seen: r.first_seen.rfc3339(),
+            last_seen: r.last_seen.rfc3339(),
             status: r.status.as_str().to_owned(),
             evidence_section,
             evidence_page,
             removal_state: watch.map(|w| w.state.as_str().to_owned()).unwrap_or_default(),
-            removed_at: watch.and_then(|w| w.removed_at).map(rfc3339).transpose()?.unwrap_or_default(),
+            removed_at: watch.and_then(|w| w.removed_at).map(Timestamp::rfc3339).unwrap_or_default(),
         })
     }
 
@@ -235,13 +235,6 @@ impl ExportRow {
             text(&self.removed_at),
         ]
     }
-}
-
-/// A time as RFC 3339 in UTC (`2025-11-21T08:30:00.123Z`), the one format of the export.
-fn rfc3339(t: Timestamp) -> Result<String> {
-    t.to_offset()
-        .format(&time::format_description::well_known::Rfc3339)
-        .map_err(|e| MatcherError::Export(format!("time {} as RFC 3339: {e}", t.0)))
 }
 
 /// Writes rows in one format to `W`.
@@ -494,8 +487,8 @@ mod tests {
 
     #[test]
     fn times_are_rfc3339_utc() {
-        assert_eq!(rfc3339(Timestamp(1_763_683_200_000)).unwrap(), "2025-11-21T00:00:00Z");
-        assert_eq!(rfc3339(Timestamp(1_763_683_200_123)).unwrap(), "2025-11-21T00:00:00.123Z");
+        assert_eq!(Timestamp(1_763_683_200_000).rfc3339(), "2025-11-21T00:00:00.000Z");
+        assert_eq!(Timestamp(1_763_683_200_123).rfc3339(), "2025-11-21T00:00:00.123Z");
     }
 
     #[test]

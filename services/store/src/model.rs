@@ -29,6 +29,23 @@ impl Timestamp {
             .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
     }
 
+    /// RFC 3339 in UTC with milliseconds (`2025-11-21T08:30:00.000Z`): the one way a time is
+    /// written for people and other programs (exports, evidence packages, notices, logs).
+    /// Always three fractional digits, so the strings sort as the times do.
+    pub fn rfc3339(self) -> String {
+        let d = self.to_offset();
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            d.year(),
+            u8::from(d.month()),
+            d.day(),
+            d.hour(),
+            d.minute(),
+            d.second(),
+            d.millisecond()
+        )
+    }
+
     /// The UTC day, `YYYY-MM-DD` (the unit of the per-day statistics).
     pub fn day(self) -> String {
         let d = self.to_offset().date();

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use zhiwen_capture::{rfc3339, EvidenceService};
+use zhiwen_capture::EvidenceService;
 use zhiwen_ingest::crawler::fetch::{fetch, FetchRules};
 use zhiwen_ingest::crawler::{http_client, CrawlConfig};
 use zhiwen_store::{
@@ -350,7 +350,7 @@ impl Notices {
                     row.section_title.clone()
                 },
                 url: row.url.clone(),
-                first_seen: rfc3339(row.first_seen),
+                first_seen: row.first_seen.rfc3339(),
                 kind: match row.kind.as_str() {
                     "identical" => MatchKind::Identical,
                     "near_duplicate" => MatchKind::NearDuplicate,
@@ -362,7 +362,7 @@ impl Notices {
                     .map(|c| EvidenceRef {
                         capture_id: c.id,
                         leaf_index: c.leaf_index,
-                        captured_at: rfc3339(c.captured_at),
+                        captured_at: c.captured_at.rfc3339(),
                         files: c.files.iter().map(|f| (f.name.clone(), f.sha256.clone())).collect(),
                     })
                     .into_iter()
@@ -373,7 +373,7 @@ impl Notices {
             Some(service) => service.latest_head().await?.map(|h| TreeHeadRef {
                 size: h.head.size,
                 root_hash: h.head.root_hash.clone(),
-                timestamp: rfc3339(Timestamp(h.head.timestamp_ms)),
+                timestamp: Timestamp(h.head.timestamp_ms).rfc3339(),
                 key_fingerprint: h.public_key.clone(),
             }),
             None => None,
@@ -382,7 +382,7 @@ impl Notices {
         let doc = NoticeDocument {
             lang,
             reference: reference(notice.id),
-            date: rfc3339(notice.created_at),
+            date: notice.created_at.rfc3339(),
             holder: HolderInfo {
                 legal_name: p.legal_name.clone(),
                 contact_person: p.contact_person.clone(),

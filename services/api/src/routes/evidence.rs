@@ -6,8 +6,8 @@ use actix_web::http::header::CONTENT_DISPOSITION;
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use zhiwen_capture::{rfc3339, EvidenceService};
-use zhiwen_store::{Capture, CaptureFile};
+use zhiwen_capture::EvidenceService;
+use zhiwen_store::{Capture, CaptureFile, Timestamp};
 
 use super::matches::visible_match;
 use super::{State, EVERYONE};
@@ -53,11 +53,11 @@ fn capture_json(c: &Capture) -> CaptureJson<'_> {
         id: c.id,
         match_id: c.match_id,
         leaf_index: c.leaf_index,
-        captured_at: rfc3339(c.captured_at),
+        captured_at: c.captured_at.rfc3339(),
         reason: &c.reason,
         url: &c.url,
         files: &c.files,
-        pruned_at: c.pruned_at.map(rfc3339),
+        pruned_at: c.pruned_at.map(Timestamp::rfc3339),
         record: serde_json::from_slice(&c.record).unwrap_or(serde_json::Value::Null),
     }
 }

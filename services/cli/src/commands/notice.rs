@@ -154,7 +154,7 @@ fn line(n: &Notice) -> String {
         n.hosts().join(","),
         n.match_ids.len(),
         n.recipient.as_deref().unwrap_or("-"),
-        n.sent_at.map(zhiwen_capture::rfc3339).unwrap_or_else(|| "-".into())
+        n.sent_at.map(zhiwen_store::Timestamp::rfc3339).unwrap_or_else(|| "-".into())
     )
 }
 

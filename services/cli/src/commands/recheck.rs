@@ -48,7 +48,7 @@ pub async fn run(data: &DataArgs, args: &RecheckArgs) -> Result<()> {
     }
     outln!(
         "recheck {}: {} pages: {} up, {} changed, {} removed, {} unknown; {} transitions, {} captures queued, {} flagged",
-        zhiwen_capture::rfc3339(report.at),
+        report.at.rfc3339(),
         report.pages,
         report.up,
         report.changed,
@@ -69,7 +69,7 @@ pub async fn run(data: &DataArgs, args: &RecheckArgs) -> Result<()> {
             f.url,
             f.state.as_str(),
             f.notice_id,
-            zhiwen_capture::rfc3339(f.sent_at)
+            f.sent_at.rfc3339()
         )?;
     }
     Ok(())
