@@ -39,7 +39,10 @@ step "deployment files (deploy/: compose schema, Kubernetes schemas, systemd-ana
 scripts/validate-deploy.sh
 
 step "cargo test (workspace; every failure reported, not only the first)"
-cargo test --workspace --locked --no-fail-fast
+# `--tests`: the libraries', the binary's and the integration tests, without linking the
+# examples (clippy's `--all-targets` above already checks that they and the benches build;
+# the workspace has no doc tests).
+cargo test --workspace --locked --no-fail-fast --tests
 
 step "the README's main job (scripts/demo.sh --no-serve: crawl the sample pirate site, match; fails unless every copy is found and no innocent page is accused)"
 scripts/demo.sh --no-serve
