@@ -7,8 +7,10 @@
 //! per host at a time with a delay between two), and classifies it:
 //!
 //! - **removed**: HTTP 404 or 410, the host gone (its name does not resolve, nothing
-//!   listens), or the page is up but the matcher's verification finds none of its matched
-//!   sections on it any more (it has no text at all, or other text);
+//!   listens) at two checks in a row, or the page is up but the matcher's verification
+//!   finds none of its matched sections on it any more (it has no text at all, or other
+//!   text). A host unreachable at one check only (a DNS or network hiccup, a server
+//!   restarting) cannot tell: a page is never reported removed on one failed connection;
 //! - **changed**: up, its text is not the text last seen (the stored page's, or that of the
 //!   check that last saw it move), and it still carries a matched section: a new evidence
 //!   capture of each match still carried is queued (reason `recheck`);
@@ -341,6 +343,29 @@ fn unknown(ctx: &Ctx<'_>, t: &Target, status: Option<u16>, detail: String) -> Re
     check(ctx, t, None, status, detail)
 }
 
+/// How the detail of a check that could not connect begins.
+const UNREACHABLE: &str = "host unreachable";
+
+/// The check of a page whose host could not be reached (its name does not resolve, nothing
+/// listens): `removed` when the previous check of the page could not reach it either, else
+/// a check that cannot tell, whose detail the next check recognises. One failed connection
+/// is never a removal: a DNS or network hiccup would tell a holder a page is gone.
+async fn host_unreachable(ctx: &Ctx<'_>, t: &Target, why: &str) -> Result<RemovalCheck> {
+    let watch = ctx.service.stores().cases.get_watch(t.page_id).await?;
+    let before = watch.as_ref().and_then(|w| w.last_error.as_deref()).is_some_and(|e| e.starts_with(UNREACHABLE));
+    Ok(if before {
+        check(
+            ctx,
+            t,
+            Some(RemovalState::Removed),
+            None,
+            format!("host gone (unreachable at two checks in a row): {why}"),
+        )
+    } else {
+        unknown(ctx, t, None, format!("{UNREACHABLE} (removed if the next check cannot reach it either): {why}"))
+    })
+}
+
 /// The text hash a check's detail carries (`text=<sha256>`).
 fn detail_hash(detail: &str) -> Option<&str> {
     let start = detail.find("text=")? + 5;
@@ -352,7 +377,7 @@ async fn check_page(ctx: &Ctx<'_>, t: &Target, url: &url::Url, robots: &Robots) 
     // robots.txt itself could not be read because the host is gone.
     if let Robots::Unavailable(why) = robots {
         if why.contains("cannot connect") {
-            return Ok((check(ctx, t, Some(RemovalState::Removed), None, format!("host gone: {why}")), 0));
+            return Ok((host_unreachable(ctx, t, why).await?, 0));
         }
     }
     if let Err(why) = robots.check(url) {
@@ -371,9 +396,7 @@ async fn check_page(ctx: &Ctx<'_>, t: &Target, url: &url::Url, robots: &Robots) 
             return Ok((
                 match status {
                     Some(s @ (404 | 410)) => check(ctx, t, Some(RemovalState::Removed), status, format!("HTTP {s}")),
-                    _ if e.is_connect_failure() => {
-                        check(ctx, t, Some(RemovalState::Removed), None, format!("host gone: {e}"))
-                    }
+                    _ if e.is_connect_failure() => host_unreachable(ctx, t, &e.to_string()).await?,
                     _ => unknown(ctx, t, status, e.to_string()),
                 },
                 0,

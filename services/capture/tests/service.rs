@@ -280,4 +280,19 @@ async fn recheck_follows_noticed_pages_escalates_once_and_sums_up() {
     assert_eq!((other.total.pages_noticed, other.total.matches_infringing), (0, 0));
     let json = serde_json::to_value(&stats).unwrap();
     assert_eq!(json["total"]["pages_removed"], 2);
+
+    // The host goes away (nothing listens): one failed connection cannot tell (a DNS or
+    // network hiccup must not tell the holder a page is gone); the next check confirms it.
+    site.shut_down();
+    let r = recheck(&service, &matcher, &config, at(10 * 24)).await.unwrap();
+    assert_eq!(states(&r), vec![None; 3], "{r:#?}");
+    assert!(r.transitions.is_empty(), "{r:#?}");
+    let w3 = stores.cases.get_watch(page_ids[2]).await.unwrap().unwrap();
+    assert_eq!(w3.state, RemovalState::Changed, "{w3:?}");
+    assert!(w3.last_error.as_deref().is_some_and(|e| e.starts_with("host unreachable")), "{w3:?}");
+    let r = recheck(&service, &matcher, &config, at(11 * 24)).await.unwrap();
+    assert_eq!(states(&r), vec![Some(RemovalState::Removed); 3], "{r:#?}");
+    assert_eq!(r.transitions.iter().map(|t| t.page_id).collect::<Vec<_>>(), vec![page_ids[2]], "{r:#?}");
+    let w3 = stores.cases.get_watch(page_ids[2]).await.unwrap().unwrap();
+    assert_eq!((w3.state, w3.removed_at), (RemovalState::Removed, Some(at(11 * 24))), "{w3:?}");
 }

@@ -5,12 +5,15 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// The site. Paths not set (robots.txt too) answer 404.
 pub struct Site {
     port: u16,
     pages: Arc<Mutex<HashMap<String, (u16, String)>>>,
+    down: Arc<AtomicBool>,
 }
 
 impl Site {
@@ -20,8 +23,23 @@ impl Site {
         let port = listener.local_addr().expect("local address").port();
         let pages: Arc<Mutex<HashMap<String, (u16, String)>>> = Arc::new(Mutex::new(HashMap::new()));
         let served = pages.clone();
+        let down = Arc::new(AtomicBool::new(false));
+        let stop = down.clone();
+        // Accepts without blocking, so that `shut_down` can close the port.
+        listener.set_nonblocking(true).expect("a non-blocking listener");
         std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
+            while !stop.load(Ordering::SeqCst) {
+                let stream = match listener.accept() {
+                    Ok((stream, _)) => stream,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
+                if stream.set_nonblocking(false).is_err() {
+                    continue;
+                }
                 let served = served.clone();
                 std::thread::spawn(move || {
                     let Ok(read_half) = stream.try_clone() else { return };
@@ -48,7 +66,15 @@ impl Site {
                 });
             }
         });
-        Site { port, pages }
+        Site { port, pages, down }
+    }
+
+    /// Close the port for good: from now on nothing listens (a connection is refused), as
+    /// when a site's host is gone.
+    pub fn shut_down(&self) {
+        self.down.store(true, Ordering::SeqCst);
+        // The accept loop sees the flag within one poll and drops the listener.
+        std::thread::sleep(Duration::from_millis(50));
     }
 
     /// Its port.
