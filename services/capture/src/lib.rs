@@ -28,4 +28,4 @@ pub use recheck::{recheck, removal_stats, RecheckConfig, RecheckReport, RemovalF
 pub use service::{parse_tsa_url, publish_head, CaptureConfig, EvidenceService};
 pub use task::{request_capture, run_next_capture, run_queued_captures, CaptureRun};
 pub use url::Url;
-pub use worker::run_capture_worker;
+pub use worker::{recheck_slot, run_capture_worker, RECHECK_TASK_KIND};

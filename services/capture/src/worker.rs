@@ -2,6 +2,12 @@
 //! the evidence log's daily duties and, every `[recheck] every_hours`, the removal
 //! re-check of noticed pages ([`crate::recheck()`]). `zhiwen serve` runs it beside its task worker and
 //! `zhiwen scheduler` beside the daily matching schedule.
+//!
+//! However many processes run it, each re-check slot runs once: the slot is a task in the
+//! task store (kind [`RECHECK_TASK_KIND`], key `recheck:<slot>`, created idempotently), and
+//! only the process that claims it runs the re-check. A process that dies during its
+//! re-check leaves that slot unfinished (the checks it made are recorded); the next slot
+//! checks every page again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,9 +17,12 @@ use zhiwen_ingest::CancellationToken;
 use zhiwen_matcher::task::worker_name;
 use zhiwen_matcher::webhook::Webhook;
 
-use zhiwen_store::Timestamp;
+use zhiwen_store::{NewTask, Timestamp};
 
-use crate::{publish_head, recheck, run_next_capture, EvidenceService};
+use crate::{publish_head, recheck, run_next_capture, EvidenceService, RecheckReport, Result};
+
+/// Kind of the tasks that stand for one re-check slot each (see the module documentation).
+pub const RECHECK_TASK_KIND: &str = "recheck";
 
 /// Longest idle wait before the queue is looked at again (tasks queued by other processes
 /// do not wake this one).
@@ -47,7 +56,7 @@ pub async fn run_capture_worker(
         }
         if let Some(slot) = recheck_due(&service, last_recheck) {
             last_recheck = Some(slot);
-            scheduled_recheck(&service).await;
+            scheduled_recheck(&service, slot, &worker).await;
         }
         let idle = match run_next_capture(&service, &worker, lease_seconds).await {
             Ok(Some((task, Ok(c)))) => {
@@ -109,9 +118,37 @@ fn recheck_due(service: &EvidenceService, last: Option<i64>) -> Option<i64> {
     (last != Some(slot)).then_some(slot)
 }
 
-async fn scheduled_recheck(service: &EvidenceService) {
-    let Some(matcher) = service.matcher() else { return };
-    if let Err(e) = recheck(service, matcher, &service.config().recheck, Timestamp::now()).await {
-        tracing::error!(error = %e, "the removal re-check failed; it runs again in the next slot");
+async fn scheduled_recheck(service: &EvidenceService, slot: i64, worker: &str) {
+    match recheck_slot(service, slot, worker).await {
+        Ok(Some(report)) => tracing::info!(slot, pages = report.pages, "scheduled removal re-check done"),
+        Ok(None) => tracing::debug!(slot, "the removal re-check of this slot is another process's"),
+        Err(e) => tracing::error!(slot, error = %e, "the removal re-check failed; it runs again in the next slot"),
+    }
+}
+
+/// The removal re-check of the wall clock's `slot` (of `[recheck] every_hours`), run once
+/// however many processes ask: the slot's task (kind [`RECHECK_TASK_KIND`], key
+/// `recheck:<slot>`) is created idempotently and only the caller that claims it runs the
+/// re-check (`None` for the others, and when the service has no matcher). The task ends
+/// done, or failed with the error.
+pub async fn recheck_slot(service: &EvidenceService, slot: i64, worker: &str) -> Result<Option<RecheckReport>> {
+    let Some(matcher) = service.matcher() else { return Ok(None) };
+    let tasks = &service.stores().tasks;
+    let new = NewTask {
+        key: format!("recheck:{slot}"),
+        kind: RECHECK_TASK_KIND.into(),
+        params: serde_json::json!({ "slot": slot, "every_hours": service.config().recheck.every_hours }),
+    };
+    tasks.create_task(&new).await?;
+    let Some(task) = tasks.claim_task(Some(RECHECK_TASK_KIND), worker).await? else { return Ok(None) };
+    match recheck(service, matcher, &service.config().recheck, Timestamp::now()).await {
+        Ok(report) => {
+            tasks.finish_task(task.id).await?;
+            Ok(Some(report))
+        }
+        Err(e) => {
+            tasks.fail_task(task.id, &e.to_string()).await?;
+            Err(e)
+        }
     }
 }

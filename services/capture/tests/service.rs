@@ -295,4 +295,14 @@ async fn recheck_follows_noticed_pages_escalates_once_and_sums_up() {
     assert_eq!(r.transitions.iter().map(|t| t.page_id).collect::<Vec<_>>(), vec![page_ids[2]], "{r:#?}");
     let w3 = stores.cases.get_watch(page_ids[2]).await.unwrap().unwrap();
     assert_eq!((w3.state, w3.removed_at), (RemovalState::Removed, Some(at(11 * 24))), "{w3:?}");
+
+    // The scheduled re-check: one slot runs once however many processes (serve, scheduler)
+    // ask for it; the next slot runs again.
+    let service = service.with_matcher(matcher.clone());
+    let first = zhiwen_capture::recheck_slot(&service, 7, "host-a/1").await.unwrap();
+    assert_eq!(first.map(|r| r.pages), Some(3));
+    assert!(zhiwen_capture::recheck_slot(&service, 7, "host-b/2").await.unwrap().is_none());
+    let task = stores.tasks.find_task("recheck:7").await.unwrap().expect("the slot's task");
+    assert_eq!((task.kind.as_str(), task.state), (zhiwen_capture::RECHECK_TASK_KIND, TaskState::Succeeded));
+    assert!(zhiwen_capture::recheck_slot(&service, 8, "host-b/2").await.unwrap().is_some());
 }
