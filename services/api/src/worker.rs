@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler};
-use zhiwen_matcher::task::{enqueue, run_next_task, worker_name, Scope, TaskControl, TaskProgress, TaskSpec};
+use zhiwen_matcher::task::{enqueue_arrival, run_next_task, worker_name, TaskControl, TaskProgress};
 use zhiwen_matcher::MatcherError;
 use zhiwen_store::{Progress, Task, TaskState};
 
@@ -147,6 +147,24 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
     }
 }
 
+/// Queue the matching of what has just arrived (a work registered or changed through the
+/// API, pages a crawl stored) and wake the worker: the arrival is matched within seconds,
+/// not at the next daily run (`zhiwen_matcher::task::enqueue_arrival`; a burst is one
+/// task). The id of the task, or `None` when it could not be queued: the data is stored
+/// either way, and the daily task is the safety net.
+pub async fn match_arrivals(state: &AppState) -> Option<i64> {
+    match enqueue_arrival(&state.matcher).await {
+        Ok(task) => {
+            state.worker_wake.notify_one();
+            Some(task.id)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot queue the matching of new data; the daily task will match it");
+            None
+        }
+    }
+}
+
 /// Claim and run one queued crawl task; `true` if there was one.
 async fn run_crawl(
     state: &Arc<AppState>,
@@ -180,9 +198,7 @@ async fn run_crawl(
             // Pages new or changed: match them now (a crawl that only found the pages as
             // they were queues nothing).
             if changed_pages > 0 {
-                if let Err(e) = enqueue(&state.matcher, &TaskSpec::new(Scope::NewSinceLastRun)).await {
-                    tracing::error!(error = %e, "cannot enqueue matching after a crawl");
-                }
+                match_arrivals(state).await;
             }
             tasks.finish_task(task.id).await
         }

@@ -113,8 +113,11 @@ async fn create_work(state: State, caller: Caller, body: web::Json<NewWorkBody>)
     if let Some(old) = old {
         forget_work_sections(&state, old.id, &r).await?;
     }
+    // A new or changed text is matched against the stored pages at once.
+    let match_task = if r.outcome == Outcome::Unchanged { None } else { crate::worker::match_arrivals(&state).await };
     let status = if r.outcome == Outcome::Inserted { StatusCode::CREATED } else { StatusCode::OK };
-    Ok(HttpResponse::build(status).json(json!({"id": r.id, "outcome": r.outcome, "section_count": r.sections.len()})))
+    Ok(HttpResponse::build(status)
+        .json(json!({"id": r.id, "outcome": r.outcome, "section_count": r.sections.len(), "match_task": match_task})))
 }
 
 /// After a work's text changed: drop the fingerprints of its sections so the next
@@ -218,9 +221,11 @@ async fn upload_works(
             works.push(json!({"id": w.id, "outcome": "changed", "section_count": w.section_count, "title": w.title, "external_id": w.external_id}));
         }
     }
+    let match_task = if summary.changed.works.is_empty() { None } else { crate::worker::match_arrivals(&state).await };
     let status = if summary.imported > 0 { StatusCode::CREATED } else { StatusCode::OK };
     Ok(HttpResponse::build(status).json(json!({
         "works": works, "imported": summary.imported, "updated": summary.updated, "unchanged": summary.unchanged,
+        "match_task": match_task,
         // Items name the file as uploaded, never the server's temporary directory.
         "rejected": summary.rejected.iter().map(|r| json!({"item": uploaded_item(&r.item, dir.path()), "reason": r.reason})).collect::<Vec<_>>(),
         "replaced_bytes": summary.replaced_bytes,

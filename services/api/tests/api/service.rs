@@ -120,8 +120,53 @@ pub(crate) async fn worker_runs_tasks(env: &Env) {
     assert_eq!(head["size"].as_u64(), Some(before as u64 + 1), "{head}");
     let head: zhiwen_evidence::SignedTreeHead = serde_json::from_value(head).unwrap();
     head.verify(Some(&env.state.evidence.as_ref().unwrap().public_key())).unwrap();
+    a_registered_work_is_matched_at_once(env).await;
     token.cancel();
     worker.await.unwrap();
+}
+
+/// With the worker running: a work registered through the API is matched against the
+/// stored pages at once (its response names the task), not at the next daily run; then it
+/// is deleted with its match.
+async fn a_registered_work_is_matched_at_once(env: &Env) {
+    let line = std::fs::read_to_string(super::samples().join("works/classics.jsonl")).unwrap();
+    let copied: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    let body = json!({
+        "owner": "luoguan-books", "external_id": "arrival-1", "title": "新登记的作品", "author": "佚名",
+        "text": copied["text"],
+    });
+    let r = env.call("POST", "/api/v1/works", Some(&env.admin), Some(body.clone())).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let created = r.json();
+    let (work, task) = (created["id"].as_i64().unwrap(), created["match_task"].as_i64());
+    let task = task.unwrap_or_else(|| panic!("a matching task is queued: {created}"));
+    let mut found = Vec::new();
+    for _ in 0..300 {
+        found = env.get(&format!("/api/v1/matches?work_id={work}"), &env.admin).await.json()["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if !found.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(found.len(), 1, "the stored pirate page is matched to the new work: {found:?}");
+    let mut state = Value::Null;
+    for _ in 0..100 {
+        state = env.get(&format!("/api/v1/tasks/{task}"), &env.admin).await.json()["state"].clone();
+        if state == "succeeded" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(state, "succeeded");
+    // The same text again changes nothing and queues nothing.
+    let r = env.call("POST", "/api/v1/works", Some(&env.admin), Some(body)).await;
+    assert_eq!((r.status, r.json()["match_task"].clone()), (200, Value::Null), "{}", r.text());
+    let r = env.call("DELETE", &format!("/api/v1/works/{work}"), Some(&env.admin), None).await;
+    assert_eq!(r.json()["matches"], 1, "{}", r.text());
+    env.the_match().await;
 }
 
 /// Every operation of the OpenAPI document is routed, answers with a status it

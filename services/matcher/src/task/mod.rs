@@ -258,6 +258,20 @@ pub async fn enqueue(matcher: &Matcher, spec: &TaskSpec) -> Result<Task> {
     Ok(enqueue_task(matcher, spec).await?.0)
 }
 
+/// Enqueue the matching of what has just arrived (a work registered or changed, pages
+/// stored) and return its task: a task of scope [`Scope::NewSinceLastRun`] that is still
+/// queued (it has not started, so it will see the arrival) is reused, else a new one is
+/// queued. Unlike [`enqueue`], a running task is never reused: it may have passed its
+/// works phase, or its pages, before the arrival. A burst of arrivals before the worker
+/// starts is therefore one task.
+pub async fn enqueue_arrival(matcher: &Matcher) -> Result<Task> {
+    if let Some(t) = pending_task_in(matcher, Scope::NewSinceLastRun, &[TaskState::Queued]).await? {
+        return Ok(t);
+    }
+    let spec = TaskSpec { scope: Scope::NewSinceLastRun, key: Some(format!("match:arrival:{}", Timestamp::now().0)) };
+    Ok(enqueue_task(matcher, &spec).await?.0)
+}
+
 /// [`enqueue`], and whether the task was created by this call.
 pub(crate) async fn enqueue_task(matcher: &Matcher, spec: &TaskSpec) -> Result<(Task, bool)> {
     let tasks = &matcher.stores().tasks;
@@ -290,8 +304,13 @@ pub(crate) async fn enqueue_task(matcher: &Matcher, spec: &TaskSpec) -> Result<(
 /// The matching task of `scope` that has not ended (a running one, which has progress,
 /// before the oldest queued one), if any.
 async fn pending_task(matcher: &Matcher, scope: Scope) -> Result<Option<Task>> {
+    pending_task_in(matcher, scope, &[TaskState::Running, TaskState::Queued]).await
+}
+
+/// The matching task of `scope` in the first of `states` that has one, if any.
+async fn pending_task_in(matcher: &Matcher, scope: Scope, states: &[TaskState]) -> Result<Option<Task>> {
     let tasks = &matcher.stores().tasks;
-    for state in [TaskState::Running, TaskState::Queued] {
+    for &state in states {
         let mut after = 0;
         loop {
             let page = tasks.list_tasks(Some(state), after, 100).await?;
