@@ -6,6 +6,7 @@ import dayjs from 'dayjs';
 import { Link, useNavigate, useSearchParams } from 'react-router-dom';
 import { useApiClient, useAuth } from '../auth';
 import { useI18n } from '../i18n/I18nProvider';
+import { usePaged } from '../lib/usePaged';
 import type { Key } from '../i18n/dict';
 import { EmptyState, ErrorState, errorMessage } from '../components/States';
 import { KindTag, ScoreBar, StatusTag } from '../components/Tags';
@@ -25,12 +26,7 @@ export function Matches() {
   const filters = useMemo(() => queryToFilters(params), [params]);
   const filterKey = filtersToQuery(filters).toString();
 
-  const [items, setItems] = useState<MatchItem[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState<unknown>();
   const [selected, setSelected] = useState<number[]>([]);
-  const [tick, setTick] = useState(0);
   const [works, setWorks] = useState<WorkItem[]>([]);
   const [busy, setBusy] = useState(false);
   const [draft, setDraft] = useState<DraftInitial | null>(null);
@@ -40,24 +36,12 @@ export function Matches() {
     api.works({ limit: 500 }).then((p) => setWorks(p.items), () => setWorks([]));
   }, [api]);
 
-  const load = async (more: boolean) => {
-    setLoading(true);
-    try {
-      const page = await api.matches(filters, more ? cursor : null, 100);
-      setItems((old) => (more ? [...old, ...page.items] : page.items));
-      setCursor(page.next_cursor);
-      setError(undefined);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setLoading(false);
-    }
-  };
-  useEffect(() => {
-    setSelected([]);
-    void load(false);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [api, filterKey, tick]);
+  const { items, cursor, loading, error, loadMore, reload } = usePaged(
+    (cursor) => api.matches(filters, cursor ?? null, 100),
+    [api, filterKey],
+  );
+  // Another filter shows other rows: nothing stays selected.
+  useEffect(() => setSelected([]), [api, filterKey]);
 
   const update = (patch: Partial<MatchFilters>) => {
     const next = { ...filters, ...patch };
@@ -72,7 +56,8 @@ export function Matches() {
       let text = t('matches.bulkDone', { updated: r.updated.length, unchanged: r.unchanged.length });
       if (r.not_found.length) text += t('matches.bulkNotFound', { n: r.not_found.length });
       message.success(text);
-      setTick((x) => x + 1);
+      setSelected([]);
+      reload();
     } catch (e) {
       message.error(errorMessage(t, e));
     } finally {
@@ -272,7 +257,7 @@ export function Matches() {
           </Space>
         )}
         {error !== undefined && !loading ? (
-          <ErrorState error={error} onRetry={() => setTick((x) => x + 1)} />
+          <ErrorState error={error} onRetry={() => reload()} />
         ) : (
           <>
             <Table<MatchItem>
@@ -291,7 +276,7 @@ export function Matches() {
             <div style={{ textAlign: 'center', marginTop: 16, color: '#888' }}>
               <span data-testid="matches-count">{t('matches.count', { n: items.length })}</span>
               {cursor && (
-                <Button style={{ marginLeft: 12 }} onClick={() => load(true)} loading={loading}>{t('matches.loadMore')}</Button>
+                <Button style={{ marginLeft: 12 }} onClick={loadMore} loading={loading}>{t('matches.loadMore')}</Button>
               )}
             </div>
           </>

@@ -11,6 +11,7 @@ import { EmptyState, ErrorState, LoadingState, errorMessage } from '../component
 import { NoticeStateTag, StatusTag } from '../components/Tags';
 import type { Key } from '../i18n/dict';
 import { useI18n } from '../i18n/I18nProvider';
+import { usePaged } from '../lib/usePaged';
 import { saveBlob } from '../lib/download';
 import { chapterLabel, dateTime, fileSize } from '../lib/format';
 import { defaultRecipient, isEmail, noticeActions, noticeReference, readableFiles } from '../lib/takedown';
@@ -24,30 +25,12 @@ export function Notices() {
   const site = params.get('site') ?? '';
   const owner = params.get('owner') ?? '';
   const openId = Number(params.get('id') ?? '') || null;
-  const [items, setItems] = useState<Notice[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState<unknown>();
-  const [tick, setTick] = useState(0);
   const [draft, setDraft] = useState<DraftInitial | null>(params.get('draft') === '1' ? { site: site || undefined, owner: owner || undefined } : null);
 
-  const load = async (more: boolean) => {
-    setLoading(true);
-    try {
-      const page = await api.notices({ state, site: site || undefined, owner: can('holders.pick') ? owner || undefined : undefined, cursor: more ? cursor : undefined, limit: 100 });
-      setItems((old) => (more ? [...old, ...page.items] : page.items));
-      setCursor(page.next_cursor);
-      setError(undefined);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setLoading(false);
-    }
-  };
-  useEffect(() => {
-    void load(false);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [api, state, site, owner, tick]);
+  const { items, cursor, loading, error, loadMore, reload } = usePaged(
+    (cursor) => api.notices({ state, site: site || undefined, owner: can('holders.pick') ? owner || undefined : undefined, cursor, limit: 100 }),
+    [api, state, site, owner],
+  );
 
   const setQuery = (patch: Record<string, string | undefined>) => {
     const next = new URLSearchParams(params);
@@ -112,7 +95,7 @@ export function Notices() {
           )}
         </Space>
         {error !== undefined && !loading ? (
-          <ErrorState error={error} onRetry={() => setTick((x) => x + 1)} />
+          <ErrorState error={error} onRetry={() => reload()} />
         ) : (
           <>
             <Table<Notice>
@@ -128,7 +111,7 @@ export function Notices() {
             />
             {cursor && (
               <div style={{ textAlign: 'center', marginTop: 16 }}>
-                <Button onClick={() => void load(true)} loading={loading}>{t('matches.loadMore')}</Button>
+                <Button onClick={loadMore} loading={loading}>{t('matches.loadMore')}</Button>
               </div>
             )}
           </>
@@ -145,10 +128,10 @@ export function Notices() {
           <NoticeDetail
             key={openId}
             id={openId}
-            onChanged={() => setTick((x) => x + 1)}
+            onChanged={() => reload()}
             onOpen={(id) => {
               setQuery({ id: String(id) });
-              setTick((x) => x + 1);
+              reload();
             }}
           />
         )}
@@ -160,7 +143,7 @@ export function Notices() {
         onDrafted={(n) => {
           setDraft(null);
           setQuery({ id: String(n.id) });
-          setTick((x) => x + 1);
+          reload();
         }}
       />
     </div>

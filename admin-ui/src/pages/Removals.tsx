@@ -1,4 +1,3 @@
-import { useEffect, useState } from 'react';
 import { Alert, Button, Card, Checkbox, Col, Descriptions, Drawer, Input, Row, Select, Space, Statistic, Table, Tag, Timeline, Typography } from 'antd';
 import type { TableProps } from 'antd';
 import { FlagOutlined } from '@ant-design/icons';
@@ -9,6 +8,7 @@ import { EmptyState, ErrorState, LoadingState } from '../components/States';
 import { NoticeStateTag, RemovalStateTag } from '../components/Tags';
 import type { Key } from '../i18n/dict';
 import { useI18n } from '../i18n/I18nProvider';
+import { usePaged } from '../lib/usePaged';
 import { count, dateTime, percent } from '../lib/format';
 import { useLoad } from '../lib/useLoad';
 import { hoursParts, noticeReference, timeline } from '../lib/takedown';
@@ -34,29 +34,11 @@ export function Removals() {
   const openPage = Number(params.get('page') ?? '') || null;
 
   const stats = useLoad(() => api.removalStats(owner || undefined), [api, owner]);
-  const [items, setItems] = useState<RemovalWatch[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState<unknown>();
-  const [tick, setTick] = useState(0);
 
-  const load = async (more: boolean) => {
-    setLoading(true);
-    try {
-      const page = await api.removals({ owner: owner || undefined, state, flagged: flagged ? true : undefined, site: site || undefined, cursor: more ? cursor : undefined, limit: 100 });
-      setItems((old) => (more ? [...old, ...page.items] : page.items));
-      setCursor(page.next_cursor);
-      setError(undefined);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setLoading(false);
-    }
-  };
-  useEffect(() => {
-    void load(false);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [api, owner, state, flagged, site, tick]);
+  const { items, cursor, loading, error, loadMore, reload } = usePaged(
+    (cursor) => api.removals({ owner: owner || undefined, state, flagged: flagged ? true : undefined, site: site || undefined, cursor, limit: 100 }),
+    [api, owner, state, flagged, site],
+  );
 
   const setQuery = (patch: Record<string, string | undefined>) => {
     const next = new URLSearchParams(params);
@@ -134,7 +116,7 @@ export function Removals() {
           <Input.Search allowClear key={`site-${site}`} defaultValue={site} placeholder={t('notices.filterSite')} style={{ width: 200 }} onSearch={(v) => setQuery({ site: v.trim().toLowerCase() || undefined })} />
         </Space>
         {error !== undefined && !loading ? (
-          <ErrorState error={error} onRetry={() => setTick((x) => x + 1)} />
+          <ErrorState error={error} onRetry={() => reload()} />
         ) : (
           <>
             <Table<RemovalWatch>
@@ -150,7 +132,7 @@ export function Removals() {
             />
             {cursor && (
               <div style={{ textAlign: 'center', marginTop: 16 }}>
-                <Button onClick={() => void load(true)} loading={loading}>{t('matches.loadMore')}</Button>
+                <Button onClick={loadMore} loading={loading}>{t('matches.loadMore')}</Button>
               </div>
             )}
           </>

@@ -1,9 +1,10 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { App, Button, Card, Form, Input, Modal, Space, Table, Tabs, Typography, Upload } from 'antd';
 import { PlusOutlined, UploadOutlined } from '@ant-design/icons';
 import { Link, useSearchParams } from 'react-router-dom';
 import { useApiClient, useAuth } from '../auth';
 import { useI18n } from '../i18n/I18nProvider';
+import { usePaged } from '../lib/usePaged';
 import type { Key } from '../i18n/dict';
 import { ErrorState, EmptyState, errorMessage } from '../components/States';
 import { count } from '../lib/format';
@@ -16,30 +17,12 @@ export function Works() {
   const [params, setParams] = useSearchParams();
   const q = params.get('q') ?? '';
   const owner = params.get('owner') ?? '';
-  const [items, setItems] = useState<WorkItem[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState<unknown>();
-  const [tick, setTick] = useState(0);
   const [uploadOpen, setUploadOpen] = useState(params.get('upload') === '1');
 
-  const load = async (more: boolean) => {
-    setLoading(true);
-    try {
-      const page = await api.works({ q: q || undefined, owner: can('works.filterOwner') ? owner || undefined : undefined, cursor: more ? cursor : undefined, limit: 50 });
-      setItems((old) => (more ? [...old, ...page.items] : page.items));
-      setCursor(page.next_cursor);
-      setError(undefined);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setLoading(false);
-    }
-  };
-  useEffect(() => {
-    void load(false);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [api, q, owner, tick]);
+  const { items, cursor, loading, error, loadMore, reload } = usePaged(
+    (cursor) => api.works({ q: q || undefined, owner: can('works.filterOwner') ? owner || undefined : undefined, cursor, limit: 50 }),
+    [api, q, owner],
+  );
 
   const setQuery = (k: string, v: string) => {
     const next = new URLSearchParams(params);
@@ -67,7 +50,7 @@ export function Works() {
           )}
         </Space>
         {error !== undefined && !loading ? (
-          <ErrorState error={error} onRetry={() => setTick((x) => x + 1)} />
+          <ErrorState error={error} onRetry={() => reload()} />
         ) : (
           <>
             <Table
@@ -95,13 +78,13 @@ export function Works() {
             />
             {cursor && (
               <div style={{ textAlign: 'center', marginTop: 16 }}>
-                <Button onClick={() => load(true)} loading={loading}>{t('works.loadMore')}</Button>
+                <Button onClick={loadMore} loading={loading}>{t('works.loadMore')}</Button>
               </div>
             )}
           </>
         )}
       </Card>
-      <UploadModal open={uploadOpen} onClose={() => setUploadOpen(false)} onSaved={() => setTick((x) => x + 1)} />
+      <UploadModal open={uploadOpen} onClose={() => setUploadOpen(false)} onSaved={() => reload()} />
     </div>
   );
 }
