@@ -16,6 +16,34 @@ export const MAX_DOCUMENT_BYTES = 10 << 20;
 
 const isConflict = (e: unknown) => e instanceof ApiError && e.code === 'conflict';
 
+/**
+ * A write made with the holder's version as read: `busy` while it runs; a `409` (someone
+ * saved in between) reads the holder again (`onFresh` gets it) and says so, so nothing is
+ * overwritten blindly; another error is shown.
+ */
+function useVersionedWrite(reload: () => Promise<Holder | undefined>) {
+  const { t } = useI18n();
+  const { message } = App.useApp();
+  const [busy, setBusy] = useState(false);
+  const write = async (action: () => Promise<void>, onFresh?: (fresh: Holder) => void) => {
+    setBusy(true);
+    try {
+      await action();
+    } catch (e) {
+      if (isConflict(e)) {
+        const fresh = await reload();
+        if (fresh && onFresh) onFresh(fresh);
+        message.warning(t('holders.conflict'));
+      } else {
+        message.error(errorMessage(t, e));
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, write };
+}
+
 /** `/holders`: a holder goes to its own record; admins and analysts choose one. */
 export function Holders() {
   const { session, can } = useAuth();
@@ -123,36 +151,27 @@ function ProfileCard({ holder, writable, onSaved, reload }: CardProps & { onSave
   const api = useApiClient();
   const { message } = App.useApp();
   const [form] = Form.useForm<HolderProfile>();
-  const [busy, setBusy] = useState(false);
+  const { busy, write } = useVersionedWrite(reload);
   useEffect(() => {
     form.setFieldsValue(holder.profile);
   }, [form, holder.profile]);
 
-  const save = async (values: HolderProfile) => {
-    setBusy(true);
-    try {
-      const stored = await api.saveProfile(holder.owner, holder.version, {
-        legal_name: values.legal_name ?? '',
-        contact_person: values.contact_person ?? '',
-        address: values.address ?? '',
-        phone: values.phone ?? '',
-        email: values.email ?? '',
-      });
-      onSaved(stored);
-      message.success(t('holders.saved'));
-    } catch (e) {
-      if (isConflict(e)) {
-        // Someone saved first: show what is stored now, never overwrite it blindly.
-        const fresh = await reload();
-        if (fresh) form.setFieldsValue(fresh.profile);
-        message.warning(t('holders.conflict'));
-      } else {
-        message.error(errorMessage(t, e));
-      }
-    } finally {
-      setBusy(false);
-    }
-  };
+  const save = (values: HolderProfile) =>
+    write(
+      async () => {
+        const stored = await api.saveProfile(holder.owner, holder.version, {
+          legal_name: values.legal_name ?? '',
+          contact_person: values.contact_person ?? '',
+          address: values.address ?? '',
+          phone: values.phone ?? '',
+          email: values.email ?? '',
+        });
+        onSaved(stored);
+        message.success(t('holders.saved'));
+      },
+      // Someone saved first: show what is stored now.
+      (fresh) => form.setFieldsValue(fresh.profile),
+    );
 
   const field = (name: keyof HolderProfile, label: string, extra: object = {}) => (
     <Form.Item name={name} label={label} {...extra}>
@@ -191,28 +210,18 @@ function DocumentsCard({ holder, writable, onChanged, reload }: CardProps & { on
   const { t } = useI18n();
   const api = useApiClient();
   const { message } = App.useApp();
-  const [busy, setBusy] = useState(false);
+  const { busy, write } = useVersionedWrite(reload);
 
   const upload = async (file: File) => {
     if (file.size > MAX_DOCUMENT_BYTES) {
       message.error(t('holders.tooLarge'));
       return;
     }
-    setBusy(true);
-    try {
+    await write(async () => {
       await api.uploadDocument(holder.owner, holder.version, file, file.name);
       await reload();
       message.success(t('holders.uploaded', { name: file.name }));
-    } catch (e) {
-      if (isConflict(e)) {
-        await reload();
-        message.warning(t('holders.conflict'));
-      } else {
-        message.error(errorMessage(t, e));
-      }
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const download = async (d: HolderDocument) => {
@@ -223,19 +232,11 @@ function DocumentsCard({ holder, writable, onChanged, reload }: CardProps & { on
     }
   };
 
-  const remove = async (d: HolderDocument) => {
-    try {
+  const remove = (d: HolderDocument) =>
+    write(async () => {
       onChanged(await api.deleteDocument(holder.owner, holder.version, d.sha256));
       message.success(t('holders.removed', { name: d.name }));
-    } catch (e) {
-      if (isConflict(e)) {
-        await reload();
-        message.warning(t('holders.conflict'));
-      } else {
-        message.error(errorMessage(t, e));
-      }
-    }
-  };
+    });
 
   return (
     <Card
@@ -305,7 +306,7 @@ function LicensedCard({ holder, writable, onSaved, reload }: CardProps & { onSav
   const { message } = App.useApp();
   const [rows, setRows] = useState<LicensedRow[]>(() => rowsOf(holder));
   const [works, setWorks] = useState<WorkItem[]>([]);
-  const [busy, setBusy] = useState(false);
+  const { busy, write } = useVersionedWrite(reload);
   const [invalid, setInvalid] = useState<number[]>([]);
   useEffect(() => setRows(rowsOf(holder)), [holder]);
   useEffect(() => {
@@ -321,21 +322,11 @@ function LicensedCard({ holder, writable, onSaved, reload }: CardProps & { onSav
       message.error(t('holders.domainInvalid', { n: errors[0] + 1 }));
       return;
     }
-    setBusy(true);
-    try {
+    await write(async () => {
       const r = await api.saveLicensed(holder.owner, holder.version, domains);
       onSaved(r.holder);
       message.success(t('holders.licensedSaved', { licensed: r.relabelled.licensed, unlicensed: r.relabelled.unlicensed }));
-    } catch (e) {
-      if (isConflict(e)) {
-        await reload();
-        message.warning(t('holders.conflict'));
-      } else {
-        message.error(errorMessage(t, e));
-      }
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const meta = (i: number) => {
