@@ -87,9 +87,9 @@ pub enum Command {
 pub enum EvalSize {
     /// A handful of pages (a smoke test).
     Tiny,
-    /// 200 sections, 20 pages per positive class, 1,250 negatives.
+    /// 200 sections, 20 pages per positive class, 1,750 negatives.
     Default,
-    /// 600 sections, 60 pages per positive class, 3,750 negatives.
+    /// 600 sections, 60 pages per positive class, 5,250 negatives.
     Large,
 }
 

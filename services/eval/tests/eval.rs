@@ -6,12 +6,24 @@
 use std::sync::OnceLock;
 
 use zhiwen_eval::corpus;
-use zhiwen_eval::dataset::{paragraphs, Dataset, DatasetConfig, Page, PageClass};
+use zhiwen_eval::dataset::{paragraphs, Dataset, DatasetConfig, Page, PageClass, WorkKind};
 
-/// The tiny set with every class, `templated_report` included (the pipeline's smoke tests
-/// use it without: see `DatasetConfig::templated_reports`).
+/// The tiny set with every class, `templated_report` and `link_spam` included (the
+/// pipeline's smoke tests use it without: see `DatasetConfig::templated_reports`), and
+/// `official_formulae` when its eight news stories have stock text (see [`formulae`]).
 fn tiny_config(seed: u64) -> DatasetConfig {
-    DatasetConfig { templated_reports: 4, ..DatasetConfig::tiny(seed) }
+    DatasetConfig { templated_reports: 4, link_spam_pages: 4, official_formulae_pages: 4, ..DatasetConfig::tiny(seed) }
+}
+
+/// A set with 60 news stories, enough for some to have stock text: the
+/// `official_formulae` pages (the tiny set's eight stories may have none).
+fn formulae() -> &'static Dataset {
+    static SET: OnceLock<Dataset> = OnceLock::new();
+    SET.get_or_init(|| {
+        let dir = corpus::locate().unwrap_or_else(|e| panic!("{e}"));
+        let config = DatasetConfig { xwlb_works: 30, inews_works: 30, ..tiny_config(7) };
+        Dataset::generate(&dir, &config).unwrap_or_else(|e| panic!("generating the set: {e}"))
+    })
 }
 
 fn tiny() -> &'static Dataset {
@@ -90,6 +102,7 @@ mod generator {
     fn every_class_is_present_with_labels_only_on_positives() {
         let set = tiny();
         for class in PageClass::ALL {
+            let set = if class == PageClass::OfficialFormulae { formulae() } else { set };
             for p in pages(set, class) {
                 assert_eq!(p.label.is_some(), class.is_positive(), "{}", p.id);
             }
@@ -121,6 +134,43 @@ mod generator {
             let refilled =
                 registered.iter().any(|p| html_no_figures.contains(&no_figures(p)) && !html.contains(&strip_ws(p)));
             assert!(refilled, "{}: no registered paragraph with other figures", page.id);
+        }
+    }
+
+    #[test]
+    fn a_link_spam_page_lists_other_links_of_registered_hosts() {
+        use zhiwen_eval::dataset::urls;
+        let set = tiny();
+        let registered: Vec<String> = set.works.iter().flat_map(|w| &w.sections).flat_map(|s| urls(&s.text)).collect();
+        let host = |u: &str| u.split_once("://").map_or(u, |(_, r)| r).split('/').next().unwrap_or("").to_owned();
+        let hosts: std::collections::BTreeSet<String> = registered.iter().map(|u| host(u)).collect();
+        for page in pages(set, PageClass::LinkSpam) {
+            let listed = urls(&page.html);
+            let links: Vec<&String> = listed.iter().filter(|u| !u.contains(".example")).collect();
+            for u in &links {
+                assert!(!registered.contains(u), "{}: {u} is a registered link", page.id);
+            }
+            // The host story may hold links of its own; the list is of registered hosts.
+            let of_hosts = links.iter().filter(|u| hosts.is_empty() || hosts.contains(&host(u))).count();
+            assert!(of_hosts >= 6, "{}: {of_hosts} links of registered hosts", page.id);
+        }
+    }
+
+    #[test]
+    fn an_official_formulae_page_holds_stock_clauses_of_a_registered_story_and_no_paragraph() {
+        use zhiwen_eval::dataset::clauses;
+        let set = formulae();
+        let sections: Vec<&zhiwen_eval::dataset::Section> =
+            set.works.iter().filter(|w| w.kind == WorkKind::News).flat_map(|w| &w.sections).collect();
+        for page in pages(set, PageClass::OfficialFormulae) {
+            let html = strip_ws(&page.html);
+            let shared = sections.iter().any(|s| clauses(&s.text).iter().any(|c| html.contains(c)));
+            assert!(shared, "{}: no clause of a registered story", page.id);
+            for s in &sections {
+                for p in paragraphs(&s.text).iter().filter(|p| p.chars().count() >= 60) {
+                    assert!(!html.contains(&strip_ws(p)), "{}: holds a paragraph of {}", page.id, s.id);
+                }
+            }
         }
     }
 

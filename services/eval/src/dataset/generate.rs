@@ -68,6 +68,11 @@ pub(super) struct Generator<'a> {
     pub(super) phrases_of: HashMap<String, Vec<String>>,
     pub(super) common: Vec<String>,
     pub(super) portal: PortalChrome,
+    /// URLs of registered stories (or of the corpus's link-list pages), one list a story.
+    pub(super) link_sources: Vec<Vec<String>>,
+    /// Stock clauses of registered stories (`formulae::stock_clauses`), for the stories
+    /// whose stock clauses hold at least `winnow.min_passage_chars` characters together.
+    pub(super) stock_of: Vec<(String, Vec<String>)>,
 }
 
 fn chars_in(text: &str, (lo, hi): (usize, usize)) -> bool {
@@ -219,6 +224,13 @@ impl<'a> Generator<'a> {
         let same_day = Pool::new(same_day_docs, &mut r);
         let filler = Pool::new(filler_docs, &mut r);
 
+        let news_corpus: Vec<&CorpusDoc> = xwlb.iter().chain(&inews).collect();
+        let link_sources = super::formulae::link_sources(&works, &news_corpus);
+        let min_passage = zhiwen_core::Params::default().winnow.min_passage_chars;
+        let stock_of: Vec<(String, Vec<String>)> = super::formulae::stock_clauses(&works, &news_corpus, &registered)
+            .into_iter()
+            .filter(|(_, c)| c.iter().map(|s| s.chars().count()).sum::<usize>() >= min_passage)
+            .collect();
         let texts = works.iter().flat_map(|w| w.sections.iter().map(|s| s.text.as_str()));
         let tools = Tools::new(s2t, ad_lines, texts, 5);
         notes.homophone_chars = tools.homophones.len();
@@ -236,6 +248,8 @@ impl<'a> Generator<'a> {
             phrases_of: HashMap::new(),
             common: Vec::new(),
             portal: PortalChrome::default(),
+            link_sources,
+            stock_of,
         };
         g.find_common_phrases();
         g.build_portal()?;
@@ -310,6 +324,8 @@ impl<'a> Generator<'a> {
             let n = match class {
                 c if c.is_positive() => self.config.pages_per_class,
                 PageClass::TemplatedReport => self.config.templated_reports,
+                PageClass::LinkSpam => self.config.link_spam_pages,
+                PageClass::OfficialFormulae => self.config.official_formulae_pages,
                 _ => self.config.negatives_per_class,
             };
             for i in 0..n {

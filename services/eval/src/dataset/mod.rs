@@ -21,6 +21,7 @@
 //! and runs the classes; `pages` makes each positive and negative page; `neardup` the
 //! near-duplicate check; `transform` the pirates' transformations; `site` the layouts.
 
+mod formulae;
 mod generate;
 mod neardup;
 mod pages;
@@ -33,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::EvalError;
 
+pub use formulae::{clauses, urls};
 pub use generate::{made_up_broadcasts, BROADCAST_OPENING};
 pub use neardup::NearDupIndex;
 pub use pages::content_chars;
@@ -131,11 +133,18 @@ pub enum PageClass {
     /// Negative: a paragraph (at most a third) of a registered news story with its figures (numbers, dates,
     /// session numbers) filled in again, inside an unrelated story: a template filled twice.
     TemplatedReport,
+    /// Negative: a list of links of the hosts a registered story links to, every link
+    /// another (its ids drawn again), inside an unrelated story: a link-list spam page.
+    LinkSpam,
+    /// Negative: another speaker's remarks built from the stock clauses of a registered
+    /// story (clauses that at least three distinct documents of the corpus hold
+    /// verbatim), in another order, inside an unrelated story.
+    OfficialFormulae,
 }
 
 impl PageClass {
     /// Every class, positives first.
-    pub const ALL: [PageClass; 15] = [
+    pub const ALL: [PageClass; 17] = [
         PageClass::Exact,
         PageClass::Reformatted,
         PageClass::Traditional,
@@ -151,6 +160,8 @@ impl PageClass {
         PageClass::SiteTemplate,
         PageClass::CommonPhrases,
         PageClass::TemplatedReport,
+        PageClass::LinkSpam,
+        PageClass::OfficialFormulae,
     ];
 
     /// Does a page of this class copy a registered section?
@@ -162,6 +173,8 @@ impl PageClass {
                 | PageClass::SiteTemplate
                 | PageClass::CommonPhrases
                 | PageClass::TemplatedReport
+                | PageClass::LinkSpam
+                | PageClass::OfficialFormulae
         )
     }
 
@@ -183,6 +196,8 @@ impl PageClass {
             PageClass::SiteTemplate => "site_template",
             PageClass::CommonPhrases => "common_phrases",
             PageClass::TemplatedReport => "templated_report",
+            PageClass::LinkSpam => "link_spam",
+            PageClass::OfficialFormulae => "official_formulae",
         }
     }
 }
@@ -257,10 +272,18 @@ pub struct DatasetConfig {
     /// every such page (docs/evaluation.md, "Formulaic text is not copying").
     #[serde(default)]
     pub templated_reports: usize,
+    /// Pages of the `link_spam` negative class. Counted apart like `templated_reports`
+    /// (generated after every other class, so that the earlier pages of a seed do not
+    /// change).
+    #[serde(default)]
+    pub link_spam_pages: usize,
+    /// Pages of the `official_formulae` negative class, counted apart likewise.
+    #[serde(default)]
+    pub official_formulae_pages: usize,
 }
 
 impl DatasetConfig {
-    /// The default set: 200 registered sections, 20 pages per positive class, 1,250
+    /// The default set: 200 registered sections, 20 pages per positive class, 1,750
     /// negatives (a couple of minutes on 2 cores for the pairwise baseline).
     pub fn default_set(seed: u64) -> Self {
         DatasetConfig {
@@ -271,10 +294,12 @@ impl DatasetConfig {
             pages_per_class: 20,
             negatives_per_class: 250,
             templated_reports: 250,
+            link_spam_pages: 250,
+            official_formulae_pages: 250,
         }
     }
 
-    /// The large set: 600 sections, 60 pages per positive class, 3,750 negatives.
+    /// The large set: 600 sections, 60 pages per positive class, 5,250 negatives.
     pub fn large(seed: u64) -> Self {
         DatasetConfig {
             seed,
@@ -284,6 +309,8 @@ impl DatasetConfig {
             pages_per_class: 60,
             negatives_per_class: 750,
             templated_reports: 750,
+            link_spam_pages: 750,
+            official_formulae_pages: 750,
         }
     }
 
@@ -297,6 +324,8 @@ impl DatasetConfig {
             pages_per_class: 4,
             negatives_per_class: 4,
             templated_reports: 0,
+            link_spam_pages: 0,
+            official_formulae_pages: 0,
         }
     }
 }

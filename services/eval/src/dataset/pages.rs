@@ -2,6 +2,7 @@
 //! transformation onto a pirate site's layout; a negative page is unrelated or only shares
 //! what is not copying (set phrases, a broadcast's opening, refilled figures).
 
+use super::formulae;
 use super::site::{self, Para, Rendered, Site};
 use super::transform::{self, paragraphs, sentences};
 use super::{CopyLabel, Page, PageClass, Section, WorkKind};
@@ -182,6 +183,21 @@ impl Generator<'_> {
                 paras.insert(at, template);
                 (site::NEWS_SITES[r.below(2)].clone(), transform::as_copied(&paras))
             }
+            PageClass::LinkSpam => {
+                let Some(list) = self.link_list(r) else { return Ok(None) };
+                let mut paras = paras;
+                // Spam pages mostly end with their links.
+                let at = if r.chance(0.5) { paras.len() } else { r.below(paras.len() + 1) };
+                paras.insert(at, list);
+                (site::NEWS_SITES[r.below(2)].clone(), transform::as_copied(&paras))
+            }
+            PageClass::OfficialFormulae => {
+                let Some(remarks) = self.stock_remarks(r) else { return Ok(None) };
+                let mut paras = paras;
+                let at = r.below(paras.len() + 1);
+                paras.insert(at, remarks);
+                (site::NEWS_SITES[r.below(2)].clone(), transform::as_copied(&paras))
+            }
             _ => (site::NEWS_SITES[r.below(2)].clone(), self.with_common_phrases(&paras, r)),
         };
         // Nothing on a negative page is copied from a registered section.
@@ -226,6 +242,26 @@ impl Generator<'_> {
                 })
                 .collect(),
         )
+    }
+
+    /// 6-12 links of the hosts of one registered story's URLs (or of a corpus link-list
+    /// page's, when no registered story has a URL), each drawn again
+    /// ([`formulae::refill_url`]): run together as spam pages do, or one a line.
+    fn link_list(&self, r: &mut Rng) -> Option<String> {
+        let source = r.pick(&self.link_sources)?;
+        let n = r.range(6, 12);
+        let links: Vec<String> = (0..n).map(|k| formulae::refill_url(&source[k % source.len()], r)).collect();
+        Some(if r.chance(0.5) { links.concat() } else { links.join("\n") })
+    }
+
+    /// The stock text of one registered story (at most 12 of its runs of stock clauses),
+    /// the runs shuffled, as another speaker's remarks: runs joined by commas.
+    fn stock_remarks(&self, r: &mut Rng) -> Option<String> {
+        let (_, stock) = r.pick(&self.stock_of)?;
+        let mut picked = stock.clone();
+        r.shuffle(&mut picked);
+        picked.truncate(12);
+        Some(format!("{}。", picked.join("，")))
     }
 
     /// Unrelated text with 10-25 set phrases stitched in at sentence ends: two thirds
