@@ -236,12 +236,23 @@ pub fn compare_with(
         })
         .collect();
     // What differs inside each aligned passage: a passage whose only differences are
-    // figures (a template filled twice) does not count towards an excerpt.
+    // figures (a template filled twice) does not count towards an excerpt. Nor does an
+    // equal passage around which the texts go on equal except for figures that differ:
+    // the fixed wording of a template whose figures lie just outside it.
     let differences: Vec<formulaic::Differences> = passages
         .iter()
         .map(|p| {
-            let (sa, sb) = (a.chars.slice(p.a_start, p.a_end), b.chars.slice(p.b_start, p.b_end));
-            formulaic::passage_differences(sa, sb, params.winnow.chars_k)
+            let (ra, rb) = (a.chars.range(p.a_start, p.a_end), b.chars.range(p.b_start, p.b_end));
+            let (sa, sb) = (&a.chars.units[ra.0..ra.1], &b.chars.units[rb.0..rb.1]);
+            let k = params.winnow.chars_k;
+            match formulaic::passage_differences(sa, sb, k) {
+                formulaic::Differences::None
+                    if formulaic::template_continues(&a.chars.units, ra, &b.chars.units, rb, k) =>
+                {
+                    formulaic::Differences::Figures
+                }
+                d => d,
+            }
         })
         .collect();
     // A passage that only repeats the wording of a figures-only passage (one text cites

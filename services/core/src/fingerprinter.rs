@@ -46,7 +46,8 @@ impl CharStream {
         &self.units[lo..hi]
     }
 
-    fn range(&self, start: u32, end: u32) -> (usize, usize) {
+    /// The half-open range of units inside the canonical range `start..end`.
+    pub fn range(&self, start: u32, end: u32) -> (usize, usize) {
         let lo = self.positions.partition_point(|&p| p < start);
         let hi = self.positions.partition_point(|&p| p < end).max(lo);
         (lo, hi)

@@ -176,6 +176,78 @@ pub fn passage_differences(a: &[u32], b: &[u32], edge: usize) -> Differences {
     }
 }
 
+/// Does the text around an aligned passage go on as the same template filled otherwise?
+/// `a` and `b` are the content characters (code points) of the two texts, `a_range`
+/// and `b_range` the passage's half-open ranges in them; `edge` is `winnow.chars_k`.
+///
+/// A template whose figures all sit at one end of its paragraph (`转发集满20个赞可以打九折，`
+/// and then 140 characters of fixed wording) aligns, once filled twice, as a passage of
+/// the fixed wording alone: the fingerprints cannot span the figures that differ, so the
+/// passage stops right after them and is equal on both sides. Walking on from either end
+/// of the passage, the two texts still go on equal except for figures: true when, on one
+/// side of the passage, the walk passes figures that differ (by two characters or more,
+/// counted as multisets, as in [`passage_differences`]) and at least `edge` equal
+/// characters other than figures lie beyond the first difference. Figures count only
+/// when equal text follows them on both sides: a real excerpt followed by a date or a
+/// number on both sides, then other text, is not a template.
+pub fn template_continues(a: &[u32], a_range: (usize, usize), b: &[u32], b_range: (usize, usize), edge: usize) -> bool {
+    let after = continues_with_other_figures(
+        a.get(a_range.1..).unwrap_or_default().iter(),
+        b.get(b_range.1..).unwrap_or_default().iter(),
+        edge,
+    );
+    after
+        || continues_with_other_figures(
+            a.get(..a_range.0).unwrap_or_default().iter().rev(),
+            b.get(..b_range.0).unwrap_or_default().iter().rev(),
+            edge,
+        )
+}
+
+/// Walk two character sequences in step, figures skipped on each side independently,
+/// while the characters other than figures are equal: did the figures passed differ by two
+/// or more (multiset), with at least `edge` equal characters beyond the first difference?
+fn continues_with_other_figures<'a>(
+    a: impl Iterator<Item = &'a u32>,
+    b: impl Iterator<Item = &'a u32>,
+    edge: usize,
+) -> bool {
+    let figure = |u: &u32| char::from_u32(*u).is_some_and(is_figure);
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let (mut fa, mut fb): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let mut equal_since_difference: Option<usize> = None;
+    loop {
+        let (mut run_a, mut run_b) = (Vec::new(), Vec::new());
+        while let Some(&u) = a.next_if(|u| figure(u)) {
+            run_a.push(u);
+        }
+        while let Some(&u) = b.next_if(|u| figure(u)) {
+            run_b.push(u);
+        }
+        match (a.next(), b.next()) {
+            (Some(x), Some(y)) if x == y => {}
+            _ => break,
+        }
+        // Equal text after these figures on both sides: they are a slot of the template.
+        if run_a != run_b && equal_since_difference.is_none() {
+            equal_since_difference = Some(0);
+        }
+        fa.extend(run_a);
+        fb.extend(run_b);
+        if let Some(n) = equal_since_difference.as_mut() {
+            *n += 1;
+        }
+        if equal_since_difference.is_some_and(|n| n >= edge) {
+            fa.sort_unstable();
+            fb.sort_unstable();
+            if multiset_difference(&fa, &fb) >= 2 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// Which passages only repeat a template's fixed wording: one flag per passage, for
 /// passages given as half-open ranges `(a_start, a_end, b_start, b_end)` (canonical
 /// offsets), what differs inside each, and whether each holds a figure.
@@ -592,6 +664,40 @@ mod tests {
         assert_eq!(passage_differences(&excerpt, &units(TEMPLATE_A), 8), Differences::Edits);
         let edited = units(&TEMPLATE_B.replace("交通局", "交通厅"));
         assert_eq!(passage_differences(&a, &edited, 8), Differences::Edits);
+    }
+
+    /// A template whose figures all sit at the start of its paragraph: filled twice, the
+    /// aligned passage is the fixed wording after them, equal on both sides; the text
+    /// before it goes on equal but for the figures. A real excerpt followed by a date on
+    /// both sides, then other text, is not a template, nor is the same filling.
+    #[test]
+    fn the_fixed_wording_after_a_templates_figures_continues_the_template() {
+        const FIXED: &str =
+            "推荐名片给好友并关注可再享优惠朋友新开的店货真价实推荐来买这类推广广告在朋友圈可算是屡见不鲜";
+        let passage = |head: &str, tail: &str| {
+            let text = units(&format!("{head}{FIXED}{tail}"));
+            let start = head.chars().count();
+            (text, (start, start + FIXED.chars().count()))
+        };
+        let (a, ra) = passage("市民徐女士说转发集满20个赞可以打九折", "但替人搬运");
+        let (b, rb) = passage("今天上午召开转发集满53个赞可以打二折", "据了解此前");
+        assert!(template_continues(&a, ra, &b, rb, 8));
+        assert!(template_continues(&b, rb, &a, ra, 8));
+        // The figures after the passage, on both sides, the template going on after them.
+        let (c, rc) = passage("市民徐女士说", "转发集满20个赞可以打九折推荐来买但替人");
+        let (d, rd) = passage("今天上午召开", "转发集满53个赞可以打二折推荐来买据了解");
+        assert!(template_continues(&c, rc, &d, rd, 8));
+        // The same filling: nothing differs around the passage.
+        let (e, re) = passage("今天上午召开转发集满20个赞可以打九折", "据了解此前");
+        assert!(!template_continues(&a, ra, &e, re, 8));
+        // A real excerpt followed by a date on both sides, then other text.
+        let (f, rf) = passage("市民徐女士说", "2019年3月1日今天天气很好");
+        let (g, rg) = passage("据本报记者报", "2024年7月22日明天我们去上海");
+        assert!(!template_continues(&f, rf, &g, rg, 8));
+        // Too little equal text beyond the differing figures (fewer than `edge`).
+        let (h, rh) = passage("市民徐女士说可以打九折", "但替人搬运");
+        let (i, ri) = passage("今天上午召开可以打二折", "据了解此前");
+        assert!(!template_continues(&h, rh, &i, ri, 8));
     }
 
     #[test]

@@ -103,6 +103,34 @@ fn a_citation_of_the_template_elsewhere_is_not_a_copy_of_another_filling() {
     assert!(cmp(&a, &copy).verdict.duplicate);
 }
 
+/// A paragraph whose figures all sit at its start (`转发集满20个赞可以打九折`) and then runs on
+/// in fixed wording: filled twice, the fingerprints cannot span the differing figures, so
+/// the aligned passage is the fixed wording alone, equal on both sides. The text before it
+/// goes on as the same template with other figures: not an excerpt. The same filling, and
+/// a real excerpt followed by a number on both sides, are still copies.
+#[test]
+fn the_fixed_wording_after_a_templates_figures_is_not_an_excerpt() {
+    let ch = chapter();
+    let other = unrelated();
+    let fixed: String = ch[3000..3150].iter().collect();
+    let page_text: String = other.1.chars().take(300).collect();
+    let a = format!("{}\n“转发集满20个赞可以打九折，{fixed}", other.0);
+    let b = format!("{page_text}\n“转发集满53个赞可以打二折，{fixed}");
+    let c = cmp(&a, &b);
+    assert!(c.copied_chars >= 100, "the fixed wording aligns: {}", c.copied_chars);
+    assert!(!c.verdict.duplicate, "{:?} {:?}", c.verdict, c.explanation);
+    assert!(c.explanation.passages.iter().any(|p| p.differences == Differences::Figures), "{:?}", c.explanation);
+    // The same filling is a copy.
+    let same = format!("{page_text}\n“转发集满20个赞可以打九折，{fixed}");
+    assert!(cmp(&a, &same).verdict.duplicate);
+    // A real excerpt followed by a number on both sides, then other text, is a copy.
+    let tail: String = ch[4000..4100].iter().collect();
+    let a = format!("{}\n{fixed}2019{tail}", other.0);
+    let b = format!("{page_text}\n{fixed}2024明天我们一起去上海看望外婆");
+    let c = cmp(&a, &b);
+    assert!(c.verdict.duplicate, "{:?} {:?}", c.verdict, c.explanation);
+}
+
 #[test]
 fn the_same_template_filled_the_same_way_is_still_a_copy() {
     let ch = chapter();
