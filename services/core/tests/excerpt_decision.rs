@@ -5,8 +5,7 @@ use zhiwen_core::compare::{compare, decide_excerpt, Comparison, Thresholds, Verd
 use zhiwen_core::Params;
 
 #[allow(dead_code)] // each test binary uses a part of it
-mod support;
-use support::{analyze, chapter, unrelated};
+use crate::support::{analyze, chapter, unrelated};
 
 fn cmp(a: &str, b: &str, t: &Thresholds) -> Comparison {
     compare(&analyze(a), &analyze(b), &Params::default(), t)

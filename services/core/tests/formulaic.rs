@@ -7,8 +7,7 @@ use zhiwen_core::formulaic::{self, Differences, Lang};
 use zhiwen_core::Params;
 
 #[allow(dead_code)] // each test binary uses a part of it
-mod support;
-use support::{analyze, chapter, unrelated};
+use crate::support::{analyze, chapter, unrelated};
 
 fn cmp(a: &str, b: &str) -> Comparison {
     compare(&analyze(a), &analyze(b), &Params::default(), &Thresholds::default())

@@ -8,7 +8,7 @@
 //!
 //! A change that alters a digest on purpose is an algorithm change: bump
 //! `ALGORITHM_VERSION` and re-pin, printing the new digests with
-//! `cargo test -p zhiwen-core --test golden -- --nocapture`.
+//! `cargo test -p zhiwen-core --test core golden:: -- --nocapture`.
 
 use std::path::PathBuf;
 

@@ -72,7 +72,7 @@ pub(crate) fn read_chapters(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Rebuild the fixtures from the test corpus: `cargo test -p zhiwen-core --test canon
+/// Rebuild the fixtures from the test corpus: `cargo test -p zhiwen-core --test core
 /// -- --ignored regenerate_fixtures`.
 #[test]
 #[ignore = "writes fixtures"]
