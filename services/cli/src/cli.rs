@@ -125,6 +125,13 @@ pub struct EvalArgs {
     /// of the pair (copied characters, containment both ways) and the nominating families.
     #[arg(long)]
     pub explain: bool,
+    /// Only write the set to this directory, in the formats `zhiwen import` reads, and
+    /// exit without evaluating: `works.jsonl` (for `zhiwen import works`, one work a line,
+    /// each section under its own heading), `pages.warc` (for `zhiwen import pages`, the
+    /// bytes as served with the header's charset) and `labels.jsonl` (one page a line: id,
+    /// URL, class, and for a copy the work and section it copies).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "explain"])]
+    pub write_set: Option<PathBuf>,
 }
 
 /// `zhiwen worker`.

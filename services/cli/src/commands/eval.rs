@@ -276,6 +276,17 @@ pub fn run(data: &DataArgs, args: &EvalArgs) -> Result<()> {
     let t = std::time::Instant::now();
     let dataset = opts.build_dataset().context("cannot build the evaluation set")?;
     let generation_secs = t.elapsed().as_secs_f64();
+    if let Some(dir) = &args.write_set {
+        write_set(&dataset, dir)?;
+        outln!(
+            "wrote {} works ({} sections) and {} pages to {}",
+            dataset.works.len(),
+            dataset.section_count(),
+            dataset.pages.len(),
+            dir.display()
+        )?;
+        return Ok(());
+    }
     let mut detector = PipelineDetector::new(&settings, args.direction)?;
     let (mut report, output) = evaluate(&dataset, &mut detector)?;
     report.generation_secs = generation_secs;
@@ -289,6 +300,74 @@ pub fn run(data: &DataArgs, args: &EvalArgs) -> Result<()> {
     if let Some(path) = &args.out {
         write_json(path, &report)?;
     }
+    Ok(())
+}
+
+/// Files of a set written by `--write-set`.
+pub const SET_WORKS: &str = "works.jsonl";
+pub const SET_PAGES: &str = "pages.warc";
+pub const SET_LABELS: &str = "labels.jsonl";
+
+/// Write the set to `dir` in the formats `zhiwen import works` and `zhiwen import pages`
+/// read: the works as JSONL (each section under a heading line the chapter splitter
+/// recognises, so that the import divides each work as the set does), the pages as
+/// WARC response records (the bytes as served, the header's charset when the set's
+/// server sends one), and the labels as one JSON page (without its bytes) a line.
+pub fn write_set(dataset: &zhiwen_eval::dataset::Dataset, dir: &Path) -> Result<()> {
+    use std::io::{BufWriter, Write};
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let create = |name: &str| -> Result<BufWriter<std::fs::File>> {
+        let path = dir.join(name);
+        let f = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(BufWriter::new(f))
+    };
+    let mut works = create(SET_WORKS)?;
+    for w in &dataset.works {
+        let text = if w.sections.len() > 1 {
+            let parts: Vec<String> =
+                w.sections.iter().map(|s| format!("第{}回 {}\n\n{}", s.ordinal + 1, s.title, s.text)).collect();
+            parts.join("\n\n")
+        } else {
+            w.text()
+        };
+        let line = serde_json::json!({
+            "id": w.id, "owner": w.owner, "title": w.title, "author": w.author, "text": text,
+        });
+        serde_json::to_writer(&mut works, &line)?;
+        works.write_all(b"\n")?;
+    }
+    works.flush().with_context(|| format!("cannot write {SET_WORKS}"))?;
+
+    let mut warc = create(SET_PAGES)?;
+    for p in &dataset.pages {
+        let ctype = match &p.http_charset {
+            Some(c) => format!("text/html; charset={c}"),
+            None => "text/html".to_owned(),
+        };
+        let mut block =
+            format!("HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n", p.bytes.len())
+                .into_bytes();
+        block.extend_from_slice(&p.bytes);
+        write!(
+            warc,
+            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:zhiwen-eval:{}>\r\n\
+             WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: {}\r\n\
+             Content-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
+            p.id,
+            p.url,
+            block.len()
+        )?;
+        warc.write_all(&block)?;
+        warc.write_all(b"\r\n\r\n")?;
+    }
+    warc.flush().with_context(|| format!("cannot write {SET_PAGES}"))?;
+
+    let mut labels = create(SET_LABELS)?;
+    for p in &dataset.pages {
+        serde_json::to_writer(&mut labels, p)?;
+        labels.write_all(b"\n")?;
+    }
+    labels.flush().with_context(|| format!("cannot write {SET_LABELS}"))?;
     Ok(())
 }
 
