@@ -114,6 +114,10 @@ impl EmbeddedIndex {
         let conn = Connection::open(&path).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
+        // The file is read once, at open; afterwards it is only written (one transaction
+        // per batch): fewer, larger checkpoints and no temporary files on disk.
+        conn.pragma_update(None, "wal_autocheckpoint", 8000).map_err(err)?;
+        conn.pragma_update(None, "temp_store", "MEMORY").map_err(err)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS docs (
                  ns INTEGER NOT NULL,

@@ -62,6 +62,7 @@ fn open_reader(path: &Path) -> StoreResult<Connection> {
     let conn = Connection::open_with_flags(path, flags)
         .map_err(|e| StoreError::Config(format!("cannot open {} for reading: {e}", path.display())))?;
     conn.busy_timeout(Duration::from_secs(10))?;
+    super::tune(&conn, super::READER_CACHE_KIB)?;
     // Statements of the API are re-prepared per request otherwise.
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
