@@ -344,21 +344,19 @@ pub fn write_set(dataset: &zhiwen_eval::dataset::Dataset, dir: &Path) -> Result<
             Some(c) => format!("text/html; charset={c}"),
             None => "text/html".to_owned(),
         };
-        let mut block =
-            format!("HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n", p.bytes.len())
-                .into_bytes();
-        block.extend_from_slice(&p.bytes);
-        write!(
-            warc,
-            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:zhiwen-eval:{}>\r\n\
-             WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: {}\r\n\
-             Content-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
-            p.id,
-            p.url,
-            block.len()
-        )?;
-        warc.write_all(&block)?;
-        warc.write_all(b"\r\n\r\n")?;
+        // The WARC writer of the evidence captures (request and response records): the
+        // importer reads the response as it reads a capture.
+        let response_head =
+            format!("HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n", p.bytes.len());
+        let request_head = format!("GET {} HTTP/1.1\r\n\r\n", p.url);
+        warc.write_all(&zhiwen_evidence::exchange_records(&zhiwen_evidence::HttpExchange {
+            target_uri: &p.url,
+            ip: None,
+            date: "2024-01-01T00:00:00Z",
+            request_head: request_head.as_bytes(),
+            response_head: response_head.as_bytes(),
+            body: &p.bytes,
+        }))?;
     }
     warc.flush().with_context(|| format!("cannot write {SET_PAGES}"))?;
 
