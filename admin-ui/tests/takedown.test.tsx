@@ -428,6 +428,7 @@ function watch(pageId: number, state: 'up' | 'changed' | 'removed'): RemovalDeta
     flagged_at: null,
     last_checked_at: 1_000,
     last_error: null,
+    unreachable_checks: 0,
     checks: 1,
     events: [],
     notices: [],

@@ -411,6 +411,8 @@ export interface RemovalWatch {
   flagged_at: Millis | null;
   last_checked_at: Millis;
   last_error: string | null;
+  /** Checks in a row that could not reach the host (the second one is a removal). */
+  unreachable_checks: number;
   checks: number;
   events: RemovalEvent[];
 }

@@ -297,8 +297,8 @@ async fn check_host(ctx: Arc<Ctx<'_>>, pages: Vec<Target>) -> Result<Vec<(Remova
             Ok(u) if matches!(u.scheme(), "http" | "https") => u,
             _ => {
                 let check = unknown(&ctx, target, None, "not an http(s) address: not checked".into());
-                let event = ctx.service.stores().cases.record_check(&check).await?;
-                out.push((check, event, 0));
+                let recorded = ctx.service.stores().cases.record_check(&check).await?;
+                out.push((recorded.check, recorded.event, 0));
                 continue;
             }
         };
@@ -318,11 +318,11 @@ async fn check_host(ctx: Arc<Ctx<'_>>, pages: Vec<Target>) -> Result<Vec<(Remova
             Some(Err(e)) => (unknown(&ctx, target, None, format!("not fetched: {e}")), 0),
             None => (unknown(&ctx, target, None, "robots.txt not read".into()), 0),
         };
-        let event = ctx.service.stores().cases.record_check(&check).await?;
-        if let Some(e) = &event {
+        let recorded = ctx.service.stores().cases.record_check(&check).await?;
+        if let Some(e) = &recorded.event {
             tracing::info!(page_id = target.page_id, url = %target.url, from = ?e.from, to = ?e.to, "removal watch: {}", e.detail);
         }
-        out.push((check, event, queued));
+        out.push((recorded.check, recorded.event, queued));
     }
     Ok(out)
 }
@@ -336,6 +336,7 @@ fn check(ctx: &Ctx<'_>, t: &Target, state: Option<RemovalState>, status: Option<
         state,
         http_status: status,
         detail,
+        unreachable: false,
     }
 }
 
@@ -343,27 +344,14 @@ fn unknown(ctx: &Ctx<'_>, t: &Target, status: Option<u16>, detail: String) -> Re
     check(ctx, t, None, status, detail)
 }
 
-/// How the detail of a check that could not connect begins.
-const UNREACHABLE: &str = "host unreachable";
-
 /// The check of a page whose host could not be reached (its name does not resolve, nothing
-/// listens): `removed` when the previous check of the page could not reach it either, else
-/// a check that cannot tell, whose detail the next check recognises. One failed connection
-/// is never a removal: a DNS or network hiccup would tell a holder a page is gone.
-async fn host_unreachable(ctx: &Ctx<'_>, t: &Target, why: &str) -> Result<RemovalCheck> {
-    let watch = ctx.service.stores().cases.get_watch(t.page_id).await?;
-    let before = watch.as_ref().and_then(|w| w.last_error.as_deref()).is_some_and(|e| e.starts_with(UNREACHABLE));
-    Ok(if before {
-        check(
-            ctx,
-            t,
-            Some(RemovalState::Removed),
-            None,
-            format!("host gone (unreachable at two checks in a row): {why}"),
-        )
-    } else {
-        unknown(ctx, t, None, format!("{UNREACHABLE} (removed if the next check cannot reach it either): {why}"))
-    })
+/// listens): it cannot tell by itself; the store records the second such check in a row as
+/// `removed` ([`RemovalCheck::unreachable`]).
+fn host_unreachable(ctx: &Ctx<'_>, t: &Target, why: &str) -> RemovalCheck {
+    RemovalCheck {
+        unreachable: true,
+        ..unknown(ctx, t, None, format!("host unreachable (removed if the next check cannot reach it either): {why}"))
+    }
 }
 
 /// The text hash a check's detail carries (`text=<sha256>`).
@@ -377,7 +365,7 @@ async fn check_page(ctx: &Ctx<'_>, t: &Target, url: &url::Url, robots: &Robots) 
     // robots.txt itself could not be read because the host is gone.
     if let Robots::Unavailable(why) = robots {
         if why.contains("cannot connect") {
-            return Ok((host_unreachable(ctx, t, why).await?, 0));
+            return Ok((host_unreachable(ctx, t, why), 0));
         }
     }
     if let Err(why) = robots.check(url) {
@@ -396,7 +384,7 @@ async fn check_page(ctx: &Ctx<'_>, t: &Target, url: &url::Url, robots: &Robots) 
             return Ok((
                 match status {
                     Some(s @ (404 | 410)) => check(ctx, t, Some(RemovalState::Removed), status, format!("HTTP {s}")),
-                    _ if e.is_connect_failure() => host_unreachable(ctx, t, &e.to_string()).await?,
+                    _ if e.is_connect_failure() => host_unreachable(ctx, t, &e.to_string()),
                     _ => unknown(ctx, t, status, e.to_string()),
                 },
                 0,

@@ -7,6 +7,8 @@
 //! for compare-and-set updates and a sequence number for listings ([`CaseStore`]'s three
 //! required methods). The typed reads and writes are default methods over those.
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -375,6 +377,22 @@ pub struct RemovalCheck {
     pub http_status: Option<u16>,
     /// What it saw.
     pub detail: String,
+    /// The host could not be reached (its name does not resolve, nothing listens), with
+    /// `state: None`. One failed connection cannot tell (a DNS or network hiccup must not
+    /// tell a holder a page is gone): the watch counts such checks, and the second in a
+    /// row is recorded as `removed` ([`CaseStore::record_check`]).
+    #[serde(default)]
+    pub unreachable: bool,
+}
+
+/// A check as recorded: the store's rules applied (a host unreachable at two checks in a
+/// row is `removed`), and the transition it made, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedCheck {
+    /// The check as the watch took it.
+    pub check: RemovalCheck,
+    /// The transition it made.
+    pub event: Option<RemovalEvent>,
 }
 
 /// The removal watch of one page: its state, since when, and every transition.
@@ -401,6 +419,9 @@ pub struct RemovalWatch {
     /// The last check's error, when it could not tell.
     #[serde(default)]
     pub last_error: Option<String>,
+    /// Checks in a row that could not reach the host ([`RemovalCheck::unreachable`]).
+    #[serde(default)]
+    pub unreachable_checks: u32,
     /// Checks made.
     pub checks: u64,
     /// Transitions, oldest first (at most [`MAX_WATCH_EVENTS`]).
@@ -539,21 +560,22 @@ pub trait CaseStore: Send + Sync {
     }
 
     /// Record a re-check of a page: the watch begins at its first check, a change of
-    /// state appends a transition (returned), and a check that could not tell keeps the
-    /// state. Retried on a concurrent change, so two checkers never lose a transition.
-    async fn record_check(&self, check: &RemovalCheck) -> StoreResult<Option<RemovalEvent>> {
+    /// state appends a transition, and a check that could not tell keeps the state; a host
+    /// unreachable at two checks in a row is a removal. Retried on a concurrent change, so
+    /// two checkers never lose a transition. Returns the check as recorded.
+    async fn record_check(&self, check: &RemovalCheck) -> StoreResult<RecordedCheck> {
         const ATTEMPTS: u32 = 16;
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
                 backoff(attempt).await;
             }
             let current = self.get_watch(check.page_id).await?;
-            let (watch, event) = apply_check(current, check);
+            let (watch, recorded) = apply_check(current, check);
             let json = to_json(&watch)?;
             let expected = watch.version;
             match self.put_doc(DocKind::Watch, &check.page_id.to_string(), &check.owner, &json, expected).await {
                 Ok((_, Outcome::Unchanged)) if expected == 0 => continue, // created meanwhile
-                Ok(_) => return Ok(event),
+                Ok(_) => return Ok(recorded),
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(e) => return Err(e),
             }
@@ -589,8 +611,29 @@ async fn backoff(attempt: u32) {
     tokio::time::sleep(std::time::Duration::from_millis(u64::from(nanos) % ceiling + 1)).await;
 }
 
-/// The watch after `check`, and the transition it made (if any).
-fn apply_check(current: Option<RemovalWatch>, check: &RemovalCheck) -> (RemovalWatch, Option<RemovalEvent>) {
+/// The watch after `check`, and the check as recorded with the transition it made.
+fn apply_check(current: Option<RemovalWatch>, check: &RemovalCheck) -> (RemovalWatch, RecordedCheck) {
+    let unreachable_checks = match &current {
+        Some(w) if check.unreachable => w.unreachable_checks.saturating_add(1),
+        None if check.unreachable => 1,
+        _ => 0,
+    };
+    let check = if check.unreachable && unreachable_checks >= 2 {
+        Cow::Owned(RemovalCheck {
+            state: Some(RemovalState::Removed),
+            detail: format!("host gone, unreachable at two checks in a row: {}", check.detail),
+            ..check.clone()
+        })
+    } else {
+        Cow::Borrowed(check)
+    };
+    let (mut w, event) = transition(current, &check);
+    w.unreachable_checks = unreachable_checks;
+    (w, RecordedCheck { check: check.into_owned(), event })
+}
+
+/// The watch after `check` (the store's rules applied), and the transition it made.
+fn transition(current: Option<RemovalWatch>, check: &RemovalCheck) -> (RemovalWatch, Option<RemovalEvent>) {
     let Some(mut w) = current else {
         let state = check.state.unwrap_or(RemovalState::Up);
         let event = RemovalEvent {
@@ -610,6 +653,7 @@ fn apply_check(current: Option<RemovalWatch>, check: &RemovalCheck) -> (RemovalW
             flagged_at: None,
             last_checked_at: check.at,
             last_error: check.state.is_none().then(|| check.detail.clone()),
+            unreachable_checks: 0,
             checks: 1,
             events: vec![event.clone()],
             version: 0,
@@ -743,6 +787,11 @@ mod tests {
         assert!(!l.covers("www.partner.cn", 8));
     }
 
+    fn apply(current: Option<RemovalWatch>, check: &RemovalCheck) -> (RemovalWatch, Option<RemovalEvent>) {
+        let (w, recorded) = apply_check(current, check);
+        (w, recorded.event)
+    }
+
     fn check(at: i64, state: Option<RemovalState>) -> RemovalCheck {
         RemovalCheck {
             page_id: 1,
@@ -752,34 +801,56 @@ mod tests {
             state,
             http_status: None,
             detail: "d".into(),
+            unreachable: false,
         }
     }
 
     #[test]
     fn checks_record_transitions_only() {
-        let (w, e) = apply_check(None, &check(1, Some(RemovalState::Up)));
+        let (w, e) = apply(None, &check(1, Some(RemovalState::Up)));
         assert_eq!(e.map(|e| e.to), Some(RemovalState::Up));
-        let (w, e) = apply_check(Some(w), &check(2, Some(RemovalState::Up)));
+        let (w, e) = apply(Some(w), &check(2, Some(RemovalState::Up)));
         assert!(e.is_none());
-        let (w, e) = apply_check(Some(w), &check(3, None));
+        let (w, e) = apply(Some(w), &check(3, None));
         assert!(e.is_none());
         assert_eq!((w.state, w.last_error.as_deref()), (RemovalState::Up, Some("d")));
-        let (w, e) = apply_check(Some(w), &check(4, Some(RemovalState::Removed)));
+        let (w, e) = apply(Some(w), &check(4, Some(RemovalState::Removed)));
         assert_eq!(e.map(|e| (e.from, e.to)), Some((Some(RemovalState::Up), RemovalState::Removed)));
         assert_eq!((w.removed_at, w.since, w.checks), (Some(Timestamp(4)), Timestamp(4), 4));
-        let (w, _) = apply_check(Some(w), &check(5, Some(RemovalState::Removed)));
+        let (w, _) = apply(Some(w), &check(5, Some(RemovalState::Removed)));
         assert_eq!(w.removed_at, Some(Timestamp(4)));
-        let (w, e) = apply_check(Some(w), &check(6, Some(RemovalState::Up)));
+        let (w, e) = apply(Some(w), &check(6, Some(RemovalState::Up)));
         assert!(e.is_some());
         assert_eq!((w.removed_at, w.events.len()), (None, 3));
         // A change is news once; the same change seen again is not, another one is.
-        let (w, e) = apply_check(Some(w), &check(7, Some(RemovalState::Changed)));
+        let (w, e) = apply(Some(w), &check(7, Some(RemovalState::Changed)));
         assert!(e.is_some());
-        let (w, e) = apply_check(Some(w), &check(8, Some(RemovalState::Changed)));
+        let (w, e) = apply(Some(w), &check(8, Some(RemovalState::Changed)));
         assert!(e.is_none());
         let changed_again = RemovalCheck { detail: "other".into(), ..check(9, Some(RemovalState::Changed)) };
-        let (w, e) = apply_check(Some(w), &changed_again);
+        let (w, e) = apply(Some(w), &changed_again);
         assert!(e.is_some());
         assert_eq!((w.state, w.events.len()), (RemovalState::Changed, 5));
+    }
+
+    #[test]
+    fn an_unreachable_host_is_removed_at_the_second_check_in_a_row() {
+        let gone =
+            |at| RemovalCheck { unreachable: true, detail: "host unreachable: refused".into(), ..check(at, None) };
+        let (w, _) = apply(None, &check(1, Some(RemovalState::Up)));
+        // One failed connection cannot tell; a check that reaches the host resets the count.
+        let (w, r) = apply_check(Some(w), &gone(2));
+        assert_eq!((r.check.state, r.event, w.state, w.unreachable_checks), (None, None, RemovalState::Up, 1));
+        let (w, e) = apply(Some(w), &check(3, Some(RemovalState::Up)));
+        assert_eq!((e, w.unreachable_checks), (None, 0));
+        let (w, _) = apply(Some(w), &gone(4));
+        let (w, r) = apply_check(Some(w), &gone(5));
+        assert_eq!(r.check.state, Some(RemovalState::Removed));
+        assert!(r.check.detail.starts_with("host gone, unreachable at two checks in a row"), "{r:?}");
+        assert_eq!(r.event.map(|e| (e.from, e.to)), Some((Some(RemovalState::Up), RemovalState::Removed)));
+        assert_eq!((w.state, w.removed_at, w.unreachable_checks), (RemovalState::Removed, Some(Timestamp(5)), 2));
+        // Still unreachable: still removed, no new transition.
+        let (w, r) = apply_check(Some(w), &gone(6));
+        assert_eq!((r.check.state, r.event, w.removed_at), (Some(RemovalState::Removed), None, Some(Timestamp(5))));
     }
 }

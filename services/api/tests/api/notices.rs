@@ -94,6 +94,7 @@ pub(crate) async fn notices_sends_and_removals(env: &Env, smtp: &SmtpServer) {
         state: Some(RemovalState::Removed),
         http_status: Some(404),
         detail: "HTTP 404".into(),
+        unreachable: false,
     };
     env.stores.cases.record_check(&check).await.unwrap();
     let list = env.get("/api/v1/removals?state=removed", &env.holder).await.json();

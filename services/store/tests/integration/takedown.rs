@@ -121,16 +121,17 @@ fn check(page_id: i64, at: i64, state: Option<RemovalState>) -> RemovalCheck {
         state,
         http_status: state.map(|s| if s == RemovalState::Removed { 404 } else { 200 }),
         detail: "checked".into(),
+        unreachable: false,
     }
 }
 
 pub async fn removal_watches_record_transitions(s: &Stores) {
     assert_eq!(s.cases.get_watch(7).await.unwrap(), None);
     let first = s.cases.record_check(&check(7, 100, Some(RemovalState::Up))).await.unwrap();
-    assert_eq!(first.map(|e| (e.from, e.to)), Some((None, RemovalState::Up)));
-    assert_eq!(s.cases.record_check(&check(7, 200, Some(RemovalState::Up))).await.unwrap(), None);
-    assert_eq!(s.cases.record_check(&check(7, 250, None)).await.unwrap(), None);
-    let gone = s.cases.record_check(&check(7, 300, Some(RemovalState::Removed))).await.unwrap().unwrap();
+    assert_eq!(first.event.map(|e| (e.from, e.to)), Some((None, RemovalState::Up)));
+    assert_eq!(s.cases.record_check(&check(7, 200, Some(RemovalState::Up))).await.unwrap().event, None);
+    assert_eq!(s.cases.record_check(&check(7, 250, None)).await.unwrap().event, None);
+    let gone = s.cases.record_check(&check(7, 300, Some(RemovalState::Removed))).await.unwrap().event.unwrap();
     assert_eq!(
         (gone.from, gone.to, gone.at, gone.http_status),
         (Some(RemovalState::Up), RemovalState::Removed, Timestamp(300), Some(404))
@@ -148,10 +149,21 @@ pub async fn removal_watches_record_transitions(s: &Stores) {
     }
     let mut events = 0;
     for t in tasks {
-        events += usize::from(t.await.unwrap().unwrap().is_some());
+        events += usize::from(t.await.unwrap().unwrap().event.is_some());
     }
     let w = s.cases.get_watch(8).await.unwrap().unwrap();
     assert_eq!((w.checks, w.events.len(), events), (8, 1, 1));
+
+    // A host unreachable at one check cannot tell; at the second in a row it is removed,
+    // the count kept in the stored watch (so it holds across processes and restarts).
+    let unreachable = |at| RemovalCheck { unreachable: true, ..check(8, at, None) };
+    let r = s.cases.record_check(&unreachable(2000)).await.unwrap();
+    assert_eq!((r.check.state, r.event), (None, None));
+    let r = s.cases.record_check(&unreachable(2100)).await.unwrap();
+    assert_eq!(r.check.state, Some(RemovalState::Removed));
+    assert_eq!(r.event.map(|e| e.to), Some(RemovalState::Removed));
+    let w = s.cases.get_watch(8).await.unwrap().unwrap();
+    assert_eq!((w.state, w.removed_at, w.unreachable_checks), (RemovalState::Removed, Some(Timestamp(2100)), 2));
 
     // Flagged once.
     assert!(s.cases.flag_watch(8, Timestamp(5000)).await.unwrap());

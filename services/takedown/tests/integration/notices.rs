@@ -205,6 +205,7 @@ async fn a_notice_is_drafted_once_sent_once_and_followed_up() {
         state: Some(RemovalState::Removed),
         http_status: Some(404),
         detail: "404".into(),
+        unreachable: false,
     };
     c.stores.cases.record_check(&check).await.unwrap();
     let follow = DraftRequest { follow_up_of: Some(n.id), lang: Lang::En, ..request("jinling", Lang::En) };
