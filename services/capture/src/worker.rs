@@ -140,7 +140,17 @@ pub async fn recheck_slot(service: &EvidenceService, slot: i64, worker: &str) ->
         params: serde_json::json!({ "slot": slot, "every_hours": service.config().recheck.every_hours }),
     };
     tasks.create_task(&new).await?;
-    let Some(task) = tasks.claim_task(Some(RECHECK_TASK_KIND), worker).await? else { return Ok(None) };
+    // Claiming takes the oldest queued re-check: an earlier slot's task left queued (its
+    // creator died before claiming it) is superseded by this slot's, so it is cancelled,
+    // not run; each pass removes one queued task, so this ends.
+    let task = loop {
+        let Some(task) = tasks.claim_task(Some(RECHECK_TASK_KIND), worker).await? else { return Ok(None) };
+        if task.key == new.key {
+            break task;
+        }
+        tracing::info!(task = task.id, key = %task.key, "an earlier slot's re-check, never run, is superseded");
+        tasks.cancel_task(task.id).await?;
+    };
     match recheck(service, matcher, &service.config().recheck, Timestamp::now()).await {
         Ok(report) => {
             tasks.finish_task(task.id).await?;

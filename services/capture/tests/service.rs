@@ -104,7 +104,9 @@ async fn recheck_follows_noticed_pages_escalates_once_and_sums_up() {
     use zhiwen_capture::{recheck, removal_stats, RecheckConfig};
     use zhiwen_ingest::pages::{build_page, RawPage};
     use zhiwen_ingest::{AddressPolicy, CrawlConfig, ImportLimits};
-    use zhiwen_store::{NewSection, NewWork, Notice, NoticeState, PageSource, RemovalState, ReviewStatus, TaskState};
+    use zhiwen_store::{
+        NewSection, NewTask, NewWork, Notice, NoticeState, PageSource, RemovalState, ReviewStatus, TaskState,
+    };
 
     let dir = tempfile::tempdir().unwrap();
     let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path().join("store"))).await.unwrap();
@@ -305,4 +307,19 @@ async fn recheck_follows_noticed_pages_escalates_once_and_sums_up() {
     let task = stores.tasks.find_task("recheck:7").await.unwrap().expect("the slot's task");
     assert_eq!((task.kind.as_str(), task.state), (zhiwen_capture::RECHECK_TASK_KIND, TaskState::Succeeded));
     assert!(zhiwen_capture::recheck_slot(&service, 8, "host-b/2").await.unwrap().is_some());
+    // A slot's task left queued by a process that died before claiming it is superseded
+    // by the next slot's: cancelled, not run, and the next slot runs its own task.
+    let stale = NewTask {
+        key: "recheck:9".into(),
+        kind: zhiwen_capture::RECHECK_TASK_KIND.into(),
+        params: serde_json::json!({"slot": 9, "every_hours": service.config().recheck.every_hours}),
+    };
+    stores.tasks.create_task(&stale).await.unwrap();
+    assert!(zhiwen_capture::recheck_slot(&service, 10, "host-a/1").await.unwrap().is_some());
+    let states = |key: &'static str| {
+        let stores = stores.clone();
+        async move { stores.tasks.find_task(key).await.unwrap().map(|t| t.state) }
+    };
+    assert_eq!(states("recheck:9").await, Some(TaskState::Cancelled));
+    assert_eq!(states("recheck:10").await, Some(TaskState::Succeeded));
 }

@@ -366,19 +366,7 @@ fn equal_core(
 
 /// Size of the symmetric difference of two sorted multisets.
 fn multiset_difference(a: &[u32], b: &[u32]) -> usize {
-    let (mut i, mut j, mut common) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    a.len() + b.len() - 2 * common
+    a.len() + b.len() - 2 * crate::shingle::intersection_size(a, b)
 }
 
 /// Mean IDF (jieba's table) of the words of `tokens` that lie inside the canonical range

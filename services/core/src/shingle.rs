@@ -49,8 +49,9 @@ pub fn sample_smallest(set: &[u64], n: usize) -> Vec<u64> {
     set[..n.min(set.len())].to_vec()
 }
 
-/// Size of the intersection of two sorted, deduplicated sets.
-pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
+/// Size of the intersection of two sorted sequences: of two sets, or of two multisets (an
+/// item repeated counts as often as both hold it).
+pub fn intersection_size<T: Ord>(a: &[T], b: &[T]) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {

@@ -131,18 +131,7 @@ pub fn clauses(text: &str) -> Vec<&str> {
 
 /// Are two shingle sets (sorted) near duplicates by [`NearDupIndex`]'s rule?
 fn near_duplicates(a: &[u64], b: &[u64]) -> bool {
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
+    let shared = zhiwen_core::shingle::intersection_size(a, b);
     let smaller = a.len().min(b.len()).max(1);
     shared >= NearDupIndex::MIN_SHARED && shared as f64 >= NearDupIndex::MIN_SHARE * smaller as f64
 }
