@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::alerts::AlertSettings;
 use crate::model::{Outcome, Timestamp};
 use crate::traits::StoreResult;
 use crate::StoreError;
@@ -27,6 +28,11 @@ pub enum DocKind {
     Notice,
     /// The removal watch of one page, keyed by the page id.
     Watch,
+    /// A match alerted to a holder, keyed by `<owner>/<match id>` (the alerts'
+    /// de-duplication, [`crate::AlertOutbox`]).
+    Alert,
+    /// A holder's alert queue, keyed by owner ([`crate::AlertQueue`]).
+    AlertQueue,
 }
 
 impl DocKind {
@@ -36,6 +42,8 @@ impl DocKind {
             DocKind::Holder => "holder",
             DocKind::Notice => "notice",
             DocKind::Watch => "watch",
+            DocKind::Alert => "alert",
+            DocKind::AlertQueue => "alert_queue",
         }
     }
 }
@@ -153,8 +161,9 @@ pub fn normalize_domain(input: &str) -> Option<String> {
     ok.then(|| s.to_owned())
 }
 
-/// A rights holder: who it is, what proves its rights, where its works may appear.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A rights holder: who it is, what proves its rights, where its works may appear, and
+/// how it is told of new matches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Holder {
     /// The owner name its works and API keys carry.
     pub owner: String,
@@ -167,6 +176,9 @@ pub struct Holder {
     /// Domains allowed to carry its works.
     #[serde(default)]
     pub licensed: Vec<LicensedDomain>,
+    /// Alerts of new matches by e-mail (off until it has a recipient).
+    #[serde(default)]
+    pub alerts: AlertSettings,
     /// Version (0: never stored). Updates name the version they read.
     #[serde(default)]
     pub version: u64,
@@ -184,6 +196,7 @@ impl Holder {
             profile: HolderProfile::default(),
             documents: Vec::new(),
             licensed: Vec::new(),
+            alerts: AlertSettings::default(),
             version: 0,
             updated_at: Timestamp(0),
             updated_by: String::new(),
@@ -728,7 +741,7 @@ fn validate_holder(h: &Holder) -> StoreResult<()> {
     if h.documents.len() > MAX_DOCUMENTS {
         return Err(StoreError::invalid("rights documents", format!("at most {MAX_DOCUMENTS}")));
     }
-    Ok(())
+    h.alerts.validate()
 }
 
 fn to_json<T: Serialize>(v: &T) -> StoreResult<String> {

@@ -23,6 +23,7 @@
 //! | `traits.rs` | the pipeline's traits; a single-record method that is a batch of one is a default method there |
 //! | `admin.rs` | the admin API's and the exports' traits ([`KeyStore`], [`QueryStore`]) and their types |
 //! | `cases.rs` | holders, notices and removal watches ([`CaseStore`]): small JSON documents with compare-and-set versions, the typed rules over them |
+//! | `alerts.rs` | holders' alert settings and the alert outbox ([`AlertOutbox`] over [`CaseStore`]): de-duplication per (holder, match), the per-holder queue, rate limit and digest day |
 //! | `model.rs` | the records the stores keep, shared by both backends, and the one query of matches ([`MatchQuery`]) |
 //! | `config.rs` | [`StoreConfig`]: which backend, where, how many SQLite readers |
 //! | `error.rs` | [`StoreError`] |
@@ -32,6 +33,7 @@
 //! | `mongo/` | the MongoDB backend: `mod.rs` (the store, its connection), `fields.rs` (typed BSON fields), `ids.rs` (counters, id-window scans, reads by id), `blobs.rs` (chunked fields), `migrations/` (the runner, and `m0005_match_kind.rs`, `m0007_match_listing.rs` for the migrations that need code), and the same files per resource |
 
 mod admin;
+mod alerts;
 mod cases;
 mod codec;
 mod config;
@@ -47,6 +49,7 @@ mod traits;
 use std::sync::Arc;
 
 pub use admin::*;
+pub use alerts::*;
 pub use cases::*;
 pub use codec::{normalize_url, utf8_field, MAX_BODY_BYTES, MAX_FIELD_BYTES, MAX_SECTIONS, MAX_TEXT_BYTES};
 pub use config::{StoreConfig, DEFAULT_DATA_DIR, DEFAULT_MONGO_DATABASE};

@@ -82,4 +82,5 @@ conformance!(
     notices_idempotent_and_compare_and_set,
     removal_watches_record_transitions,
     licensed_status_is_stored,
+    alert_outbox_dedup_rate_limit_and_digest,
 );

@@ -192,3 +192,72 @@ pub async fn licensed_status_is_stored(s: &Stores) {
     let q = MatchQuery { status: Some(ReviewStatus::Licensed), ..MatchQuery::default() };
     assert_eq!(s.matches.list_matches(&q, 0, 10).await.unwrap().len(), 1);
 }
+
+fn item(match_id: i64, at: i64) -> AlertItem {
+    AlertItem { match_id, score: 0.9, queued_at: Timestamp(at) }
+}
+
+pub async fn alert_outbox_dedup_rate_limit_and_digest(s: &Stores) {
+    // Settings live in the holder record and are validated with it.
+    let mut h = holder("alerts");
+    h.alerts = AlertSettings { recipients: vec!["a@example.com".into()], max_per_hour: 1, ..Default::default() };
+    let stored = s.cases.put_holder(&h).await.unwrap();
+    assert_eq!(stored.alerts, h.alerts);
+    let mut bad = stored.clone();
+    bad.alerts.min_score = 2.0;
+    assert!(matches!(s.cases.put_holder(&bad).await, Err(StoreError::InvalidInput { .. })));
+
+    // Each (holder, match) is queued once, whoever finds it again.
+    let c = &s.cases;
+    assert_eq!(c.queue_alerts("alerts", &[item(1, 1), item(2, 1)]).await.unwrap(), [1, 2]);
+    assert_eq!(c.queue_alerts("alerts", &[item(2, 2), item(3, 2)]).await.unwrap(), [3]);
+    assert!(c.was_alerted("alerts", 2).await.unwrap());
+    assert!(!c.was_alerted("other", 2).await.unwrap());
+    assert_eq!(c.queue_alerts("other", &[item(2, 2)]).await.unwrap(), [2], "per holder");
+
+    // One e-mail per hour: the first takes every waiting match; the next waits.
+    let hour = RATE_WINDOW_MS;
+    let t0 = Timestamp(100 * hour);
+    let limit = BatchKind::Immediate { max_per_hour: 1 };
+    let BatchStart::Send(b1) = c.begin_alert_batch("alerts", &limit, t0).await.unwrap() else { panic!("a batch") };
+    assert_eq!(b1.items.iter().map(|i| i.match_id).collect::<Vec<_>>(), [1, 2, 3]);
+    // While it is being sent, another process gets nothing.
+    assert_eq!(c.begin_alert_batch("alerts", &limit, t0).await.unwrap(), BatchStart::Busy);
+    c.end_alert_batch("alerts", b1.number, true).await.unwrap();
+    c.queue_alerts("alerts", &[item(4, 3)]).await.unwrap();
+    let held = c.begin_alert_batch("alerts", &limit, Timestamp(t0.0 + 10)).await.unwrap();
+    assert_eq!(held, BatchStart::Held(Timestamp(t0.0 + hour)));
+    // A failed send puts its matches back and does not count.
+    let t1 = Timestamp(t0.0 + hour);
+    let BatchStart::Send(b2) = c.begin_alert_batch("alerts", &limit, t1).await.unwrap() else { panic!("a batch") };
+    c.end_alert_batch("alerts", b2.number, false).await.unwrap();
+    let BatchStart::Send(b3) = c.begin_alert_batch("alerts", &limit, t1).await.unwrap() else { panic!("again") };
+    assert_eq!(b3.items.iter().map(|i| i.match_id).collect::<Vec<_>>(), [4]);
+    assert!(b3.number > b2.number);
+    // A process that died mid-send: after the lease the batch is set aside, not resent.
+    c.queue_alerts("alerts", &[item(5, 4)]).await.unwrap();
+    let later = Timestamp(t1.0 + 2 * hour);
+    let BatchStart::Send(b4) = c.begin_alert_batch("alerts", &limit, later).await.unwrap() else { panic!("b4") };
+    assert_eq!(b4.items.iter().map(|i| i.match_id).collect::<Vec<_>>(), [5]);
+    let q = c.alert_queue("alerts").await.unwrap().unwrap();
+    assert_eq!(q.uncertain.iter().map(|b| b.number).collect::<Vec<_>>(), [b3.number]);
+    assert_eq!(q.sent, 1);
+    c.end_alert_batch("alerts", b4.number, true).await.unwrap();
+
+    // Digest: one a day; a re-run of the day's task takes nothing.
+    c.queue_alerts("alerts", &[item(6, 5), item(7, 5)]).await.unwrap();
+    let day = BatchKind::Digest { day: "2026-11-26".into() };
+    let BatchStart::Send(d) = c.begin_alert_batch("alerts", &day, later).await.unwrap() else { panic!("digest") };
+    assert_eq!(d.items.len(), 2);
+    c.end_alert_batch("alerts", d.number, true).await.unwrap();
+    c.queue_alerts("alerts", &[item(8, 6)]).await.unwrap();
+    assert_eq!(c.begin_alert_batch("alerts", &day, later).await.unwrap(), BatchStart::Nothing);
+    let next = BatchKind::Digest { day: "2026-11-27".into() };
+    let BatchStart::Send(d2) = c.begin_alert_batch("alerts", &next, later).await.unwrap() else { panic!("next day") };
+    assert_eq!(d2.items.iter().map(|i| i.match_id).collect::<Vec<_>>(), [8]);
+    // A digest that failed for sure is taken again the same day.
+    c.end_alert_batch("alerts", d2.number, false).await.unwrap();
+    assert!(matches!(c.begin_alert_batch("alerts", &next, later).await.unwrap(), BatchStart::Send(_)));
+    let owners: Vec<String> = c.alert_queues().await.unwrap().into_iter().map(|q| q.owner).collect();
+    assert_eq!(owners, ["alerts", "other"]);
+}
