@@ -10,6 +10,10 @@
 //!   deterministic Message-ID so a retried send is the same message), its `.eml` export,
 //!   and the SMTP send through the configured relay.
 //!
+//! - [`alerts`]: e-mails to a holder about its new matches (immediate within an hourly
+//!   limit, or a daily digest), de-duplicated through the store's alert outbox, rendered
+//!   like the notices and sent through the same relay.
+//!
 //! - [`service`]: the case layer over them ([`Notices`]): drafting a notice from a
 //!   holder's confirmed matches on a site with their evidence, sending it at most once,
 //!   exporting it to send by hand, suggesting addresses; it reads the stores and the
@@ -22,14 +26,17 @@
 
 mod error;
 
+pub mod alerts;
 pub mod contact;
 pub mod mail;
 pub mod service;
 pub mod template;
 
+pub use alerts::{AlertConfig, AlertReport, Alerts, NewMatchAlert};
 pub use error::{MailError, NoticeError, TemplateError};
 pub use mail::{
-    build, message_id_for, send, to_eml, Attachment, MailConfig, OutgoingNotice, SentMail, MAX_MESSAGE_BYTES,
+    build, message_id_for, message_id_of, send, to_eml, Attachment, MailConfig, OutgoingNotice, SentMail,
+    MAX_MESSAGE_BYTES,
 };
 pub use service::{reference, DraftRequest, NoticeConfig, Notices};
 pub use template::{

@@ -118,7 +118,15 @@ pub struct SentMail {
 /// The same key gives the same id, so a retried send (or a resend by hand of the
 /// exported `.eml`) is recognisable as the same message.
 pub fn message_id_for(notice_key: &str, from_domain: &str) -> String {
-    let digest = hex::encode(Sha256::digest(notice_key.as_bytes()));
+    message_id_of("notice", notice_key, from_domain)
+}
+
+/// The Message-ID of a `kind` of message (`notice`, `alert`) whose identity is `key`:
+/// `<zhiwen-{kind}-{24 hex digits of SHA-256(key)}@{from_domain}>`, the same for the
+/// same key. `kind` is ASCII letters (anything else is left out).
+pub fn message_id_of(kind: &str, key: &str, from_domain: &str) -> String {
+    let kind: String = kind.chars().filter(char::is_ascii_alphanumeric).collect();
+    let digest = hex::encode(Sha256::digest(key.as_bytes()));
     let domain: String = from_domain
         .trim()
         .chars()
@@ -126,7 +134,7 @@ pub fn message_id_for(notice_key: &str, from_domain: &str) -> String {
         .collect::<String>()
         .to_ascii_lowercase();
     let domain = if domain.is_empty() { "localhost".to_string() } else { domain };
-    format!("<zhiwen-notice-{}@{domain}>", &digest[..24])
+    format!("<zhiwen-{kind}-{}@{domain}>", &digest[..24])
 }
 
 /// Build the MIME message of `notice` from `config`'s sender. Refuses bad addresses, no

@@ -662,7 +662,7 @@ impl Notices {
 
 /// Did the send fail before the server could have accepted the message? (Then it is
 /// safe to send again.) A timeout or a broken connection mid-conversation is not.
-fn not_sent(e: &crate::MailError) -> bool {
+pub(crate) fn not_sent(e: &crate::MailError) -> bool {
     use crate::MailError as E;
     match e {
         E::Smtp { permanent: true, .. } => true,

@@ -21,6 +21,35 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{one_line, TemplateError};
 
+/// Render the template `source` named `name` (a name ending in `.html` is HTML-escaped)
+/// with `ctx`, as every notice part is: strict undefined values, block tags on lines of
+/// their own leave no blank line, and the fuel bound. `part` names it in errors. The
+/// alert e-mails ([`crate::alerts`]) render with it too.
+pub(crate) fn render_source<T: Serialize>(
+    name: &str,
+    part: &str,
+    source: &str,
+    ctx: &T,
+) -> Result<String, TemplateError> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|name| if name.ends_with(".html") { AutoEscape::Html } else { AutoEscape::None });
+    env.set_fuel(Some(RENDER_FUEL));
+    // Block tags on lines of their own leave no blank lines behind (as in Ansible and
+    // Salt templates); `{%+` keeps the indentation where a template wants it.
+    let syntax = SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .keep_trailing_newline(true)
+        .build()
+        .map_err(|e| TemplateError::Compile { part: part.to_owned(), message: one_line(e) })?;
+    env.set_syntax(syntax);
+    let template = env
+        .template_from_named_str(name, source)
+        .map_err(|e| TemplateError::Compile { part: part.to_owned(), message: one_line(e) })?;
+    template.render(Serde(ctx)).map_err(|e| TemplateError::Render { part: part.to_owned(), message: one_line(e) })
+}
+
 /// Bounds the work of one render (an admin's template with a huge loop is refused, not
 /// run for minutes). The defaults use a small fraction of it for a 200-item notice.
 const RENDER_FUEL: u64 = 5_000_000;
@@ -409,26 +438,7 @@ impl TemplateSet {
     }
 
     fn render_part(&self, lang: Lang, part: Part, doc: &NoticeDocument) -> Result<String, TemplateError> {
-        let name = template_name(lang, part);
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_auto_escape_callback(|name| if name.ends_with(".html") { AutoEscape::Html } else { AutoEscape::None });
-        env.set_fuel(Some(RENDER_FUEL));
-        // Block tags on lines of their own leave no blank lines behind (as in Ansible and
-        // Salt templates); `{%+` keeps the indentation where a template wants it.
-        let syntax = SyntaxConfig::builder()
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .keep_trailing_newline(true)
-            .build()
-            .map_err(|e| TemplateError::Compile { part: part_name(lang, part), message: one_line(e) })?;
-        env.set_syntax(syntax);
-        let template = env
-            .template_from_named_str(&name, self.source(lang, part))
-            .map_err(|e| TemplateError::Compile { part: part_name(lang, part), message: one_line(e) })?;
-        template
-            .render(Serde(doc))
-            .map_err(|e| TemplateError::Render { part: part_name(lang, part), message: one_line(e) })
+        render_source(&template_name(lang, part), &part_name(lang, part), self.source(lang, part), doc)
     }
 
     fn check_part(&self, lang: Lang, part: Part) -> Result<(), TemplateError> {
@@ -523,7 +533,7 @@ fn check_required(part: &str, out: &str, doc: &NoticeDocument) -> Result<(), Tem
 }
 
 /// Trim, and turn every run of whitespace or control characters into one space.
-fn one_line_subject(s: &str) -> String {
+pub(crate) fn one_line_subject(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut gap = false;
     for c in s.trim().chars() {

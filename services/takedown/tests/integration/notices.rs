@@ -19,7 +19,7 @@ fn fingerprinter() -> &'static Fingerprinter {
     FP.get_or_init(|| Fingerprinter::new(Params::default()).expect("fingerprinter"))
 }
 
-fn comparison() -> zhiwen_core::compare::Comparison {
+pub(crate) fn comparison() -> zhiwen_core::compare::Comparison {
     let a = fingerprinter().analyze_text(TEXT, InputFormat::Text).expect("analysis");
     compare(&a, &a, fingerprinter().params(), &Thresholds::default())
 }
