@@ -14,7 +14,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 
 use crate::config::ScheduleConfig;
-use crate::task::{enqueue, run_next_task, worker_name, NoProgress, Scope, TaskControl, TaskSpec};
+use crate::task::{enqueue, run_next_task, worker_name, NoProgress, Scope, TaskControl, TaskHooks, TaskSpec};
 use crate::{Matcher, MatcherError, Result};
 
 /// A parsed schedule.
@@ -81,12 +81,18 @@ pub async fn enqueue_due(matcher: &Matcher, schedule: &Schedule, now: DateTime<U
 
 /// The scheduler (`zhiwen scheduler`, or inside `zhiwen serve`): catch up at start, then
 /// at every slot enqueue the daily task and, when `run_tasks`, run queued tasks one at a
-/// time (else `zhiwen worker` processes run them), until `shutdown` completes. A task cut short by the shutdown stays `running` with its
-/// checkpoint and is resumed at the next start.
-pub async fn run_scheduler(matcher: &Matcher, run_tasks: bool, shutdown: impl Future<Output = ()>) -> Result<()> {
+/// time (else `zhiwen worker` processes run them) with `hooks` (the new-match
+/// listener of the alerts), until `shutdown` completes. A task cut short by the shutdown
+/// stays `running` with its checkpoint and is resumed at the next start.
+pub async fn run_scheduler(
+    matcher: &Matcher,
+    run_tasks: bool,
+    hooks: TaskHooks,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
     let schedule = Schedule::parse(&matcher.config().schedule)?;
     let worker = worker_name();
-    let control = TaskControl::default();
+    let control = TaskControl { hooks, ..TaskControl::default() };
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let now = Utc::now();

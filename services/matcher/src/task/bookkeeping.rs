@@ -1,10 +1,11 @@
 //! The bookkeeping both runners share (the local one, [`super::local`], and the Redis
 //! Streams one, [`super::streams`]): the works phase of a task, the per-page accounting
-//! with the injected page hook, the checkpoint, the webhook and the pages in scope.
+//! with the injected page hook, the checkpoint, the announcement of new matches (the
+//! webhook and the injected listener) and the pages in scope.
 
 use zhiwen_store::{Outcome, Progress, Task, Timestamp};
 
-use super::{Checkpoint, TaskHooks};
+use super::{Checkpoint, MatchListener, TaskHooks};
 use crate::webhook::Webhook;
 use crate::{MatchRecord, Matcher, MatcherError, PageOutcome, Result};
 
@@ -29,7 +30,7 @@ pub(crate) async fn works_after(matcher: &Matcher, after_id: i64) -> Result<Vec<
 /// `None` when the work did not change.
 pub(crate) async fn handle_work(
     matcher: &Matcher,
-    webhook: &Option<Webhook>,
+    announce: &Announce,
     since: Option<Timestamp>,
     work_id: i64,
     updated_at: Timestamp,
@@ -42,7 +43,7 @@ pub(crate) async fn handle_work(
         return Ok(Some(Vec::new()));
     }
     let out = matcher.match_work(work_id).await?;
-    notify(webhook, matcher, &out.matches).await;
+    notify(announce, matcher, &out.matches).await;
     Ok(Some(out.matches))
 }
 
@@ -81,7 +82,7 @@ impl<'a> TaskBooks<'a> {
     /// announced), with a checkpoint every [`WORKS_PER_CHECKPOINT`] works.
     pub(crate) async fn index_works(
         &mut self,
-        webhook: &Option<Webhook>,
+        announce: &Announce,
         since: Option<Timestamp>,
         observer: &mut (dyn WorkObserver + Send),
     ) -> Result<()> {
@@ -91,7 +92,7 @@ impl<'a> TaskBooks<'a> {
         for chunk in works_after(self.matcher, self.cp.last_work_id).await?.chunks(WORKS_PER_CHECKPOINT) {
             for &(work_id, updated_at) in chunk {
                 observer.before()?;
-                let matches = handle_work(self.matcher, webhook, since, work_id, updated_at).await?;
+                let matches = handle_work(self.matcher, announce, since, work_id, updated_at).await?;
                 self.progress.done += 1;
                 observer.done(&self.progress, matches.as_deref());
             }
@@ -193,18 +194,43 @@ pub(crate) async fn save(matcher: &Matcher, id: i64, progress: Progress, cp: &Ch
     Ok(())
 }
 
-/// Announce the new matches of at least the webhook's score; a failed delivery is
-/// logged (the matches are stored).
-pub(crate) async fn notify(webhook: &Option<Webhook>, matcher: &Matcher, records: &[MatchRecord]) {
-    let Some(hook) = webhook else { return };
-    let min = matcher.config().webhook.min_score;
-    let fresh: Vec<&MatchRecord> =
-        records.iter().filter(|r| r.outcome == Outcome::Inserted && !r.licensed && r.score >= min).collect();
+/// Where new matches are announced: the webhook (if configured) and the listener of
+/// the task's hooks (if installed).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Announce {
+    pub(crate) webhook: Option<Webhook>,
+    pub(crate) listener: Option<MatchListener>,
+}
+
+impl Announce {
+    /// The configured webhook and `hooks`' listener.
+    pub(crate) fn new(matcher: &Matcher, hooks: &TaskHooks) -> Result<Self> {
+        Ok(Announce {
+            webhook: Webhook::from_config(&matcher.config().webhook)?,
+            listener: hooks.on_new_matches.clone(),
+        })
+    }
+}
+
+/// Announce the new matches: to the webhook those of at least its score (a failed
+/// delivery is logged: the matches are stored), to the listener all of them.
+pub(crate) async fn notify(announce: &Announce, matcher: &Matcher, records: &[MatchRecord]) {
+    let fresh: Vec<&MatchRecord> = records.iter().filter(|r| r.outcome == Outcome::Inserted && !r.licensed).collect();
     if fresh.is_empty() {
         return;
     }
-    if let Err(e) = hook.send(&fresh).await {
-        tracing::error!(error = %e, matches = fresh.len(), "webhook delivery failed; the matches are stored");
+    if let Some(hook) = &announce.webhook {
+        let min = matcher.config().webhook.min_score;
+        let scored: Vec<&MatchRecord> = fresh.iter().copied().filter(|r| r.score >= min).collect();
+        if !scored.is_empty() {
+            if let Err(e) = hook.send(&scored).await {
+                tracing::error!(error = %e, matches = scored.len(), "webhook delivery failed; the matches are stored");
+            }
+        }
+    }
+    if let Some(listener) = &announce.listener {
+        let owned: Vec<MatchRecord> = fresh.into_iter().cloned().collect();
+        listener.0.new_matches(&owned).await;
     }
 }
 

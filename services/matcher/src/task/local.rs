@@ -7,12 +7,11 @@ use std::time::Instant;
 
 use zhiwen_store::{Progress, Task, TaskState, Timestamp};
 
-use super::bookkeeping::{notify, params, PageCounter, PageResult, PageScope, TaskBooks, WorkObserver};
+use super::bookkeeping::{notify, params, Announce, PageCounter, PageResult, PageScope, TaskBooks, WorkObserver};
 use super::lease::{is_abandoned, worker_name, ActiveGuard};
 use super::{
     enqueue_task, live_running_task, ProgressSink, TaskControl, TaskProgress, TaskSpec, TaskSummary, TASK_KIND,
 };
-use crate::webhook::Webhook;
 use crate::{MatchRecord, Matcher, MatcherError, PageOutcome, Result, VerifiedPages};
 
 /// Enqueue `spec` and run the worker loop until that task is over; older queued tasks
@@ -173,7 +172,7 @@ async fn execute_inner(
     // Sections cached by an earlier task are checked against the store once more.
     matcher.revalidate_sections();
     let s = matcher.stores();
-    let webhook = Webhook::from_config(&matcher.config().webhook)?;
+    let announce = Announce::new(matcher, &control.hooks)?;
     let pages_in_scope = PageScope::read(s, params.since).await?;
 
     // Totals for the progress bar: works and pages in scope.
@@ -185,7 +184,7 @@ async fn execute_inner(
     // Works changed in scope: index them; match them against stored pages (reverse
     // direction) unless every page is matched below anyway.
     let mut works = Works { control, sink, task_id: task.id, summary, report };
-    books.index_works(&webhook, params.since, &mut works).await?;
+    books.index_works(&announce, params.since, &mut works).await?;
     let Works { summary, report, .. } = works;
 
     // Pages in scope, ascending id, one checkpoint per batch, three batches at a time:
@@ -213,7 +212,7 @@ async fn execute_inner(
             (last, ids, handle)
         })
     };
-    let mut books = RunBooks { task: books, control, sink, webhook: &webhook, summary, report, counter };
+    let mut books = RunBooks { task: books, control, sink, announce: &announce, summary, report, counter };
     let mut ahead = listed(next_batch(books.task.cp.last_page_id).await?);
     // The batch verified in the previous round, recorded in this one.
     let mut verified: Option<(i64, VerifiedPages)> = None;
@@ -305,7 +304,7 @@ struct RunBooks<'a, 'b> {
     task: TaskBooks<'a>,
     control: &'a TaskControl,
     sink: &'a dyn ProgressSink,
-    webhook: &'a Option<Webhook>,
+    announce: &'a Announce,
     summary: &'b mut TaskSummary,
     report: TaskProgress,
     counter: PageCounter,
@@ -337,7 +336,7 @@ impl RunBooks<'_, '_> {
             self.counter.page_done();
             check_stop(self.control, task_id, self.counter.pages)?;
         }
-        notify(self.webhook, self.task.matcher, &new_records).await;
+        notify(self.announce, self.task.matcher, &new_records).await;
         self.task.cp.last_page_id = last;
         self.task.save().await
     }

@@ -17,7 +17,8 @@
 
 //!
 //! The module is one bookkeeping ([`bookkeeping`]: the works phase, the per-page
-//! accounting, checkpoints, the webhook and the injected [`TaskHooks`]) under two
+//! accounting, checkpoints, the webhook, the new-match listener and the injected
+//! [`TaskHooks`]) under two
 //! runners: the local one ([`run_match_task`], [`run_next_task`]) and the Redis Streams
 //! consumer group of scale-out workers ([`streams`]). Test hooks are injected by the
 //! caller ([`TaskControl::hooks`], [`streams::Worker::with_hooks`]); the library reads
@@ -169,13 +170,41 @@ pub struct TaskHooks {
     /// Called after each page once the runner has matched `pages` pages (before their
     /// batch is checkpointed or their stream entry acknowledged).
     pub on_pages_done: Option<PagesHook>,
+    /// Told of the new matches of each batch, where the webhook is called (the holders'
+    /// e-mail alerts, installed by the API and the command line).
+    pub on_new_matches: Option<MatchListener>,
+}
+
+/// Told of the new matches a task records.
+#[async_trait::async_trait]
+pub trait NewMatchListener: Send + Sync {
+    /// `matches` were first recorded by this batch (not on a licensed domain), whatever
+    /// their score. Called once per batch, after the webhook; a failure is the
+    /// listener's to log: the matches are stored either way.
+    async fn new_matches(&self, matches: &[MatchRecord]);
+}
+
+/// A [`NewMatchListener`] installed in [`TaskHooks`].
+#[derive(Clone)]
+pub struct MatchListener(pub Arc<dyn NewMatchListener>);
+
+impl std::fmt::Debug for MatchListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatchListener").finish_non_exhaustive()
+    }
 }
 
 impl TaskHooks {
     /// Hooks that call `call` with the pages matched so far once `pages` pages were
     /// matched.
     pub fn after_pages(pages: u64, call: impl Fn(u64) + Send + Sync + 'static) -> Self {
-        TaskHooks { on_pages_done: Some(PagesHook { pages, call: Arc::new(call) }) }
+        TaskHooks { on_pages_done: Some(PagesHook { pages, call: Arc::new(call) }), on_new_matches: None }
+    }
+
+    /// These hooks, telling `listener` of the new matches.
+    pub fn with_listener(mut self, listener: Arc<dyn NewMatchListener>) -> Self {
+        self.on_new_matches = Some(MatchListener(listener));
+        self
     }
 }
 

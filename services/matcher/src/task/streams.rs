@@ -28,11 +28,12 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 use zhiwen_store::{Task, TaskState, Timestamp};
 
-use super::bookkeeping::{checkpoint, notify, params, NoObserver, PageCounter, PageResult, PageScope, TaskBooks};
+use super::bookkeeping::{
+    checkpoint, notify, params, Announce, NoObserver, PageCounter, PageResult, PageScope, TaskBooks,
+};
 use super::lease::{is_abandoned, worker_name, ActiveGuard};
 use super::{TaskHooks, TASK_KIND};
 pub use crate::config::WorkersConfig;
-use crate::webhook::Webhook;
 use crate::{Matcher, MatcherError, Result};
 
 /// The consumer group of the matching workers.
@@ -87,7 +88,8 @@ pub struct Worker {
     redis: ConnectionManager,
     settings: StreamSettings,
     name: String,
-    webhook: Option<Webhook>,
+    /// Where new matches are announced (the webhook, the hooks' listener).
+    announce: Announce,
     /// Stream of the last entry handled: a new task's first entry revalidates the
     /// matcher's section cache (works may have changed in another process since).
     last_stream: Option<String>,
@@ -107,13 +109,13 @@ impl Worker {
     pub async fn connect(matcher: Matcher, settings: StreamSettings) -> Result<Worker> {
         let client = redis::Client::open(settings.url.as_str()).map_err(stream_err("connect"))?;
         let redis = ConnectionManager::new(client).await.map_err(stream_err("connect"))?;
-        let webhook = Webhook::from_config(&matcher.config().webhook)?;
+        let announce = Announce::new(&matcher, &TaskHooks::default())?;
         Ok(Worker {
             matcher,
             redis,
             settings,
             name: worker_name(),
-            webhook,
+            announce,
             last_stream: None,
             counter: PageCounter::new(TaskHooks::default()),
         })
@@ -121,6 +123,7 @@ impl Worker {
 
     /// Call `hooks` as pages are matched (the count is of pages matched by this worker).
     pub fn with_hooks(mut self, hooks: TaskHooks) -> Self {
+        self.announce.listener = hooks.on_new_matches.clone();
         self.counter = PageCounter::new(hooks);
         self
     }
@@ -239,7 +242,7 @@ impl Worker {
         // Works in scope first (indexed here once, so every worker sees them), against the
         // works as they are now (a new epoch: its one read of every work's version).
         self.matcher.revalidate_sections();
-        books.index_works(&self.webhook, params.since, &mut NoObserver).await?;
+        books.index_works(&self.announce, params.since, &mut NoObserver).await?;
         let scope = PageScope::read(&s, params.since).await?;
         let batch = self.matcher.config().batch_size.max(1) as u32;
         while let Some((last, ids)) = scope.batch_after(&s, books.cp.last_page_id, batch).await? {
@@ -334,7 +337,7 @@ impl Worker {
             // The binary's crash hook runs here, before the entry is acknowledged.
             self.counter.page_done();
         }
-        notify(&self.webhook, &self.matcher, &records).await;
+        notify(&self.announce, &self.matcher, &records).await;
         // Acknowledged only when the pages were looked up in the store's own index: else
         // the entry stays pending until the index is rebuilt.
         self.matcher.check_index().await?;
