@@ -11,6 +11,7 @@
 //! itself (ingest, matcher): it calls them. The task worker and the scheduler that
 //! `zhiwen serve` runs next to the API live in [`worker`].
 
+pub mod alerts;
 pub mod auth;
 mod error;
 mod evidence;
@@ -106,15 +107,20 @@ pub struct AppState {
     /// Takedown notices; `None` when the server was started without them (the notice
     /// endpoints that draft or send answer 501).
     pub notices: Option<zhiwen_takedown::Notices>,
+    /// The holders' e-mail alerts of new matches; `None`: no alert e-mail is sent (the
+    /// settings can still be edited).
+    pub alerts: Option<zhiwen_takedown::Alerts>,
 }
 
-/// The optional services of a server: evidence captures and takedown notices.
+/// The optional services of a server: evidence captures, takedown notices and alerts.
 #[derive(Debug, Default, Clone)]
 pub struct Services {
     /// Evidence captures, their log and packages.
     pub evidence: Option<Arc<zhiwen_capture::EvidenceService>>,
     /// Takedown notices.
     pub notices: Option<zhiwen_takedown::Notices>,
+    /// The holders' e-mail alerts.
+    pub alerts: Option<zhiwen_takedown::Alerts>,
 }
 
 impl AppState {
@@ -138,6 +144,7 @@ impl AppState {
             worker_wake: Arc::new(tokio::sync::Notify::new()),
             evidence: services.evidence,
             notices: services.notices,
+            alerts: services.alerts,
         })
     }
 }

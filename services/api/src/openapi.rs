@@ -68,6 +68,15 @@ fn licensed_domains() -> Value {
         "domains": {"type": "array", "maxItems": 1000, "items": {"type": "object", "required": ["domain"], "properties": {
             "domain": {"type": "string"}, "work_id": {"type": "integer", "description": "only this work (default: every work)"}}}}}})
 }
+fn holder_alerts() -> Value {
+    json!({"type": "object", "required": ["version", "recipients", "min_score", "mode", "max_per_hour", "lang"], "properties": {
+        "version": {"type": "integer", "description": "the version read (0: none stored yet)"},
+        "recipients": {"type": "array", "maxItems": 20, "items": {"type": "string", "format": "email"}, "description": "who is e-mailed (empty: alerts off)"},
+        "min_score": {"type": "number", "minimum": 0, "maximum": 1, "description": "only new matches with at least this score"},
+        "mode": {"type": "string", "enum": ["immediate", "digest"], "description": "an e-mail per task that finds new matches, or one a day"},
+        "max_per_hour": {"type": "integer", "minimum": 1, "maximum": 60, "description": "most e-mails per hour; matches over the limit go out in the next allowed e-mail"},
+        "lang": {"type": "string", "enum": ["zh-CN", "en"]}}})
+}
 fn draft_notice() -> Value {
     json!({"type": "object", "required": ["site"], "properties": {
         "owner": {"type": "string", "description": "the holder (a holder's key: always itself)"},
@@ -345,7 +354,7 @@ const OPS: &[Op] = &[
     Op {
         method: "get",
         path: "/api/v1/holders",
-        summary: "Rights holders (a holder: itself) with profile, rights documents and licensed domains",
+        summary: "Rights holders (a holder: itself) with profile, rights documents, licensed domains and alert settings",
         params: &[],
         body: None,
         ok: 200,
@@ -375,6 +384,15 @@ const OPS: &[Op] = &[
         summary: "Replace the licensed domains; the holder's matches are re-labelled",
         params: &[OWNER],
         body: Some(licensed_domains),
+        ok: 200,
+        errors: &[400, 403, 404, 409],
+    },
+    Op {
+        method: "put",
+        path: "/api/v1/holders/{owner}/alerts",
+        summary: "Set the holder's e-mail alerts of new matches: recipients, threshold, immediate or daily digest, hourly limit, language (compare-and-set on version)",
+        params: &[OWNER],
+        body: Some(holder_alerts),
         ok: 200,
         errors: &[400, 403, 404, 409],
     },

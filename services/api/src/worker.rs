@@ -1,6 +1,7 @@
 //! The task worker and the daily scheduler that `zhiwen serve` runs next to the API:
-//! matching tasks (the matcher's persisted, resumable tasks) and crawl tasks started
-//! from the API, one at a time, woken at once when the API enqueues one. A task
+//! matching tasks (the matcher's persisted, resumable tasks, telling the holders'
+//! alerts of their new matches), crawl tasks started from the API and the daily alert
+//! digest, one at a time, woken at once when the API enqueues one. A task
 //! cancelled through the API stops at its next page (a watcher polls its state).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -92,12 +93,14 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
             shutdown.clone(),
         ))
     });
+    let hooks = crate::alerts::hooks(state.alerts.as_ref());
+    let mut held_checked: Option<std::time::Instant> = None;
     loop {
         if shutdown.is_cancelled() {
             break;
         }
         cancel_flag.store(false, Ordering::SeqCst);
-        let control = TaskControl { cancel: cancel_flag.clone(), ..TaskControl::default() };
+        let control = TaskControl { cancel: cancel_flag.clone(), hooks: hooks.clone(), ..TaskControl::default() };
         let sink = Sink(state.metrics.task_gauge());
         let matched = tokio::select! {
             r = run_next_task(&state.matcher, &worker, &control, &sink), if !options.crawls_only => r,
@@ -131,6 +134,21 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
         if busy || crawled {
             continue;
         }
+        // Idle: the day's digest once the day's matching is done, and (every minute)
+        // the alerts held by a rate limit whose hour has passed.
+        if let Some(alerts) = &state.alerts {
+            if run_digest(&state, alerts, &worker).await {
+                continue;
+            }
+            if held_checked.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
+                held_checked = Some(std::time::Instant::now());
+                match alerts.deliver_held().await {
+                    Ok(r) if r.emails > 0 => tracing::info!(emails = r.emails, "held alerts sent"),
+                    Ok(_) => {}
+                    Err(e) => tracing::error!(error = %e, "cannot send the held alerts"),
+                }
+            }
+        }
         tokio::select! {
             _ = state.worker_wake.notified() => {}
             _ = tokio::time::sleep(Duration::from_secs(5)) => {}
@@ -163,6 +181,37 @@ pub async fn match_arrivals(state: &AppState) -> Option<i64> {
             None
         }
     }
+}
+
+/// Claim and run one queued digest task (the daily alert e-mails of the holders in
+/// digest mode); `true` if there was one. Re-running a day's digest sends nothing twice
+/// (the outbox records the day per holder).
+async fn run_digest(state: &Arc<AppState>, alerts: &zhiwen_takedown::Alerts, worker: &str) -> bool {
+    let tasks = &state.stores.tasks;
+    let task = match tasks.claim_task(Some(crate::alerts::DIGEST_KIND), worker).await {
+        Ok(Some(t)) => t,
+        Ok(None) => return false,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot claim a digest task");
+            return false;
+        }
+    };
+    let day = task.params.get("day").and_then(|d| d.as_str()).unwrap_or_default().to_owned();
+    let outcome = if day.is_empty() {
+        tasks.fail_task(task.id, "bad parameters: no day").await
+    } else {
+        match alerts.send_digests(&day).await {
+            Ok(r) => {
+                tracing::info!(task_id = task.id, %day, emails = r.emails, failed = r.failed, "daily alert digests sent");
+                tasks.finish_task(task.id).await
+            }
+            Err(e) => tasks.fail_task(task.id, &e.to_string()).await,
+        }
+    };
+    if let Err(e) = outcome {
+        tracing::info!(task_id = task.id, error = %e, "digest task ended");
+    }
+    true
 }
 
 /// Claim and run one queued crawl task; `true` if there was one.
@@ -303,13 +352,27 @@ async fn schedule(state: Arc<AppState>, shutdown: CancellationToken) {
         }
     };
     loop {
-        match zhiwen_matcher::schedule::enqueue_due(&state.matcher, &schedule, chrono::Utc::now()).await {
+        let now = chrono::Utc::now();
+        match zhiwen_matcher::schedule::enqueue_due(&state.matcher, &schedule, now).await {
             Ok(Some(key)) => {
                 tracing::info!(%key, "daily matching task enqueued");
                 state.worker_wake.notify_one();
             }
             Ok(None) => {}
             Err(e) => tracing::error!(error = %e, "cannot enqueue the daily matching task"),
+        }
+        // The slot's alert digest, after its matching (the worker runs it when idle);
+        // one per slot (its key).
+        if let Some(slot) = schedule.last_at_or_before(now).filter(|_| state.alerts.is_some()) {
+            let task = crate::alerts::digest_task(slot, schedule.time_zone());
+            match state.stores.tasks.create_task(&task).await {
+                Ok((t, zhiwen_store::Outcome::Inserted)) => {
+                    tracing::info!(task_id = t.id, key = %t.key, "daily alert digest enqueued");
+                    state.worker_wake.notify_one();
+                }
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %e, "cannot enqueue the daily alert digest"),
+            }
         }
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_secs(30)) => {}

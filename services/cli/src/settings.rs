@@ -208,6 +208,7 @@ struct FileConfig {
     import: ImportLimitArgs,
     evidence: EvidenceSettings,
     mail: zhiwen_takedown::MailConfig,
+    alerts: zhiwen_takedown::AlertConfig,
     recheck: zhiwen_capture::RecheckConfig,
 }
 
@@ -302,6 +303,8 @@ pub struct Settings {
     /// `[mail]`: the SMTP relay notices are sent through (`ZHIWEN_SMTP_URL` over its
     /// `url`, so a password need not be in the file).
     pub mail: zhiwen_takedown::MailConfig,
+    /// `[alerts]`: the holders' e-mail alerts of new matches (sent through `[mail]`).
+    pub alerts: zhiwen_takedown::AlertConfig,
     /// `[recheck]`: the removal re-check of noticed pages.
     pub recheck: zhiwen_capture::RecheckConfig,
 }
@@ -364,6 +367,7 @@ impl Settings {
                 url: std::env::var("ZHIWEN_SMTP_URL").ok().filter(|u| !u.is_empty()).unwrap_or(file.mail.url),
                 ..file.mail
             },
+            alerts: file.alerts,
             recheck: file.recheck,
         })
     }
@@ -433,6 +437,12 @@ impl Settings {
             crawl: zhiwen_ingest::CrawlConfig { address_policy: policy, ..zhiwen_ingest::CrawlConfig::default() },
         };
         zhiwen_takedown::Notices::new(stores.clone(), evidence, config).context("cannot set up takedown notices")
+    }
+
+    /// The holders' e-mail alerts over `stores`, sent through `[mail]`, linking to the
+    /// dashboard of `[alerts]`.
+    pub fn alerts(&self, stores: &zhiwen_store::Stores) -> zhiwen_takedown::Alerts {
+        zhiwen_takedown::Alerts::new(stores.clone(), self.mail.clone(), self.alerts.clone())
     }
 
     /// Open the index, wrapped in the retrying decorator.

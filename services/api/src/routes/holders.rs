@@ -1,5 +1,5 @@
 //! `/holders`: a rights holder's profile (what a notice states of it), the documents
-//! proving its rights, and its licensed domains. Admins manage every holder, a holder
+//! proving its rights, its licensed domains and its alert settings. Admins manage every holder, a holder
 //! its own; analysts read. Every write names the version it read (compare-and-set), so
 //! two editors never overwrite each other silently.
 
@@ -8,7 +8,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use zhiwen_matcher::licensed::{relabel, Relabelled};
-use zhiwen_store::{normalize_domain, Holder, HolderDocument, HolderProfile, LicensedDomain, Timestamp, MAX_DOCUMENTS};
+use zhiwen_store::{
+    normalize_domain, AlertMode, AlertSettings, Holder, HolderDocument, HolderProfile, LicensedDomain, Timestamp,
+    MAX_ALERTS_PER_HOUR, MAX_ALERT_RECIPIENTS, MAX_DOCUMENTS,
+};
 
 use super::works::read_body;
 use super::{State, EVERYONE, WRITERS};
@@ -25,6 +28,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
         .route("/holders/{owner}", web::get().to(get_holder))
         .route("/holders/{owner}/profile", web::put().to(put_profile))
         .route("/holders/{owner}/licensed", web::put().to(put_licensed))
+        .route("/holders/{owner}/alerts", web::put().to(put_alerts))
         .route("/holders/{owner}/documents", web::post().to(upload_document))
         .route("/holders/{owner}/documents/{sha256}", web::get().to(get_document))
         .route("/holders/{owner}/documents/{sha256}", web::delete().to(delete_document));
@@ -109,6 +113,68 @@ async fn put_profile(
     holder.updated_by = caller.actor();
     let stored = state.stores.cases.put_holder(&holder).await?;
     tracing::info!(owner = %stored.owner, version = stored.version, actor = %caller.actor(), "holder profile changed");
+    Ok(HttpResponse::Ok().json(stored))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AlertsBody {
+    /// The version read (0: none stored yet).
+    version: u64,
+    recipients: Vec<String>,
+    min_score: f64,
+    mode: AlertMode,
+    max_per_hour: u32,
+    lang: String,
+}
+
+/// Replace the holder's alert settings (who is e-mailed about new matches, above which
+/// score, immediately or as a daily digest, at most how often, in which language).
+async fn put_alerts(
+    state: State,
+    caller: Caller,
+    owner: web::Path<String>,
+    body: web::Json<AlertsBody>,
+) -> ApiResult<HttpResponse> {
+    let mut holder = writable_holder(&state, &caller, &owner, "change alert settings").await?;
+    check_version(&holder, body.version)?;
+    let b = body.into_inner();
+    let bad = |m: String| ApiError::new(ErrorCode::BadRequest, m);
+    if b.recipients.len() > MAX_ALERT_RECIPIENTS {
+        return Err(bad(format!("recipients: at most {MAX_ALERT_RECIPIENTS}")));
+    }
+    let mut recipients: Vec<String> = Vec::new();
+    for (i, r) in b.recipients.iter().enumerate() {
+        let r = r.trim().to_owned();
+        if !plausible_email(&r) || r.contains(['<', '>', ',', ';', '"']) {
+            return Err(bad(format!("recipients[{i}]: {r:?} is not an e-mail address")));
+        }
+        if !recipients.contains(&r) {
+            recipients.push(r);
+        }
+    }
+    if !(b.min_score.is_finite() && (0.0..=1.0).contains(&b.min_score)) {
+        return Err(bad("min_score: a number from 0 to 1".into()));
+    }
+    if !(1..=MAX_ALERTS_PER_HOUR).contains(&b.max_per_hour) {
+        return Err(bad(format!("max_per_hour: 1 to {MAX_ALERTS_PER_HOUR}")));
+    }
+    let lang = match b.lang.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+        "zh-cn" | "zh" | "zh-hans" => "zh-CN",
+        "en" => "en",
+        _ => return Err(bad(format!("lang: {:?} is not zh-CN or en", b.lang))),
+    };
+    holder.alerts = AlertSettings {
+        recipients,
+        min_score: b.min_score,
+        mode: b.mode,
+        max_per_hour: b.max_per_hour,
+        lang: lang.into(),
+    };
+    holder.updated_at = Timestamp::now();
+    holder.updated_by = caller.actor();
+    let stored = state.stores.cases.put_holder(&holder).await?;
+    tracing::info!(owner = %stored.owner, recipients = stored.alerts.recipients.len(), mode = ?stored.alerts.mode, actor = %caller.actor(), "alert settings changed");
     Ok(HttpResponse::Ok().json(stored))
 }
 

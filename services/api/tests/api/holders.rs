@@ -1,4 +1,5 @@
-//! Holders: profiles, rights documents and licensed domains, and who may change them.
+//! Holders: profiles, rights documents, licensed domains and alert settings, and who may
+//! change them; the alert e-mail of a match a task of the server's worker found.
 
 use serde_json::json;
 
@@ -124,4 +125,65 @@ pub(crate) async fn profiles_documents_and_licensed(env: &Env) {
     let r = env.call("DELETE", &format!("{path}/documents/{sha}?version=4"), Some(&env.holder), None).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["documents"], json!([]));
+}
+
+/// The alert settings of `luoguan-books`, set by that holder: what another holder or an
+/// analyst cannot change, and what is refused.
+pub(crate) async fn alert_settings(env: &Env) {
+    let path = "/api/v1/holders/luoguan-books";
+    let h = env.get(path, &env.other).await.json();
+    assert_eq!(h["alerts"]["recipients"], json!([]), "alerts are off by default: {h}");
+    assert_eq!((h["alerts"]["mode"].as_str(), h["alerts"]["lang"].as_str()), (Some("immediate"), Some("zh-CN")));
+    let version = h["version"].as_u64().unwrap();
+    let settings = json!({"version": version, "recipients": [" watch@luoguan.example ", "watch@luoguan.example"],
+        "min_score": 0.5, "mode": "immediate", "max_per_hour": 5, "lang": "en"});
+    let alerts = format!("{path}/alerts");
+
+    // Another holder and an analyst cannot change them, whatever the body says.
+    assert_error(&env.call("PUT", &alerts, Some(&env.holder), Some(settings.clone())).await, 404, "not_found");
+    assert_error(&env.call("PUT", &alerts, Some(&env.analyst), Some(settings.clone())).await, 403, "forbidden");
+    assert_eq!(env.get(path, &env.admin).await.json()["alerts"]["recipients"], json!([]));
+    // Bad input is a 400 and changes nothing.
+    for (field, value) in [
+        ("recipients", json!(["not an address"])),
+        ("recipients", json!(["a@b.example>, c@d.example"])),
+        ("min_score", json!(1.5)),
+        ("max_per_hour", json!(0)),
+        ("lang", json!("fr")),
+        ("mode", json!("hourly")),
+    ] {
+        let mut bad = settings.clone();
+        bad[field] = value;
+        let r = env.call("PUT", &alerts, Some(&env.other), Some(bad)).await;
+        assert_error(&r, 400, "bad_request");
+    }
+
+    // The holder sets its own; the addresses are trimmed and kept once.
+    let r = env.call("PUT", &alerts, Some(&env.other), Some(settings.clone())).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let stored = r.json();
+    assert_eq!(stored["version"].as_u64(), Some(version + 1));
+    assert_eq!(
+        stored["alerts"],
+        json!({"recipients": ["watch@luoguan.example"], "min_score": 0.5, "mode": "immediate", "max_per_hour": 5, "lang": "en"})
+    );
+    // The version read is checked.
+    assert_error(&env.call("PUT", &alerts, Some(&env.other), Some(settings)).await, 409, "conflict");
+    assert_eq!(env.get(path, &env.admin).await.json()["alerts"]["lang"], "en");
+}
+
+/// The work `luoguan-books` registered while the worker ran (`worker_runs_tasks`) was
+/// matched by a task of the worker, and its holder got one alert e-mail, in English.
+pub(crate) fn a_new_match_is_alerted(smtp: &zhiwen_testkit::smtp::SmtpServer) {
+    let messages = smtp.messages();
+    assert_eq!(messages.len(), 1, "one alert e-mail");
+    let text = String::from_utf8_lossy(&messages[0]).into_owned();
+    assert!(text.contains("watch@luoguan.example"), "{text}");
+    let parsed = mail_parser::MessageParser::default().parse(&messages[0]).expect("an e-mail");
+    let subject = parsed.subject().unwrap_or_default().to_owned();
+    assert!(subject.contains("1 new match"), "{subject}");
+    let body = parsed.body_text(0).map(|b| b.into_owned()).unwrap_or_default();
+    for needle in ["新登记的作品", "Page: http", "Score: ", "https://dash.zhiwen.test/matches/"] {
+        assert!(body.contains(needle), "{needle} missing from:\n{body}");
+    }
 }

@@ -78,11 +78,17 @@ async fn fill(stores: &Stores, dir: &Path) -> Matcher {
 }
 
 async fn start(stores: Stores, config: ApiConfig) -> Env {
-    start_with_mail(stores, config, None).await
+    start_with_mail(stores, config, None, None).await
 }
 
-/// [`start`], sending notices through the SMTP server at `mail_url` (none: a closed port).
-async fn start_with_mail(stores: Stores, config: ApiConfig, mail_url: Option<String>) -> Env {
+/// [`start`], sending notices through the SMTP server at `mail_url` (none: a closed port)
+/// and the holders' alerts through the one at `alerts_url` (none: no alerts).
+async fn start_with_mail(
+    stores: Stores,
+    config: ApiConfig,
+    mail_url: Option<String>,
+    alerts_url: Option<String>,
+) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let matcher = fill(&stores, dir.path()).await;
     let key = |role, owner: Option<&'static str>, name: &'static str| {
@@ -113,7 +119,17 @@ async fn start_with_mail(stores: Stores, config: ApiConfig, mail_url: Option<Str
         zhiwen_takedown::NoticeConfig { mail, chromium: None, crawl: Default::default() },
     )
     .unwrap();
-    let services = zhiwen_api::Services { evidence: Some(evidence), notices: Some(notices) };
+    let alerts = alerts_url.map(|url| {
+        let mail = zhiwen_takedown::MailConfig {
+            url,
+            from: "知文 <alerts@zhiwen.test>".into(),
+            reply_to: None,
+            timeout_secs: 10,
+        };
+        let dashboard = zhiwen_takedown::AlertConfig { dashboard_url: "https://dash.zhiwen.test".into() };
+        zhiwen_takedown::Alerts::new(stores.clone(), mail, dashboard)
+    });
+    let services = zhiwen_api::Services { evidence: Some(evidence), notices: Some(notices), alerts };
     let state = AppState::with_services(matcher, dir.path().to_path_buf(), config, services);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -203,7 +219,11 @@ fn assert_error(r: &Resp, status: u16, code: &str) {
 
 async fn suite(stores: Stores) {
     let smtp = zhiwen_testkit::smtp::SmtpServer::start();
-    let env = start_with_mail(stores, test_config(), smtp.as_ref().map(|s| s.url())).await;
+    // The holders' alerts go to a server of their own (the notices' counts its messages).
+    let alert_smtp = zhiwen_testkit::smtp::SmtpServer::start();
+    let env =
+        start_with_mail(stores, test_config(), smtp.as_ref().map(|s| s.url()), alert_smtp.as_ref().map(|s| s.url()))
+            .await;
     service::openapi_covers_the_routes(&env).await;
     ownership::roles_and_ownership(&env).await;
     ownership::holders_write_only_their_own(&env).await;
@@ -211,7 +231,11 @@ async fn suite(stores: Stores) {
     matches::exports_and_report(&env).await;
     evidence::captures_packages_and_heads(&env).await;
     service::errors_health_metrics(&env).await;
+    holders::alert_settings(&env).await;
     service::worker_runs_tasks(&env).await;
+    if let Some(alert_smtp) = &alert_smtp {
+        holders::a_new_match_is_alerted(alert_smtp);
+    }
     holders::profiles_documents_and_licensed(&env).await;
     if let Some(smtp) = &smtp {
         notices::notices_sends_and_removals(&env, smtp).await;

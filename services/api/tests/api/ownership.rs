@@ -59,6 +59,14 @@ pub(crate) async fn roles_and_ownership(env: &Env) {
             Some(json!({"version": 999, "domains": [{"domain": "pirate.example"}]})),
             [409, 403, 409, 404],
         ),
+        (
+            "PUT",
+            "/api/v1/holders/jinling-press/alerts".into(),
+            Some(
+                json!({"version": 999, "recipients": [], "min_score": 0.8, "mode": "immediate", "max_per_hour": 6, "lang": "zh-CN"}),
+            ),
+            [409, 403, 409, 404],
+        ),
         ("POST", "/api/v1/holders/jinling-press/documents?name=a.pdf&version=999".into(), None, [409, 403, 409, 404]),
         ("GET", "/api/v1/holders/jinling-press/documents/00ff".into(), None, [404, 404, 404, 404]),
         ("DELETE", "/api/v1/holders/jinling-press/documents/00ff?version=999".into(), None, [409, 403, 409, 404]),

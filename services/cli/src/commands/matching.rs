@@ -36,6 +36,13 @@ pub(crate) fn crash_hooks() -> Result<TaskHooks> {
     }))
 }
 
+/// The hooks of a task runner of this binary: the crash hook ([`crash_hooks`]) and the
+/// holders' e-mail alerts of new matches (`[alerts]`, sent through `[mail]`).
+pub(crate) fn task_hooks(settings: &Settings, stores: &zhiwen_store::Stores) -> Result<TaskHooks> {
+    let alerts = settings.alerts(stores);
+    Ok(crash_hooks()?.with_listener(std::sync::Arc::new(zhiwen_api::alerts::AlertListener(alerts))))
+}
+
 pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
     let settings = Settings::resolve(data)?;
     let matcher = settings.open_matcher().await?;
@@ -49,7 +56,7 @@ pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    let control = TaskControl { hooks: crash_hooks()?, ..TaskControl::default() };
+    let control = TaskControl { hooks: task_hooks(&settings, matcher.stores())?, ..TaskControl::default() };
     let summary = run_match_task(&matcher, TaskSpec::new(scope), &control, &Bar(bar.clone())).await?;
     bar.finish_and_clear();
     outln!(
@@ -96,7 +103,8 @@ pub async fn scheduler(data: &DataArgs, args: &SchedulerArgs) -> Result<()> {
             shutdown.clone(),
         )))
     };
-    zhiwen_matcher::schedule::run_scheduler(&matcher, !args.enqueue_only, async {
+    let hooks = task_hooks(&settings, matcher.stores())?;
+    zhiwen_matcher::schedule::run_scheduler(&matcher, !args.enqueue_only, hooks, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await?;

@@ -87,7 +87,8 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
         Some(Arc::new(settings.open_evidence(&matcher, crawl_policy, config.chromium.clone()).await?))
     };
     let notices = settings.notices(matcher.stores(), evidence.clone(), crawl_policy, config.chromium.clone())?;
-    let services = zhiwen_api::Services { evidence, notices: Some(notices) };
+    let alerts = settings.alerts(matcher.stores());
+    let services = zhiwen_api::Services { evidence, notices: Some(notices), alerts: Some(alerts) };
     let state = AppState::with_services(matcher, settings.data_dir.clone(), config, services);
     let listener =
         std::net::TcpListener::bind(&args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;

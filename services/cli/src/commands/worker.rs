@@ -31,10 +31,11 @@ pub async fn run(data: &DataArgs, args: &WorkerArgs) -> Result<()> {
         prefix: settings.redis.prefix.clone(),
         workers: settings.matcher.workers.clone(),
     };
+    let hooks = super::matching::task_hooks(&settings, matcher.stores())?;
     let mut worker = Worker::connect(matcher, stream)
         .await
         .with_context(|| format!("cannot connect to Redis at {}", settings.redis.url))?
-        .with_hooks(super::matching::crash_hooks()?);
+        .with_hooks(hooks);
     tracing::info!(worker = worker.name(), "worker started");
     let stop = if args.until_idle { StopWhen::Idle } else { StopWhen::Never };
     let summary = worker
