@@ -187,3 +187,62 @@ pub(crate) fn a_new_match_is_alerted(smtp: &zhiwen_testkit::smtp::SmtpServer) {
         assert!(body.contains(needle), "{needle} missing from:\n{body}");
     }
 }
+
+/// `jinling-press` in digest mode: its new match gets no e-mail at once; the digest task
+/// of a daily slot, run by the server's worker, sends one e-mail with it; the same slot
+/// queues no second task, and the next slot's digest has nothing to send.
+pub(crate) async fn the_worker_sends_the_daily_digest(env: &Env, smtp: &zhiwen_testkit::smtp::SmtpServer) {
+    let before = smtp.messages().len();
+    let path = "/api/v1/holders/jinling-press";
+    let version = env.get(path, &env.holder).await.json()["version"].as_u64().unwrap();
+    let settings = json!({"version": version, "recipients": ["digest@jinling.example"], "min_score": 0.5,
+        "mode": "digest", "max_per_hour": 1, "lang": "zh-CN"});
+    let r = env.call("PUT", &format!("{path}/alerts"), Some(&env.holder), Some(settings)).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let m = env.the_match().await;
+    let found = zhiwen_takedown::NewMatchAlert {
+        match_id: m["id"].as_i64().unwrap(),
+        work_id: m["work_id"].as_i64().unwrap(),
+        score: m["score"].as_f64().unwrap(),
+    };
+    let alerts = env.state.alerts.clone().expect("alerts are on");
+    let report = alerts.on_new_matches(&[found]).await.expect("queued");
+    assert_eq!((report.queued, report.emails), (1, 0), "digest mode: nothing at once");
+    assert_eq!(smtp.messages().len(), before);
+
+    let slot = chrono::DateTime::parse_from_rfc3339("2026-11-25T18:00:00Z").unwrap().with_timezone(&chrono::Utc);
+    let run_digest = |slot: chrono::DateTime<chrono::Utc>| async move {
+        let task = zhiwen_api::alerts::digest_task(slot, chrono_tz::Asia::Shanghai);
+        let (t, outcome) = env.stores.tasks.create_task(&task).await.unwrap();
+        let token = zhiwen_ingest::CancellationToken::new();
+        let worker = tokio::spawn(zhiwen_api::worker::run(env.state.clone(), Default::default(), token.clone()));
+        let mut state = zhiwen_store::TaskState::Queued;
+        for _ in 0..300 {
+            state = env.stores.tasks.get_task(t.id).await.unwrap().unwrap().state;
+            if state != zhiwen_store::TaskState::Queued && state != zhiwen_store::TaskState::Running {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        token.cancel();
+        worker.await.unwrap();
+        (t, outcome, state)
+    };
+    let (t, outcome, state) = run_digest(slot).await;
+    assert_eq!((outcome, state), (zhiwen_store::Outcome::Inserted, zhiwen_store::TaskState::Succeeded));
+    assert_eq!(t.params["day"], "2026-11-26", "the slot's day in the schedule's time zone");
+    let messages = smtp.messages();
+    assert_eq!(messages.len(), before + 1, "one digest");
+    let parsed = mail_parser::MessageParser::default().parse(&messages[before]).expect("an e-mail");
+    let subject = parsed.subject().unwrap_or_default().to_owned();
+    assert!(subject.contains("2026-11-26") && subject.contains("1 处"), "{subject}");
+    let body = parsed.body_text(0).map(|b| b.into_owned()).unwrap_or_default();
+    assert!(body.contains(m["url"].as_str().unwrap()) && body.contains("相似度："), "{body}");
+
+    // The same slot again: the same task, nothing sent; the next slot: nothing waits.
+    let (again, outcome, _) = run_digest(slot).await;
+    assert_eq!((again.id, outcome), (t.id, zhiwen_store::Outcome::Unchanged));
+    let (_, outcome, state) = run_digest(slot + chrono::Duration::days(1)).await;
+    assert_eq!((outcome, state), (zhiwen_store::Outcome::Inserted, zhiwen_store::TaskState::Succeeded));
+    assert_eq!(smtp.messages().len(), before + 1, "no second digest");
+}

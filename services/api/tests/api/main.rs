@@ -240,6 +240,9 @@ async fn suite(stores: Stores) {
     if let Some(smtp) = &smtp {
         notices::notices_sends_and_removals(&env, smtp).await;
     }
+    if let Some(alert_smtp) = &alert_smtp {
+        holders::the_worker_sends_the_daily_digest(&env, alert_smtp).await;
+    }
     env.handle.stop(true).await;
 }
 
