@@ -16,7 +16,26 @@ pub const DIGEST_KIND: &str = "alert_digest";
 
 /// Hands a matching task's new matches to the alerts.
 #[derive(Debug, Clone)]
-pub struct AlertListener(pub Alerts);
+pub struct AlertListener {
+    alerts: Alerts,
+    background: bool,
+}
+
+impl AlertListener {
+    /// A listener that queues and sends before the task goes on (a one-off run that
+    /// exits after its task: nothing is cut short).
+    pub fn new(alerts: Alerts) -> Self {
+        AlertListener { alerts, background: false }
+    }
+
+    /// A listener that queues and sends in a task of its own, so a slow relay never
+    /// slows the matching (a long-running process). A send cut short by the process
+    /// ending is not repeated ([`zhiwen_store::AlertOutbox`]); matches not yet queued
+    /// then get no e-mail.
+    pub fn in_background(alerts: Alerts) -> Self {
+        AlertListener { alerts, background: true }
+    }
+}
 
 #[async_trait::async_trait]
 impl NewMatchListener for AlertListener {
@@ -25,20 +44,30 @@ impl NewMatchListener for AlertListener {
             .iter()
             .map(|m| NewMatchAlert { match_id: m.match_id, work_id: m.work_id, score: m.score })
             .collect();
-        match self.0.on_new_matches(&found).await {
-            Ok(r) if r.queued > 0 => {
-                tracing::info!(queued = r.queued, emails = r.emails, held = r.held, failed = r.failed, "alerts queued")
-            }
-            Ok(_) => {}
-            Err(e) => tracing::error!(error = %e, matches = found.len(), "cannot queue alerts; the matches are stored"),
+        if self.background {
+            let alerts = self.alerts.clone();
+            tokio::spawn(async move { alert(&alerts, &found).await });
+        } else {
+            alert(&self.alerts, &found).await;
         }
     }
 }
 
-/// Task hooks that tell `alerts` (if any) of new matches.
+async fn alert(alerts: &Alerts, found: &[NewMatchAlert]) {
+    match alerts.on_new_matches(found).await {
+        Ok(r) if r.queued > 0 => {
+            tracing::info!(queued = r.queued, emails = r.emails, held = r.held, failed = r.failed, "alerts queued")
+        }
+        Ok(_) => {}
+        Err(e) => tracing::error!(error = %e, matches = found.len(), "cannot queue alerts; the matches are stored"),
+    }
+}
+
+/// Task hooks that tell `alerts` (if any) of new matches, in the background (a server's
+/// worker: the matching never waits for the relay).
 pub fn hooks(alerts: Option<&Alerts>) -> TaskHooks {
     match alerts {
-        Some(a) => TaskHooks::default().with_listener(Arc::new(AlertListener(a.clone()))),
+        Some(a) => TaskHooks::default().with_listener(Arc::new(AlertListener::in_background(a.clone()))),
         None => TaskHooks::default(),
     }
 }

@@ -173,8 +173,15 @@ pub(crate) async fn alert_settings(env: &Env) {
 }
 
 /// The work `luoguan-books` registered while the worker ran (`worker_runs_tasks`) was
-/// matched by a task of the worker, and its holder got one alert e-mail, in English.
-pub(crate) fn a_new_match_is_alerted(smtp: &zhiwen_testkit::smtp::SmtpServer) {
+/// matched by a task of the worker, and its holder got one alert e-mail, in English
+/// (sent beside the task, so it may arrive just after it).
+pub(crate) async fn a_new_match_is_alerted(smtp: &zhiwen_testkit::smtp::SmtpServer) {
+    for _ in 0..100 {
+        if !smtp.messages().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let messages = smtp.messages();
     assert_eq!(messages.len(), 1, "one alert e-mail");
     let text = String::from_utf8_lossy(&messages[0]).into_owned();

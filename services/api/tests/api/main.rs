@@ -234,7 +234,7 @@ async fn suite(stores: Stores) {
     holders::alert_settings(&env).await;
     service::worker_runs_tasks(&env).await;
     if let Some(alert_smtp) = &alert_smtp {
-        holders::a_new_match_is_alerted(alert_smtp);
+        holders::a_new_match_is_alerted(alert_smtp).await;
     }
     holders::profiles_documents_and_licensed(&env).await;
     if let Some(smtp) = &smtp {

@@ -152,6 +152,18 @@ async fn a_registered_work_is_matched_at_once(env: &Env) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(found.len(), 1, "the stored pirate page is matched to the new work: {found:?}");
+    if env.state.alerts.is_some() {
+        // Its holder's alert (`holders::alert_settings`) goes out beside the task: wait
+        // for it before the work and its match are deleted below.
+        use zhiwen_store::AlertOutbox;
+        for _ in 0..100 {
+            let queue = env.stores.cases.alert_queue("luoguan-books").await.unwrap();
+            if queue.is_some_and(|q| q.sent > 0) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     let mut state = Value::Null;
     for _ in 0..100 {
         state = env.get(&format!("/api/v1/tasks/{task}"), &env.admin).await.json()["state"].clone();

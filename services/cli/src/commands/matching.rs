@@ -37,10 +37,16 @@ pub(crate) fn crash_hooks() -> Result<TaskHooks> {
 }
 
 /// The hooks of a task runner of this binary: the crash hook ([`crash_hooks`]) and the
-/// holders' e-mail alerts of new matches (`[alerts]`, sent through `[mail]`).
-pub(crate) fn task_hooks(settings: &Settings, stores: &zhiwen_store::Stores) -> Result<TaskHooks> {
+/// holders' e-mail alerts of new matches (`[alerts]`, sent through `[mail]`): in the
+/// background in a long-running process, before the task goes on in a one-off run.
+pub(crate) fn task_hooks(settings: &Settings, stores: &zhiwen_store::Stores, long_running: bool) -> Result<TaskHooks> {
     let alerts = settings.alerts(stores);
-    Ok(crash_hooks()?.with_listener(std::sync::Arc::new(zhiwen_api::alerts::AlertListener(alerts))))
+    let listener = if long_running {
+        zhiwen_api::alerts::AlertListener::in_background(alerts)
+    } else {
+        zhiwen_api::alerts::AlertListener::new(alerts)
+    };
+    Ok(crash_hooks()?.with_listener(std::sync::Arc::new(listener)))
 }
 
 pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
@@ -56,7 +62,7 @@ pub async fn run(data: &DataArgs, args: &MatchArgs) -> Result<()> {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    let control = TaskControl { hooks: task_hooks(&settings, matcher.stores())?, ..TaskControl::default() };
+    let control = TaskControl { hooks: task_hooks(&settings, matcher.stores(), false)?, ..TaskControl::default() };
     let summary = run_match_task(&matcher, TaskSpec::new(scope), &control, &Bar(bar.clone())).await?;
     bar.finish_and_clear();
     outln!(
@@ -103,7 +109,7 @@ pub async fn scheduler(data: &DataArgs, args: &SchedulerArgs) -> Result<()> {
             shutdown.clone(),
         )))
     };
-    let hooks = task_hooks(&settings, matcher.stores())?;
+    let hooks = task_hooks(&settings, matcher.stores(), true)?;
     zhiwen_matcher::schedule::run_scheduler(&matcher, !args.enqueue_only, hooks, async {
         let _ = tokio::signal::ctrl_c().await;
     })

@@ -31,7 +31,7 @@ pub async fn run(data: &DataArgs, args: &WorkerArgs) -> Result<()> {
         prefix: settings.redis.prefix.clone(),
         workers: settings.matcher.workers.clone(),
     };
-    let hooks = super::matching::task_hooks(&settings, matcher.stores())?;
+    let hooks = super::matching::task_hooks(&settings, matcher.stores(), true)?;
     let mut worker = Worker::connect(matcher, stream)
         .await
         .with_context(|| format!("cannot connect to Redis at {}", settings.redis.url))?
