@@ -245,6 +245,38 @@ describe('rights holder page', () => {
     expect(JSON.parse(calls.find((c) => c.url.endsWith('/licensed'))!.body!)).toEqual({ version: 3, domains: [{ domain: 'partner.example' }] });
   });
 
+  it('saves the alert settings with the version it read, and refuses a bad address', async () => {
+    const calls = fakeServer('holder', (url, method, body) => {
+      if (url === '/api/v1/holders/luoguan-books' && method === 'GET') return json(200, holder(3));
+      if (url === '/api/v1/holders/luoguan-books/alerts' && method === 'PUT') {
+        const { version: _v, ...alerts } = JSON.parse(body!);
+        return json(200, { ...holder(4), alerts });
+      }
+      if (url.startsWith('/api/v1/works')) return json(200, { items: [], next_cursor: null });
+      return undefined;
+    });
+    const user = userEvent.setup();
+    renderSignedIn(<HolderView owner="luoguan-books" />);
+    await user.click(await screen.findByTestId('alerts-recipients'));
+    await user.paste('not-an-address');
+    await user.click(screen.getByTestId('alerts-save'));
+    await screen.findByText('“not-an-address”不是有效的邮箱地址');
+    expect(calls.some((c) => c.url.endsWith('/alerts'))).toBe(false);
+    await user.clear(screen.getByTestId('alerts-recipients'));
+    await user.paste('a@luoguan.example, b@luoguan.example\na@luoguan.example');
+    await user.click(screen.getByTestId('alerts-save'));
+    await screen.findByText('提醒设置已保存');
+    expect(JSON.parse(calls.find((c) => c.url.endsWith('/alerts'))!.body!)).toEqual({
+      version: 3,
+      recipients: ['a@luoguan.example', 'b@luoguan.example'],
+      min_score: 0.8,
+      mode: 'immediate',
+      max_per_hour: 6,
+      lang: 'zh-CN',
+    });
+    await waitFor(() => expect(screen.getByTestId('holder-version')).toHaveAttribute('data-version', '4'));
+  });
+
   it('refuses to send a row that is not a domain', async () => {
     const calls = fakeServer('holder', (url) => {
       if (url === '/api/v1/holders/luoguan-books') return json(200, holder(3));

@@ -3,6 +3,7 @@ import type {
   CaptureList,
   ContactSuggestion,
   DraftNoticeBody,
+  AlertSettings,
   Holder,
   HolderDocument,
   HolderProfile,
@@ -283,6 +284,11 @@ export class ApiClient {
   /** Save the profile; `version` is the one read (409 `conflict` when someone saved meanwhile). */
   saveProfile(owner: string, version: number, profile: HolderProfile): Promise<Holder> {
     return this.send('PUT', `/api/v1/holders/${encodeURIComponent(owner)}/profile`, { version, ...profile });
+  }
+
+  /** Replace the holder's e-mail alerts of new matches. */
+  saveAlerts(owner: string, version: number, alerts: AlertSettings): Promise<Holder> {
+    return this.send('PUT', `/api/v1/holders/${encodeURIComponent(owner)}/alerts`, { version, ...alerts });
   }
 
   /** Replace the licensed domains; the holder's matches are re-labelled. */

@@ -316,12 +316,26 @@ export interface LicensedDomain {
   added_by: string;
 }
 
+/** A holder's e-mail alerts of new matches (no recipient: off). */
+export interface AlertSettings {
+  recipients: string[];
+  /** Only new matches with at least this score (0 to 1). */
+  min_score: number;
+  /** An e-mail when a task finds new matches, or one a day. */
+  mode: 'immediate' | 'digest';
+  /** Most e-mails per hour (1 to 60); matches over the limit go out in the next one. */
+  max_per_hour: number;
+  lang: 'zh-CN' | 'en';
+}
+
 /** A rights holder; `version` 0: nothing stored yet. Writes name the version they read. */
 export interface Holder {
   owner: string;
   profile: HolderProfile;
   documents: HolderDocument[];
   licensed: LicensedDomain[];
+  /** Absent from servers before alerts. */
+  alerts?: AlertSettings;
   version: number;
   updated_at: Millis;
   updated_by: string;

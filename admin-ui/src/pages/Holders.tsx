@@ -1,9 +1,9 @@
 import { useCallback, useEffect, useState } from 'react';
-import { Alert, App, Button, Card, Col, Form, Input, Popconfirm, Row, Select, Space, Table, Typography, Upload } from 'antd';
+import { Alert, App, Button, Card, Col, Form, Input, InputNumber, Popconfirm, Row, Select, Space, Table, Typography, Upload } from 'antd';
 import { DeleteOutlined, DownloadOutlined, PlusOutlined, SaveOutlined, UploadOutlined } from '@ant-design/icons';
 import { Navigate, useNavigate, useParams } from 'react-router-dom';
 import { ApiError } from '../api/client';
-import type { Holder, HolderDocument, HolderProfile, WorkItem } from '../api/types';
+import type { AlertSettings, Holder, HolderDocument, HolderProfile, WorkItem } from '../api/types';
 import { useApiClient, useAuth } from '../auth';
 import { EmptyState, ErrorState, LoadingState, errorMessage } from '../components/States';
 import { useI18n } from '../i18n/I18nProvider';
@@ -134,6 +134,9 @@ export function HolderView({ owner }: { owner: string }) {
         </Col>
         <Col span={24}>
           <LicensedCard holder={holder} writable={writable} onSaved={setHolder} reload={load} />
+        </Col>
+        <Col span={24}>
+          <AlertsCard holder={holder} writable={writable} onSaved={setHolder} reload={load} />
         </Col>
       </Row>
     </>
@@ -376,6 +379,111 @@ function LicensedCard({ holder, writable, onSaved, reload }: CardProps & { onSav
           </Button>
         </Space>
       )}
+    </Card>
+  );
+}
+
+/** The alert settings of a holder stored before alerts existed (the server's defaults). */
+export const DEFAULT_ALERTS: AlertSettings = { recipients: [], min_score: 0.8, mode: 'immediate', max_per_hour: 6, lang: 'zh-CN' };
+
+/** Addresses typed one per line or separated by commas, semicolons or spaces, each once. */
+export function splitRecipients(text: string): string[] {
+  const out: string[] = [];
+  for (const a of text.split(/[\s,;，；]+/)) {
+    if (a && !out.includes(a)) out.push(a);
+  }
+  return out;
+}
+
+interface AlertsForm {
+  recipients: string;
+  min_score: number;
+  mode: AlertSettings['mode'];
+  max_per_hour: number;
+  lang: AlertSettings['lang'];
+}
+
+function alertsForm(a: AlertSettings): AlertsForm {
+  return { ...a, recipients: a.recipients.join('\n') };
+}
+
+function AlertsCard({ holder, writable, onSaved, reload }: CardProps & { onSaved: (h: Holder) => void }) {
+  const { t } = useI18n();
+  const api = useApiClient();
+  const { message } = App.useApp();
+  const [form] = Form.useForm<AlertsForm>();
+  const { busy, write } = useVersionedWrite(reload);
+  const stored = holder.alerts ?? DEFAULT_ALERTS;
+  useEffect(() => {
+    form.setFieldsValue(alertsForm(holder.alerts ?? DEFAULT_ALERTS));
+  }, [form, holder.alerts]);
+
+  const save = (v: AlertsForm) => {
+    const recipients = splitRecipients(v.recipients ?? '');
+    const bad = recipients.find((r) => !isEmail(r));
+    if (bad) {
+      message.error(t('holders.alertsRecipientInvalid', { address: bad }));
+      return;
+    }
+    return write(
+      async () => {
+        const next = await api.saveAlerts(holder.owner, holder.version, {
+          recipients,
+          min_score: v.min_score ?? stored.min_score,
+          mode: v.mode ?? stored.mode,
+          max_per_hour: v.max_per_hour ?? stored.max_per_hour,
+          lang: v.lang ?? stored.lang,
+        });
+        onSaved(next);
+        message.success(t('holders.alertsSaved'));
+      },
+      (fresh) => form.setFieldsValue(alertsForm(fresh.alerts ?? DEFAULT_ALERTS)),
+    );
+  };
+
+  return (
+    <Card title={t('holders.alerts')} data-testid="alerts-card">
+      <Typography.Paragraph type="secondary">{t('holders.alertsHint')}</Typography.Paragraph>
+      <Form form={form} layout="vertical" disabled={!writable} onFinish={(v) => void save(v)} initialValues={alertsForm(stored)}>
+        <Form.Item name="recipients" label={t('holders.alertsRecipients')}>
+          <Input.TextArea rows={2} placeholder="rights@example.com" data-testid="alerts-recipients" />
+        </Form.Item>
+        <Space wrap size="large">
+          <Form.Item name="min_score" label={t('holders.alertsMinScore')}>
+            <InputNumber min={0} max={1} step={0.05} data-testid="alerts-min-score" />
+          </Form.Item>
+          <Form.Item name="mode" label={t('holders.alertsMode')}>
+            <Select
+              style={{ width: 200 }}
+              options={[
+                { value: 'immediate', label: t('holders.alertsImmediate') },
+                { value: 'digest', label: t('holders.alertsDigest') },
+              ]}
+              data-testid="alerts-mode"
+            />
+          </Form.Item>
+          <Form.Item name="max_per_hour" label={t('holders.alertsPerHour')}>
+            <InputNumber min={1} max={60} data-testid="alerts-per-hour" />
+          </Form.Item>
+          <Form.Item name="lang" label={t('holders.alertsLang')}>
+            <Select
+              style={{ width: 140 }}
+              options={[
+                { value: 'zh-CN', label: '中文' },
+                { value: 'en', label: 'English' },
+              ]}
+              data-testid="alerts-lang"
+            />
+          </Form.Item>
+        </Space>
+        {writable && (
+          <div>
+            <Button type="primary" htmlType="submit" icon={<SaveOutlined />} loading={busy} data-testid="alerts-save">
+              {t('holders.alertsSave')}
+            </Button>
+          </div>
+        )}
+      </Form>
     </Card>
   );
 }
