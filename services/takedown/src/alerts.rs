@@ -21,7 +21,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use zhiwen_store::{AlertBatch, AlertItem, AlertMode, AlertOutbox, BatchKind, BatchStart, Holder, Stores, Timestamp};
+use zhiwen_store::{
+    AlertBatch, AlertItem, AlertMode, AlertOutbox, BatchKind, BatchStart, Holder, ReviewStatus, Stores, Timestamp,
+};
 
 use crate::error::NoticeError;
 use crate::mail::{self, MailConfig, OutgoingNotice};
@@ -259,8 +261,10 @@ impl Alerts {
                 }
             }
             Ok(None) => {
-                // Every match of the batch is gone (deleted): nothing to tell.
-                let _ = self.stores.cases.end_alert_batch(owner, number, true).await;
+                // Every match of the batch is gone or licensed meanwhile: nothing to tell.
+                if let Err(e) = self.stores.cases.end_alert_batch(owner, number, true).await {
+                    tracing::error!(%owner, batch = number, error = %e, "cannot end an empty alert batch");
+                }
             }
             Err(e) => {
                 report.failed += 1;
@@ -281,7 +285,8 @@ impl Alerts {
         report
     }
 
-    /// Render and send one batch; `None` when none of its matches is stored any more.
+    /// Render and send one batch; `None` when none of its matches is stored (and
+    /// unlicensed) any more.
     async fn send_batch(&self, holder: &Holder, batch: &AlertBatch) -> Result<Option<mail::SentMail>> {
         let settings = &holder.alerts;
         let lang = Lang::parse(&settings.lang).unwrap_or(Lang::ZhCn);
@@ -289,6 +294,10 @@ impl Alerts {
         let mut items = Vec::with_capacity(batch.items.len());
         for item in &batch.items {
             let Some(detail) = self.stores.queries.match_detail(item.match_id).await? else { continue };
+            if detail.record.status == ReviewStatus::Licensed {
+                // Its domain was licensed after it was queued: not a copy to tell of.
+                continue;
+            }
             items.push(AlertLine {
                 title: detail.work.title.clone(),
                 url: detail.url.clone(),

@@ -1,7 +1,8 @@
 //! Alert e-mails end to end on the embedded store, to a real SMTP server (aiosmtpd on
 //! loopback): a new match above a holder's threshold is one e-mail, never two; the
 //! hourly limit holds matches for the next allowed e-mail (the clock is moved, not
-//! waited for); a digest holder gets one e-mail a day with everything.
+//! waited for); a digest holder gets one e-mail a day with everything (nothing of a
+//! match licensed meanwhile).
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -214,4 +215,11 @@ async fn a_digest_holder_gets_one_email_a_day() {
     }
     // Nothing new the next day: no e-mail.
     assert_eq!(alerts.send_digests("2026-11-27").await.expect("next day").emails, 0);
+    // A match licensed after it was queued is not told of.
+    let licensed = c.new_match(4, 0.95).await;
+    assert_eq!(alerts.on_new_matches(std::slice::from_ref(&licensed)).await.expect("queued").queued, 1);
+    let status = ReviewStatus::Licensed;
+    c.stores.matches.set_review(licensed.match_id, status, "zhiwen", None, Timestamp(3)).await.expect("licensed");
+    assert_eq!(alerts.send_digests("2026-11-28").await.expect("licensed").emails, 0);
+    assert_eq!(server.messages().len(), 1);
 }
