@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::alerts::AlertSettings;
 use crate::model::{Outcome, Timestamp};
 use crate::traits::StoreResult;
+use crate::watched::{self, NewWatchedSite, Visit, WatchedSite};
 use crate::StoreError;
 
 /// The kinds of case documents.
@@ -33,6 +34,8 @@ pub enum DocKind {
     Alert,
     /// A holder's alert queue, keyed by owner ([`crate::AlertQueue`]).
     AlertQueue,
+    /// A watched site ([`crate::WatchedSite`]), keyed by its id.
+    WatchedSite,
 }
 
 impl DocKind {
@@ -44,6 +47,7 @@ impl DocKind {
             DocKind::Watch => "watch",
             DocKind::Alert => "alert",
             DocKind::AlertQueue => "alert_queue",
+            DocKind::WatchedSite => "watched_site",
         }
     }
 }
@@ -472,6 +476,98 @@ pub trait CaseStore: Send + Sync {
         json: &str,
         expected: u64,
     ) -> StoreResult<(StoredDoc, Outcome)>;
+    /// Delete the document of `kind` under `key`; `true` when there was one.
+    async fn delete_doc(&self, kind: DocKind, key: &str) -> StoreResult<bool>;
+
+    /// A watched site by id.
+    async fn get_watched_site(&self, id: &str) -> StoreResult<Option<WatchedSite>> {
+        self.get_doc(watched::KIND, id).await?.map(|d| decode_watched_site(&d)).transpose()
+    }
+
+    /// Watched sites (of `owner`, if given) in the order they were added (bounded by the
+    /// number of watched sites).
+    async fn list_watched_sites(&self, owner: Option<&str>) -> StoreResult<Vec<WatchedSite>> {
+        let mut out = Vec::new();
+        let mut after = 0;
+        loop {
+            let page = self.list_docs(watched::KIND, owner, after, 500).await?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for d in &page {
+                out.push(decode_watched_site(d)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Add or update a watched site, idempotent: keyed by its id (by default the host of
+    /// its entry points), an existing site is updated (entry points kept keep their
+    /// schedule state; `Unchanged` when nothing differs). A site watched for another
+    /// holder is a `Conflict`. Retried on a concurrent change.
+    async fn put_watched_site(
+        &self,
+        new: &NewWatchedSite,
+        by: &str,
+        at: Timestamp,
+    ) -> StoreResult<(WatchedSite, Outcome)> {
+        const ATTEMPTS: u32 = 16;
+        for attempt in 0..ATTEMPTS {
+            if attempt > 0 {
+                backoff(attempt).await;
+            }
+            let probe = watched::merge_site(new, None, by, at)?;
+            let current = self.get_watched_site(&probe.id).await?;
+            let site = watched::merge_site(new, current.as_ref(), by, at)?;
+            if let Some(c) = &current {
+                let same = WatchedSite { updated_at: c.updated_at, updated_by: c.updated_by.clone(), ..site.clone() };
+                if same == *c {
+                    return Ok((c.clone(), Outcome::Unchanged));
+                }
+            }
+            let json = to_json(&site)?;
+            match self.put_doc(watched::KIND, &site.id, &site.owner, &json, site.version).await {
+                Ok((_, Outcome::Unchanged)) => continue, // created meanwhile
+                Ok((doc, outcome)) => return Ok((decode_watched_site(&doc)?, outcome)),
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(StoreError::Conflict {
+            what: "watched site".into(),
+            reason: format!("changed by others {ATTEMPTS} times in a row"),
+        })
+    }
+
+    /// Record a visit of the entry point `url` of the watched site `id` (its schedule
+    /// state moves on); `false` when the site or the entry point is gone. Retried on a
+    /// concurrent change.
+    async fn record_visit(&self, id: &str, url: &str, visit: &Visit) -> StoreResult<bool> {
+        const ATTEMPTS: u32 = 16;
+        for attempt in 0..ATTEMPTS {
+            if attempt > 0 {
+                backoff(attempt).await;
+            }
+            let Some(mut site) = self.get_watched_site(id).await? else { return Ok(false) };
+            if !watched::apply_visit(&mut site, url, visit) {
+                return Ok(false);
+            }
+            let json = to_json(&site)?;
+            match self.put_doc(watched::KIND, id, &site.owner, &json, site.version).await {
+                Ok(_) => return Ok(true),
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(StoreError::Conflict {
+            what: format!("watched site {id}"),
+            reason: format!("changed by others {ATTEMPTS} times in a row"),
+        })
+    }
+
+    /// Stop watching a site; `true` when it was watched.
+    async fn delete_watched_site(&self, id: &str) -> StoreResult<bool> {
+        self.delete_doc(watched::KIND, id).await
+    }
 
     /// A holder's record (`None`: nothing recorded).
     async fn get_holder(&self, owner: &str) -> StoreResult<Option<Holder>> {
@@ -767,6 +863,12 @@ fn decode_notice(d: &StoredDoc) -> StoreResult<Notice> {
     n.id = d.seq;
     n.version = d.version;
     Ok(n)
+}
+
+fn decode_watched_site(d: &StoredDoc) -> StoreResult<WatchedSite> {
+    let mut w: WatchedSite = decode(d, "watched site")?;
+    w.version = d.version;
+    Ok(w)
 }
 
 fn decode_watch(d: &StoredDoc) -> StoreResult<RemovalWatch> {

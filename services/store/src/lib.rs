@@ -24,6 +24,7 @@
 //! | `admin.rs` | the admin API's and the exports' traits ([`KeyStore`], [`QueryStore`]) and their types |
 //! | `cases.rs` | holders, notices and removal watches ([`CaseStore`]): small JSON documents with compare-and-set versions, the typed rules over them |
 //! | `alerts.rs` | holders' alert settings and the alert outbox ([`AlertOutbox`] over [`CaseStore`]): de-duplication per (holder, match), the per-holder queue, rate limit and digest day |
+//! | `watched.rs` | watched sites (kept as case documents): their entry points and schedule state, the rules of their writes |
 //! | `model.rs` | the records the stores keep, shared by both backends, and the one query of matches ([`MatchQuery`]) |
 //! | `config.rs` | [`StoreConfig`]: which backend, where, how many SQLite readers |
 //! | `error.rs` | [`StoreError`] |
@@ -45,6 +46,7 @@ mod mongo;
 mod retry;
 mod sqlite;
 mod traits;
+mod watched;
 
 use std::sync::Arc;
 
@@ -58,6 +60,7 @@ pub use migrations::{MigrationReport, LATEST as SCHEMA_VERSION};
 pub use model::*;
 pub use retry::{Retrying, StoreRetry};
 pub use traits::*;
+pub use watched::*;
 
 /// Every store of one backend, ready to share across tasks.
 #[derive(Clone)]

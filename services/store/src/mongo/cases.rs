@@ -107,4 +107,8 @@ impl CaseStore for MongoStore {
             }
         }
     }
+
+    async fn delete_doc(&self, kind: DocKind, key: &str) -> StoreResult<bool> {
+        Ok(self.coll(COLL).delete_one(doc! {"_id": id(kind, key)}).await?.deleted_count > 0)
+    }
 }

@@ -115,4 +115,12 @@ impl CaseStore for SqliteStore {
         })
         .await
     }
+
+    async fn delete_doc(&self, kind: DocKind, key: &str) -> StoreResult<bool> {
+        let key = key.to_owned();
+        self.run(move |c| {
+            Ok(c.execute("DELETE FROM case_docs WHERE kind = ?1 AND key = ?2", params![kind.as_str(), key])? > 0)
+        })
+        .await
+    }
 }

@@ -16,6 +16,7 @@ mod readers;
 mod retry;
 mod suite;
 mod takedown;
+mod watched;
 
 macro_rules! conformance {
     ($($case:ident),* $(,)?) => {
@@ -54,9 +55,11 @@ mod cases {
     pub use crate::match_query::*;
     pub use crate::suite::*;
     pub use crate::takedown::*;
+    pub use crate::watched::*;
 }
 
 conformance!(
+    watched_sites_life_cycle,
     works_round_trip_and_idempotence,
     works_bad_input_writes_nothing,
     pages_round_trip_and_sites,

@@ -1,0 +1,349 @@
+//! Watched sites: the sites a holder asks zhiwen to re-visit on a schedule (pirate
+//! sites that post new chapters often), their entry points (index and category pages,
+//! sitemaps, RSS/Atom feeds), the link patterns of their chapter pages, a politeness
+//! budget, and per entry point the state of its schedule (last and next visit, the
+//! validators of conditional requests, how often a visit found something new).
+//!
+//! A watched site is a small document read and written whole, kept like the other case
+//! documents ([`crate::CaseStore`], kind [`DocKind::WatchedSite`]): keyed by its id (by
+//! default the normalised host of its entry points), with a version for compare-and-set
+//! updates. The schedule itself (when to visit, how the interval adapts) is the
+//! ingest's; the store keeps what it decided, so a restart continues the schedule.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cases::DocKind;
+use crate::codec::normalize_url;
+use crate::model::Timestamp;
+use crate::traits::StoreResult;
+use crate::StoreError;
+
+/// Most entry points of one watched site.
+pub const MAX_ENTRY_POINTS: usize = 50;
+/// Most chapter link patterns of one watched site.
+pub const MAX_CHAPTER_PATTERNS: usize = 20;
+/// Longest chapter link pattern, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 500;
+/// Smallest politeness budget, in seconds between two requests to the host.
+pub const MIN_POLITENESS_SECS: u64 = 1;
+/// Largest politeness budget accepted (a day).
+pub const MAX_POLITENESS_SECS: u64 = 86_400;
+
+/// What a holder asks to watch: the input of
+/// [`CaseStore::put_watched_site`](crate::CaseStore::put_watched_site).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewWatchedSite {
+    /// Id; `None`: the normalised host of the entry points (`host` or `host:port`).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The holder it concerns.
+    pub owner: String,
+    /// Entry points: index and category pages, sitemaps, RSS/Atom feeds, all on one host.
+    pub entry_points: Vec<String>,
+    /// Regular expressions a chapter link (its whole URL) must match; empty: every link
+    /// on the host is a candidate.
+    #[serde(default)]
+    pub chapter_patterns: Vec<String>,
+    /// Politeness budget: least seconds between two requests to the host (robots.txt
+    /// `Crawl-delay` may raise it); `None`: the deployment's default.
+    #[serde(default)]
+    pub min_delay_secs: Option<u64>,
+}
+
+/// The schedule state of one entry point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryPoint {
+    /// Its URL, normalised.
+    pub url: String,
+    /// The last visit (`None`: never visited).
+    #[serde(default)]
+    pub last_visit: Option<Timestamp>,
+    /// When it is due next (a new entry point is due at once).
+    pub next_visit: Timestamp,
+    /// The current interval between two visits, in seconds (0: not set yet).
+    #[serde(default)]
+    pub interval_secs: u64,
+    /// `ETag` of the last full answer, sent back as `If-None-Match`.
+    #[serde(default)]
+    pub etag: Option<String>,
+    /// `Last-Modified` of the last full answer, sent back as `If-Modified-Since`.
+    #[serde(default)]
+    pub last_modified: Option<String>,
+    /// Visits made.
+    #[serde(default)]
+    pub visits: u64,
+    /// Visits answered `304 Not Modified`.
+    #[serde(default)]
+    pub not_modified: u64,
+    /// Visits that found links not stored before.
+    #[serde(default)]
+    pub visits_with_new: u64,
+    /// What the last visit saw (`304`, `200: 3 new`, an error).
+    #[serde(default)]
+    pub last_outcome: Option<String>,
+}
+
+impl EntryPoint {
+    /// A new entry point, due at once.
+    fn new(url: String) -> Self {
+        EntryPoint {
+            url,
+            last_visit: None,
+            next_visit: Timestamp(0),
+            interval_secs: 0,
+            etag: None,
+            last_modified: None,
+            visits: 0,
+            not_modified: 0,
+            visits_with_new: 0,
+            last_outcome: None,
+        }
+    }
+}
+
+/// A watched site as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatchedSite {
+    /// Id (by default its host).
+    pub id: String,
+    /// The holder it concerns.
+    pub owner: String,
+    /// The normalised host of its entry points (`host` or `host:port`): chapter links are
+    /// followed on this host only.
+    pub host: String,
+    /// Entry points with their schedule state.
+    pub entry_points: Vec<EntryPoint>,
+    /// Chapter link patterns (regular expressions over the whole URL).
+    #[serde(default)]
+    pub chapter_patterns: Vec<String>,
+    /// Politeness budget in seconds (`None`: the deployment's default).
+    #[serde(default)]
+    pub min_delay_secs: Option<u64>,
+    /// When it was first added.
+    pub created_at: Timestamp,
+    /// Last change of its definition (not of its schedule).
+    pub updated_at: Timestamp,
+    /// Who made that change.
+    pub updated_by: String,
+    /// Version (compare-and-set; 0: never stored).
+    #[serde(default)]
+    pub version: u64,
+}
+
+/// What one visit of an entry point saw, as the watch pass records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Visit {
+    /// When it was made.
+    pub at: Timestamp,
+    /// The interval until the next visit, in seconds (decided by the watch pass).
+    pub interval_secs: u64,
+    /// The answer was `304 Not Modified`.
+    pub not_modified: bool,
+    /// Links not stored before that it found.
+    pub new_links: u64,
+    /// New validators (`None`: keep the stored ones; a 304 repeats none).
+    pub etag: Option<String>,
+    /// See [`Visit::etag`].
+    pub last_modified: Option<String>,
+    /// Short description of the outcome.
+    pub outcome: String,
+}
+
+/// The host key of a URL (`host` or `host:port`, lower-case, default port dropped) and
+/// the URL normalised.
+pub fn watched_host(url: &str) -> StoreResult<(String, String)> {
+    let (normalized, _) = normalize_url(url)?;
+    let rest = normalized.split_once("://").map_or("", |(_, r)| r);
+    let host = rest.split(['/', '?']).next().unwrap_or("").to_owned();
+    Ok((host, normalized))
+}
+
+/// Check `new` and build the stored record from it and `current` (the stored one, if
+/// any): entry points kept keep their schedule state; new ones are due at once.
+pub(crate) fn merge_site(
+    new: &NewWatchedSite,
+    current: Option<&WatchedSite>,
+    by: &str,
+    at: Timestamp,
+) -> StoreResult<WatchedSite> {
+    if new.owner.trim().is_empty() || new.owner.len() > 200 {
+        return Err(StoreError::invalid("watched site owner", "1 to 200 bytes"));
+    }
+    if new.entry_points.is_empty() || new.entry_points.len() > MAX_ENTRY_POINTS {
+        return Err(StoreError::invalid("entry points", format!("1 to {MAX_ENTRY_POINTS}")));
+    }
+    let mut host: Option<String> = None;
+    let mut urls: Vec<String> = Vec::new();
+    for e in &new.entry_points {
+        let (h, url) = watched_host(e)?;
+        match &host {
+            Some(first) if *first != h => {
+                return Err(StoreError::invalid(
+                    "entry points",
+                    format!("all must be on one host: {first} and {h} differ"),
+                ))
+            }
+            Some(_) => {}
+            None => host = Some(h),
+        }
+        if !urls.contains(&url) {
+            urls.push(url);
+        }
+    }
+    let host = host.unwrap_or_default();
+    let id = match &new.id {
+        Some(id) => {
+            let id = id.trim();
+            if id.is_empty() || id.len() > 200 || id.chars().any(|c| c.is_control() || c == '/') {
+                return Err(StoreError::invalid("watched site id", "1 to 200 bytes, no '/' or control characters"));
+            }
+            id.to_owned()
+        }
+        None => host.clone(),
+    };
+    if new.chapter_patterns.len() > MAX_CHAPTER_PATTERNS {
+        return Err(StoreError::invalid("chapter patterns", format!("at most {MAX_CHAPTER_PATTERNS}")));
+    }
+    for p in &new.chapter_patterns {
+        if p.is_empty() || p.len() > MAX_PATTERN_BYTES {
+            return Err(StoreError::invalid("chapter pattern", format!("1 to {MAX_PATTERN_BYTES} bytes")));
+        }
+        regex::RegexBuilder::new(p)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| StoreError::invalid("chapter pattern", format!("{p:?}: {e}")))?;
+    }
+    if let Some(d) = new.min_delay_secs {
+        if !(MIN_POLITENESS_SECS..=MAX_POLITENESS_SECS).contains(&d) {
+            return Err(StoreError::invalid(
+                "politeness budget",
+                format!("{MIN_POLITENESS_SECS} to {MAX_POLITENESS_SECS} seconds"),
+            ));
+        }
+    }
+    if let Some(c) = current {
+        if c.owner != new.owner {
+            return Err(StoreError::Conflict {
+                what: format!("watched site {id}"),
+                reason: "it is watched for another holder".into(),
+            });
+        }
+    }
+    let entry_points = urls
+        .into_iter()
+        .map(|url| {
+            current
+                .and_then(|c| c.entry_points.iter().find(|e| e.url == url))
+                .cloned()
+                .unwrap_or_else(|| EntryPoint::new(url))
+        })
+        .collect();
+    Ok(WatchedSite {
+        id,
+        owner: new.owner.clone(),
+        host,
+        entry_points,
+        chapter_patterns: new.chapter_patterns.clone(),
+        min_delay_secs: new.min_delay_secs,
+        created_at: current.map_or(at, |c| c.created_at),
+        updated_at: at,
+        updated_by: by.to_owned(),
+        version: current.map_or(0, |c| c.version),
+    })
+}
+
+/// Apply `visit` to the entry point `url` of `site`; `false` when it has no such entry
+/// point (removed meanwhile).
+pub(crate) fn apply_visit(site: &mut WatchedSite, url: &str, visit: &Visit) -> bool {
+    let Some(e) = site.entry_points.iter_mut().find(|e| e.url == url) else { return false };
+    e.visits += 1;
+    e.last_visit = Some(visit.at);
+    e.interval_secs = visit.interval_secs;
+    e.next_visit = Timestamp(visit.at.0.saturating_add((visit.interval_secs as i64).saturating_mul(1000)));
+    if visit.not_modified {
+        e.not_modified += 1;
+    }
+    if visit.new_links > 0 {
+        e.visits_with_new += 1;
+    }
+    if visit.etag.is_some() || visit.last_modified.is_some() {
+        e.etag = visit.etag.clone();
+        e.last_modified = visit.last_modified.clone();
+    }
+    e.last_outcome = Some(visit.outcome.chars().take(500).collect());
+    true
+}
+
+/// The document kind of watched sites.
+pub(crate) const KIND: DocKind = DocKind::WatchedSite;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(urls: &[&str]) -> NewWatchedSite {
+        NewWatchedSite {
+            id: None,
+            owner: "o".into(),
+            entry_points: urls.iter().map(|u| u.to_string()).collect(),
+            chapter_patterns: vec![r"/book/\d+\.html$".into()],
+            min_delay_secs: Some(2),
+        }
+    }
+
+    #[test]
+    fn merge_keys_by_host_and_keeps_schedules() {
+        let s = merge_site(
+            &new(&["HTTP://Pirate.example/index.html", "http://pirate.example/feed.xml"]),
+            None,
+            "o",
+            Timestamp(5),
+        )
+        .unwrap();
+        assert_eq!((s.id.as_str(), s.host.as_str(), s.entry_points.len()), ("pirate.example", "pirate.example", 2));
+        let mut s = s;
+        let visit = Visit {
+            at: Timestamp(10_000),
+            interval_secs: 60,
+            not_modified: false,
+            new_links: 2,
+            etag: Some("\"a\"".into()),
+            last_modified: None,
+            outcome: "200".into(),
+        };
+        assert!(apply_visit(&mut s, "http://pirate.example/feed.xml", &visit));
+        assert_eq!(s.entry_points[1].next_visit, Timestamp(70_000));
+        let again = merge_site(
+            &new(&["http://pirate.example/feed.xml", "http://pirate.example/new"]),
+            Some(&s),
+            "o",
+            Timestamp(9),
+        )
+        .unwrap();
+        assert_eq!(again.entry_points[0].etag.as_deref(), Some("\"a\""));
+        assert_eq!(again.entry_points[1].visits, 0);
+        assert_eq!(again.created_at, Timestamp(5));
+        let mut other = new(&["http://pirate.example/x"]);
+        other.owner = "b".into();
+        assert!(matches!(merge_site(&other, Some(&s), "b", Timestamp(9)), Err(StoreError::Conflict { .. })));
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        for bad in [
+            new(&[]),
+            new(&["ftp://x/"]),
+            new(&["http://a.example/", "http://b.example/"]),
+            NewWatchedSite { chapter_patterns: vec!["(".into()], ..new(&["http://a.example/"]) },
+            NewWatchedSite { min_delay_secs: Some(0), ..new(&["http://a.example/"]) },
+            NewWatchedSite { id: Some("a/b".into()), ..new(&["http://a.example/"]) },
+        ] {
+            assert!(
+                matches!(merge_site(&bad, None, "o", Timestamp(0)), Err(StoreError::InvalidInput { .. })),
+                "{bad:?}"
+            );
+        }
+        let port = merge_site(&new(&["http://127.0.0.1:8080/a"]), None, "o", Timestamp(0)).unwrap();
+        assert_eq!(port.host, "127.0.0.1:8080");
+    }
+}
