@@ -15,5 +15,7 @@ mod hostile;
 mod pages;
 #[path = "integration/render.rs"]
 mod render;
+#[path = "integration/watch.rs"]
+mod watch;
 #[path = "integration/works.rs"]
 mod works;

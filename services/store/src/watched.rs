@@ -141,7 +141,8 @@ pub struct Visit {
     pub not_modified: bool,
     /// Links not stored before that it found.
     pub new_links: u64,
-    /// New validators (`None`: keep the stored ones; a 304 repeats none).
+    /// The validators to send next time (ignored after a 304, which keeps the stored
+    /// ones; `None` clears).
     pub etag: Option<String>,
     /// See [`Visit::etag`].
     pub last_modified: Option<String>,
@@ -266,9 +267,9 @@ pub(crate) fn apply_visit(site: &mut WatchedSite, url: &str, visit: &Visit) -> b
     if visit.new_links > 0 {
         e.visits_with_new += 1;
     }
-    if visit.etag.is_some() || visit.last_modified.is_some() {
-        e.etag = visit.etag.clone();
-        e.last_modified = visit.last_modified.clone();
+    if !visit.not_modified {
+        e.etag = visit.etag.clone().filter(|v| !v.is_empty());
+        e.last_modified = visit.last_modified.clone().filter(|v| !v.is_empty());
     }
     e.last_outcome = Some(visit.outcome.chars().take(500).collect());
     true

@@ -148,6 +148,42 @@ pub fn is_page_type(ctype: &str) -> bool {
     t.is_empty() || t == "text/html" || t == "application/xhtml+xml" || t == "text/plain"
 }
 
+/// The validators of a conditional request: the `ETag` and `Last-Modified` of the last
+/// full answer, sent back as `If-None-Match` and `If-Modified-Since`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    /// The stored `ETag`.
+    pub etag: Option<String>,
+    /// The stored `Last-Modified`.
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// The validators a response carries (`ETag`, `Last-Modified`), to send back next time.
+    pub fn of(headers: &HeaderMap) -> Validators {
+        let get = |name: reqwest::header::HeaderName| {
+            headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty() && v.len() <= 500)
+        };
+        Validators {
+            etag: get(reqwest::header::ETAG).map(str::to_owned),
+            last_modified: get(reqwest::header::LAST_MODIFIED).map(str::to_owned),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
+}
+
+/// The answer to a conditional fetch.
+#[derive(Debug, Clone)]
+pub enum Conditional {
+    /// `304 Not Modified`: the page is as it was when the validators were taken.
+    NotModified,
+    /// A full answer.
+    Fetched(Box<Fetched>),
+}
+
 /// Fetch `url`, retrying transient failures. `allowed(url)` is asked before every hop
 /// (robots.txt); a refusal ends the fetch with [`IngestError::Url`].
 pub async fn fetch<A, F>(
@@ -160,9 +196,30 @@ where
     A: Fn(Url) -> F,
     F: std::future::Future<Output = Result<(), IngestError>>,
 {
+    match fetch_conditional(client, url, rules, &Validators::default(), allowed).await? {
+        Conditional::Fetched(f) => Ok(*f),
+        // Only an answer to validators may be a 304; one sent unasked is an error.
+        Conditional::NotModified => Err(fetch_err(url, "HTTP 304 to a request without validators", false)),
+    }
+}
+
+/// [`fetch`] as a conditional request: `If-None-Match` / `If-Modified-Since` from
+/// `validators` on every hop, and a `304 Not Modified` answer is
+/// [`Conditional::NotModified`] (cheap: no body). Without validators it is [`fetch`].
+pub async fn fetch_conditional<A, F>(
+    client: &reqwest::Client,
+    url: &Url,
+    rules: &FetchRules,
+    validators: &Validators,
+    allowed: A,
+) -> Result<Conditional, IngestError>
+where
+    A: Fn(Url) -> F,
+    F: std::future::Future<Output = Result<(), IngestError>>,
+{
     let mut attempt = 0;
     loop {
-        match fetch_once(client, url, rules, &allowed).await {
+        match fetch_once(client, url, rules, validators, &allowed).await {
             Err(e) if e.is_retryable() && attempt < rules.max_retries => {
                 let delay = rules.backoff.saturating_mul(1 << attempt.min(10));
                 attempt += 1;
@@ -178,8 +235,9 @@ async fn fetch_once<A, F>(
     client: &reqwest::Client,
     start: &Url,
     rules: &FetchRules,
+    validators: &Validators,
     allowed: &A,
-) -> Result<Fetched, IngestError>
+) -> Result<Conditional, IngestError>
 where
     A: Fn(Url) -> F,
     F: std::future::Future<Output = Result<(), IngestError>>,
@@ -191,8 +249,18 @@ where
         if hops > 0 {
             allowed(url.clone()).await?;
         }
-        let resp = client.get(url.clone()).send().await.map_err(|e| classify(&url, e))?;
+        let mut request = client.get(url.clone());
+        if let Some(etag) = &validators.etag {
+            request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+        }
+        if let Some(since) = &validators.last_modified {
+            request = request.header(reqwest::header::IF_MODIFIED_SINCE, since);
+        }
+        let resp = request.send().await.map_err(|e| classify(&url, e))?;
         let status = resp.status();
+        if status == reqwest::StatusCode::NOT_MODIFIED && !validators.is_empty() {
+            return Ok(Conditional::NotModified);
+        }
         if status.is_redirection() {
             let Some(loc) = resp.headers().get(LOCATION).and_then(|l| l.to_str().ok()) else {
                 return Err(fetch_err(&url, format!("HTTP {} without a Location", status.as_u16()), false));
@@ -230,7 +298,7 @@ where
         let remote_ip = resp.remote_addr().map(|a| a.ip());
         let (version, headers) = (resp.version(), resp.headers().clone());
         let body = read_capped(resp, &url, rules.max_body_bytes).await?;
-        return Ok(Fetched {
+        return Ok(Conditional::Fetched(Box::new(Fetched {
             final_url: url,
             status: status.as_u16(),
             content_type,
@@ -239,7 +307,7 @@ where
             remote_ip,
             version,
             headers,
-        });
+        })));
     }
 }
 

@@ -9,6 +9,7 @@ pub mod fetch;
 pub mod frontier;
 pub mod policy;
 pub mod robots;
+pub mod watch;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;

@@ -1,0 +1,585 @@
+//! The watch pass: re-visit the entry points of the watched sites
+//! ([`zhiwen_store::WatchedSite`]) that are due, with conditional requests, and fetch at
+//! once the chapter links they list that are not stored yet.
+//!
+//! Everything goes through the crawler's own parts: its HTTP client and fetch rules (the
+//! [`AddressPolicy`](super::AddressPolicy) on every hop, the size cap, timeouts,
+//! redirects), robots.txt, and its page processing, so a page a watch pass stores lands
+//! exactly as a crawled one. The pass returns the ids of the pages it stored new or
+//! changed; the caller queues their matching (the matcher is not a dependency of the
+//! ingest).
+//!
+//! The schedule adapts per entry point: a visit that found new links halves its interval
+//! (down to a floor: the minimum interval, and never below the site's politeness budget),
+//! a visit that found nothing doubles it (up to the maximum). The store keeps it, so a
+//! restart continues where the schedule was.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::time::Instant;
+use url::Url;
+use zhiwen_core::canon;
+use zhiwen_store::{Stores, Timestamp, Visit, WatchedSite};
+
+use super::fetch::{fetch_conditional, Conditional, FetchRules, Validators};
+use super::frontier::Entry;
+use super::robots::parse_sitemap;
+use super::{http_client, page_links, process, CrawlConfig, Done, Shared};
+use crate::error::{IngestError, Result};
+use crate::pages::charset_param;
+use crate::url as zurl;
+
+/// How the watch pass runs.
+#[derive(Debug, Clone)]
+pub struct WatchConfig {
+    /// The crawler's settings used by the pass: User-Agent, robots.txt token, address
+    /// policy, timeouts, retries, size caps, canonicalisation. Its `per_host_delay` is
+    /// the politeness budget of a site that sets none.
+    pub crawl: CrawlConfig,
+    /// Shortest interval between two visits of one entry point.
+    pub min_interval: Duration,
+    /// Longest interval between two visits of one entry point.
+    pub max_interval: Duration,
+    /// Most new links fetched per visit of an entry point (the rest at the next visit,
+    /// which is then a full request, not a conditional one).
+    pub max_new_per_visit: usize,
+    /// Sites visited at once (one request at a time per host in any case).
+    pub concurrency: usize,
+    /// How long a host's robots.txt is trusted before it is read again.
+    pub robots_ttl: Duration,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig {
+            crawl: CrawlConfig { follow_sitemaps: false, max_depth: 0, ..CrawlConfig::default() },
+            min_interval: Duration::from_secs(60),
+            max_interval: Duration::from_secs(6 * 3600),
+            max_new_per_visit: 200,
+            concurrency: 4,
+            robots_ttl: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// What one watch pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WatchSummary {
+    /// Entry points visited.
+    pub visits: u64,
+    /// Of them, answered `304 Not Modified`.
+    pub not_modified: u64,
+    /// Links not stored before that the visits found (on the site's host, matching its
+    /// chapter patterns).
+    pub new_links: u64,
+    /// Ids of the pages stored new or changed: what to match.
+    pub stored: Vec<i64>,
+    /// URLs robots.txt forbids (not fetched).
+    pub disallowed: Vec<String>,
+    /// URLs that failed, with the reason.
+    pub failed: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for WatchSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "visited {} entry points ({} not modified), new links {}, stored {}, disallowed {}, failed {}",
+            self.visits,
+            self.not_modified,
+            self.new_links,
+            self.stored.len(),
+            self.disallowed.len(),
+            self.failed.len()
+        )
+    }
+}
+
+/// Runs watch passes. Keep one for the life of the process: it remembers when each host
+/// was last asked (the politeness budget holds across passes) and its robots.txt.
+pub struct Watcher {
+    config: WatchConfig,
+    stores: Stores,
+    shared: Mutex<(Arc<Shared>, Instant)>,
+    client: reqwest::Client,
+    rules: FetchRules,
+    hosts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Instant>>>>>,
+}
+
+impl std::fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watcher").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// What one visit of an entry point did.
+#[derive(Default)]
+struct VisitResult {
+    not_modified: bool,
+    new_links: u64,
+    truncated: bool,
+    validators: Validators,
+    outcome: String,
+    stored: Vec<i64>,
+    disallowed: Vec<String>,
+    failed: Vec<(String, String)>,
+    delay: Duration,
+}
+
+impl Watcher {
+    /// A watcher storing into `stores`.
+    pub fn new(config: WatchConfig, stores: Stores) -> Result<Self> {
+        if config.concurrency == 0 || config.max_new_per_visit == 0 {
+            return Err(IngestError::Config("watch concurrency and links per visit must be at least 1".into()));
+        }
+        if config.min_interval.is_zero() || config.max_interval < config.min_interval {
+            return Err(IngestError::Config("watch intervals: 0 < minimum <= maximum".into()));
+        }
+        let mut crawl = config.crawl.clone();
+        // Only the pages themselves: links are chosen by the pass, sitemaps are entry points.
+        crawl.follow_sitemaps = false;
+        crawl.max_depth = 0;
+        crawl.refetch_stored = false;
+        let config = WatchConfig { crawl, ..config };
+        let (client, rules) = http_client(&config.crawl)?;
+        let shared = Self::shared(&config, &stores, &client, &rules);
+        Ok(Watcher {
+            shared: Mutex::new((shared, Instant::now())),
+            config,
+            stores,
+            client,
+            rules,
+            hosts: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn shared(config: &WatchConfig, stores: &Stores, client: &reqwest::Client, rules: &FetchRules) -> Arc<Shared> {
+        Arc::new(Shared {
+            config: config.crawl.clone(),
+            stores: stores.clone(),
+            client: client.clone(),
+            rules: rules.clone(),
+            robots: Mutex::new(HashMap::new()),
+            sitemaps_done: Mutex::new(HashSet::new()),
+            allowed_domains: Vec::new(),
+        })
+    }
+
+    /// The crawler state of this pass: robots.txt read again once `robots_ttl` passed.
+    fn current_shared(&self) -> Arc<Shared> {
+        let mut guard = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.1.elapsed() >= self.config.robots_ttl {
+            *guard = (Self::shared(&self.config, &self.stores, &self.client, &self.rules), Instant::now());
+        }
+        guard.0.clone()
+    }
+
+    /// When the next entry point is due (`None`: nothing is watched).
+    pub async fn next_due(&self) -> Result<Option<Timestamp>> {
+        let sites = self.stores.cases.list_watched_sites(None).await?;
+        Ok(sites.iter().flat_map(|s| s.entry_points.iter().map(|e| e.next_visit)).min())
+    }
+
+    /// Visit every entry point due at `now` (its `next_visit` at or before it) and fetch
+    /// the new chapter links they list; the schedule of each visited entry point is
+    /// recorded with `now` as the time of the visit.
+    pub async fn pass(&self, now: Timestamp) -> Result<WatchSummary> {
+        let sites = self.stores.cases.list_watched_sites(None).await?;
+        let shared = self.current_shared();
+        let due: Vec<WatchedSite> =
+            sites.into_iter().filter(|s| s.entry_points.iter().any(|e| e.next_visit <= now)).collect();
+        let results: Vec<Result<WatchSummary>> = futures::stream::iter(due)
+            .map(|site| {
+                let shared = shared.clone();
+                async move { self.visit_site(&shared, &site, now).await }
+            })
+            .buffer_unordered(self.config.concurrency)
+            .collect()
+            .await;
+        let mut summary = WatchSummary::default();
+        for r in results {
+            let s = r?;
+            summary.visits += s.visits;
+            summary.not_modified += s.not_modified;
+            summary.new_links += s.new_links;
+            summary.stored.extend(s.stored);
+            summary.disallowed.extend(s.disallowed);
+            summary.failed.extend(s.failed);
+        }
+        summary.stored.sort_unstable();
+        summary.stored.dedup();
+        Ok(summary)
+    }
+
+    async fn visit_site(&self, shared: &Arc<Shared>, site: &WatchedSite, now: Timestamp) -> Result<WatchSummary> {
+        let mut summary = WatchSummary::default();
+        let patterns = chapter_patterns(site)?;
+        for entry in site.entry_points.iter().filter(|e| e.next_visit <= now) {
+            let validators = Validators {
+                etag: entry.etag.clone().filter(|v| !v.is_empty()),
+                last_modified: entry.last_modified.clone().filter(|v| !v.is_empty()),
+            };
+            let r = self.visit_entry(shared, site, &entry.url, &validators, &patterns).await;
+            summary.visits += 1;
+            summary.not_modified += u64::from(r.not_modified);
+            summary.new_links += r.new_links;
+            summary.stored.extend(&r.stored);
+            summary.disallowed.extend(r.disallowed.iter().cloned());
+            summary.failed.extend(r.failed.iter().cloned());
+            let interval = next_interval(
+                Duration::from_secs(entry.interval_secs),
+                r.new_links > 0 || r.truncated,
+                self.config.min_interval.max(r.delay),
+                self.config.max_interval,
+            );
+            // A visit that left links for later forgets the validators: the next one must
+            // read the page again, not be told it is unchanged.
+            let keep = !r.truncated;
+            let visit = Visit {
+                at: now,
+                interval_secs: interval.as_secs(),
+                not_modified: r.not_modified,
+                new_links: r.new_links,
+                etag: if keep { r.validators.etag.clone() } else { None },
+                last_modified: if keep { r.validators.last_modified.clone() } else { None },
+                outcome: r.outcome.clone(),
+            };
+            self.stores.cases.record_visit(&site.id, &entry.url, &visit).await?;
+            tracing::info!(site = %site.id, entry = %entry.url, outcome = %r.outcome, next_in_secs = interval.as_secs(), "watched entry point visited");
+        }
+        Ok(summary)
+    }
+
+    /// Wait for the politeness budget of `host`, then hold it for one request.
+    async fn polite(&self, host: &str, delay: Duration) {
+        let slot = {
+            let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+            hosts.entry(host.to_owned()).or_default().clone()
+        };
+        let mut last = slot.lock().await;
+        if let Some(at) = *last {
+            tokio::time::sleep_until(at + delay).await;
+        }
+        *last = Some(Instant::now());
+    }
+
+    async fn visit_entry(
+        &self,
+        shared: &Arc<Shared>,
+        site: &WatchedSite,
+        url: &str,
+        validators: &Validators,
+        patterns: &[regex::Regex],
+    ) -> VisitResult {
+        let mut r = VisitResult::default();
+        let base_delay = site.min_delay_secs.map_or(self.config.crawl.per_host_delay, Duration::from_secs);
+        r.delay = base_delay;
+        let url = match zurl::normalize(url) {
+            Ok(u) => u,
+            Err(e) => return r.fail(url, e),
+        };
+        let robots = match shared.robots_for(&url).await {
+            Ok(robots) => robots,
+            Err(e) => return r.fail(url.as_str(), e),
+        };
+        let delay = robots.crawl_delay().map_or(base_delay, |d| d.max(base_delay));
+        r.delay = delay;
+        if let Err(why) = robots.check(&url) {
+            r.disallowed.push(url.to_string());
+            r.outcome = format!("not visited: {why}");
+            return r;
+        }
+        let host = zurl::host_key(&url);
+        self.polite(&host, delay).await;
+        let rules = FetchRules { pages_only: false, ..shared.rules.clone() };
+        let robots_hop = robots.clone();
+        let allowed = move |u: Url| {
+            let robots = robots_hop.clone();
+            async move {
+                // Entry points redirect within their host; another host is not followed.
+                robots
+                    .check(&u)
+                    .map_err(|why| IngestError::Url { url: u.to_string(), reason: format!("redirect target {why}") })
+            }
+        };
+        let fetched = match fetch_conditional(&shared.client, &url, &rules, validators, allowed).await {
+            Ok(Conditional::NotModified) => {
+                r.not_modified = true;
+                r.outcome = "304 not modified".into();
+                return r;
+            }
+            Ok(Conditional::Fetched(f)) => f,
+            Err(e) => return r.fail(url.as_str(), e),
+        };
+        r.validators = Validators::of(&fetched.headers);
+        let links = entry_links(&fetched.final_url, &fetched.content_type, &fetched.body);
+        let mut candidates = Vec::new();
+        let mut seen = HashSet::new();
+        for link in links {
+            if zurl::host_key(&link) != site.host || !seen.insert(link.to_string()) {
+                continue;
+            }
+            if !patterns.is_empty() && !patterns.iter().any(|p| p.is_match(link.as_str())) {
+                continue;
+            }
+            candidates.push(link);
+        }
+        let mut new = Vec::new();
+        for link in candidates {
+            match self.stores.pages.find_page(link.as_str()).await {
+                Ok(Some(_)) => {}
+                Ok(None) => new.push(link),
+                Err(e) => {
+                    r.failed.push((link.to_string(), e.to_string()));
+                }
+            }
+        }
+        r.new_links = new.len() as u64;
+        if new.len() > self.config.max_new_per_visit {
+            new.truncate(self.config.max_new_per_visit);
+            r.truncated = true;
+        }
+        for link in new {
+            if let Err(why) = robots.check(&link) {
+                r.disallowed.push(link.to_string());
+                tracing::debug!(url = %link, why, "chapter link disallowed by robots.txt");
+                continue;
+            }
+            self.polite(&host, delay).await;
+            let result = process(shared.clone(), Entry { id: 0, url: link.to_string(), depth: 0 }).await;
+            match result.done {
+                Done::Stored { outcome, page_id, .. } => {
+                    if outcome != zhiwen_store::Outcome::Unchanged {
+                        r.stored.push(page_id);
+                    }
+                }
+                Done::AlreadyStored { .. } => {}
+                Done::Disallowed(_) => r.disallowed.push(link.to_string()),
+                Done::Failed(e) => r.failed.push((link.to_string(), e.to_string())),
+            }
+        }
+        r.outcome = format!("{}: {} new, {} stored", fetched.status, r.new_links, r.stored.len());
+        r
+    }
+}
+
+impl VisitResult {
+    fn fail(mut self, url: &str, e: impl std::fmt::Display) -> Self {
+        self.outcome = format!("failed: {e}");
+        self.failed.push((url.to_owned(), e.to_string()));
+        self
+    }
+}
+
+/// The compiled chapter patterns of `site` (validated when it was stored).
+fn chapter_patterns(site: &WatchedSite) -> Result<Vec<regex::Regex>> {
+    site.chapter_patterns
+        .iter()
+        .map(|p| {
+            regex::RegexBuilder::new(p)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| IngestError::Config(format!("watched site {}: chapter pattern {p:?}: {e}", site.id)))
+        })
+        .collect()
+}
+
+/// The interval after a visit: halved when it found something (never below `floor`),
+/// doubled when not (never above `max`); the first interval is `floor`.
+pub fn next_interval(current: Duration, found: bool, floor: Duration, max: Duration) -> Duration {
+    let max = max.max(floor);
+    if current.is_zero() {
+        return if found { floor } else { (floor * 2).min(max) };
+    }
+    if found {
+        (current / 2).max(floor).min(max)
+    } else {
+        current.saturating_mul(2).clamp(floor, max)
+    }
+}
+
+/// What an entry point's body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryKind {
+    Html,
+    Sitemap,
+    Feed,
+}
+
+fn entry_kind(content_type: &str, body: &[u8]) -> EntryKind {
+    let head = String::from_utf8_lossy(&body[..body.len().min(2048)]).to_ascii_lowercase();
+    let ctype = content_type.to_ascii_lowercase();
+    if head.contains("<rss") || head.contains("<feed") || head.contains("<rdf:rdf") {
+        EntryKind::Feed
+    } else if head.contains("<urlset") || head.contains("<sitemapindex") || body.starts_with(&[0x1f, 0x8b]) {
+        EntryKind::Sitemap
+    } else if ctype.starts_with("text/plain") {
+        // A plain list of URLs, one a line (a text sitemap).
+        EntryKind::Sitemap
+    } else {
+        EntryKind::Html
+    }
+}
+
+/// The links an entry point lists: the `<a href>` of a page, the `<loc>` of a sitemap
+/// (a sitemap index's children are not followed: list the sitemaps themselves as entry
+/// points), the item links of an RSS or Atom feed; resolved against `base`, normalised.
+fn entry_links(base: &Url, content_type: &str, body: &[u8]) -> Vec<Url> {
+    match entry_kind(content_type, body) {
+        EntryKind::Feed => feed_links(body).iter().filter_map(|l| zurl::resolve(base, l)).collect(),
+        EntryKind::Sitemap => parse_sitemap(body).0.iter().filter_map(|l| zurl::resolve(base, l)).collect(),
+        EntryKind::Html => {
+            let hint = charset_param(content_type);
+            match canon::decode(body, hint.as_deref()) {
+                Ok(decoded) => page_links(base, &decoded.text),
+                Err(_) => Vec::new(),
+            }
+        }
+    }
+}
+
+/// The item links of an RSS 2.0, RSS 1.0 (RDF) or Atom feed: `<item><link>` text (RSS),
+/// `<entry><link href>` (Atom; `rel="alternate"` or no `rel`), and the `rdf:about` of
+/// RSS 1.0 items. Read with quick-xml, tolerant of a broken tail (what was read stays).
+pub fn feed_links(body: &[u8]) -> Vec<String> {
+    use quick_xml::events::Event;
+    let text = String::from_utf8_lossy(body);
+    let mut reader = quick_xml::Reader::from_str(&text);
+    let mut links = Vec::new();
+    let mut in_item = 0u32;
+    let mut in_link = false;
+    let mut current = String::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e)) => {
+                let name = e.local_name();
+                match name.as_ref() {
+                    b"item" | b"entry" => {
+                        in_item += 1;
+                        if let Some(about) = attr(&e, b"about") {
+                            links.push(about);
+                        }
+                    }
+                    b"link" if in_item > 0 => {
+                        if let Some(href) = atom_href(&e) {
+                            links.push(href);
+                        } else {
+                            in_link = true;
+                            current.clear();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Ok(Event::Empty(e)) => {
+                if e.local_name().as_ref() == b"link" && in_item > 0 {
+                    if let Some(href) = atom_href(&e) {
+                        links.push(href);
+                    }
+                }
+            }
+            Ok(Event::Text(t)) if in_link => {
+                if let Ok(s) = t.decode() {
+                    current.push_str(&s);
+                }
+            }
+            Ok(Event::CData(t)) if in_link => {
+                if let Ok(s) = t.decode() {
+                    current.push_str(&s);
+                }
+            }
+            Ok(Event::GeneralRef(r)) if in_link => {
+                if let Ok(Some(c)) = r.resolve_char_ref() {
+                    current.push(c);
+                } else if let Ok(name) = r.decode() {
+                    if let Some(s) = quick_xml::escape::resolve_predefined_entity(&name) {
+                        current.push_str(s);
+                    }
+                }
+            }
+            Ok(Event::End(e)) => match e.local_name().as_ref() {
+                b"item" | b"entry" => in_item = in_item.saturating_sub(1),
+                b"link" if in_link => {
+                    in_link = false;
+                    let l = current.trim();
+                    if !l.is_empty() {
+                        links.push(l.to_owned());
+                    }
+                }
+                _ => {}
+            },
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    links
+}
+
+fn attr(e: &quick_xml::events::BytesStart<'_>, local: &[u8]) -> Option<String> {
+    e.attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == local)
+        .and_then(|a| a.unescape_value().ok().map(|v| v.trim().to_owned()))
+        .filter(|v| !v.is_empty())
+}
+
+/// The `href` of an Atom `<link>` pointing at the entry itself (`rel` absent or
+/// `alternate`).
+fn atom_href(e: &quick_xml::events::BytesStart<'_>) -> Option<String> {
+    let rel = attr(e, b"rel");
+    if rel.as_deref().is_some_and(|r| r != "alternate") {
+        return None;
+    }
+    attr(e, b"href")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feeds_list_their_item_links() {
+        let rss = br#"<?xml version="1.0"?><rss version="2.0"><channel><link>http://a/</link>
+            <item><title>1</title><link>http://a/book/1.html?x=1&amp;y=2</link></item>
+            <item><link><![CDATA[/book/2.html]]></link></item></channel></rss>"#;
+        assert_eq!(feed_links(rss), ["http://a/book/1.html?x=1&y=2", "/book/2.html"]);
+        let atom = br#"<feed xmlns="http://www.w3.org/2005/Atom"><link href="http://a/"/>
+            <entry><link rel="self" href="http://a/x.atom"/><link href="http://a/book/3.html"/></entry>
+            <entry><link rel="alternate" href="http://a/book/4.html"></link></entry></feed>"#;
+        assert_eq!(feed_links(atom), ["http://a/book/3.html", "http://a/book/4.html"]);
+        let rdf = br#"<rdf:RDF xmlns:rdf="r" xmlns="http://purl.org/rss/1.0/"><item rdf:about="http://a/5"><link>http://a/5</link></item></rdf:RDF>"#;
+        assert_eq!(feed_links(rdf), ["http://a/5", "http://a/5"]);
+        // A broken tail keeps what was read.
+        assert_eq!(feed_links(b"<rss><item><link>http://a/6</link></item><item><link>"), ["http://a/6"]);
+    }
+
+    #[test]
+    fn entry_kinds_are_sniffed() {
+        let base = Url::parse("http://a/").unwrap();
+        assert_eq!(
+            entry_kind("application/xml", b"<?xml?><urlset><url><loc>x</loc></url></urlset>"),
+            EntryKind::Sitemap
+        );
+        assert_eq!(entry_kind("text/xml", b"<rss><channel/></rss>"), EntryKind::Feed);
+        assert_eq!(entry_kind("text/html", b"<html><a href=/x>x</a></html>"), EntryKind::Html);
+        let links =
+            entry_links(&base, "text/html", b"<html><a href=\"/book/1.html\">1</a><a href=\"http://b/2\">2</a></html>");
+        assert_eq!(links.iter().map(Url::as_str).collect::<Vec<_>>(), ["http://a/book/1.html", "http://b/2"]);
+    }
+
+    #[test]
+    fn intervals_halve_and_double_within_bounds() {
+        let (floor, max) = (Duration::from_secs(60), Duration::from_secs(6 * 3600));
+        assert_eq!(next_interval(Duration::ZERO, true, floor, max), floor);
+        assert_eq!(next_interval(Duration::ZERO, false, floor, max), floor * 2);
+        assert_eq!(next_interval(floor * 8, true, floor, max), floor * 4);
+        assert_eq!(next_interval(floor, true, floor, max), floor);
+        assert_eq!(next_interval(floor * 4, false, floor, max), floor * 8);
+        assert_eq!(next_interval(max, false, floor, max), max);
+        // The politeness budget is a floor too.
+        assert_eq!(next_interval(floor, true, Duration::from_secs(120), max), Duration::from_secs(120));
+    }
+}
