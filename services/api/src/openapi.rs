@@ -77,6 +77,17 @@ fn holder_alerts() -> Value {
         "max_per_hour": {"type": "integer", "minimum": 1, "maximum": 60, "description": "most e-mails per hour; matches over the limit go out in the next allowed e-mail"},
         "lang": {"type": "string", "enum": ["zh-CN", "en"]}}})
 }
+fn watched_site() -> Value {
+    json!({"type": "object", "required": ["entry_points"], "properties": {
+        "id": {"type": "string", "description": "default: the host of the entry points (host or host:port)"},
+        "owner": {"type": "string", "description": "the holder (a holder's key: always itself)"},
+        "entry_points": {"type": "array", "minItems": 1, "maxItems": 50, "items": {"type": "string"},
+            "description": "index or category pages, sitemaps, RSS/Atom feeds, all on one host"},
+        "chapter_patterns": {"type": "array", "maxItems": 20, "items": {"type": "string"},
+            "description": "regular expressions a chapter link (the whole URL) must match; none: every link on the host"},
+        "min_delay_secs": {"type": "integer", "minimum": 1, "maximum": 86400,
+            "description": "politeness budget: least seconds between two requests to the host (default: the server's)"}}})
+}
 fn draft_notice() -> Value {
     json!({"type": "object", "required": ["site"], "properties": {
         "owner": {"type": "string", "description": "the holder (a holder's key: always itself)"},
@@ -551,6 +562,42 @@ const OPS: &[Op] = &[
     },
     Op {
         method: "get",
+        path: "/api/v1/watched-sites",
+        summary: "The watched sites (a holder: its own) with the schedule state of each entry point",
+        params: &[("owner", "query", "string")],
+        body: None,
+        ok: 200,
+        errors: &[400],
+    },
+    Op {
+        method: "post",
+        path: "/api/v1/watched-sites",
+        summary: "Watch a site (201), or update the one of the same id (200; entry points kept keep their schedule)",
+        params: &[],
+        body: Some(watched_site),
+        ok: 201,
+        errors: &[400, 403, 409],
+    },
+    Op {
+        method: "get",
+        path: "/api/v1/watched-sites/{id}",
+        summary: "One watched site",
+        params: &[("id", "path", "string")],
+        body: None,
+        ok: 200,
+        errors: &[404],
+    },
+    Op {
+        method: "delete",
+        path: "/api/v1/watched-sites/{id}",
+        summary: "Stop watching a site (its pages stay stored)",
+        params: &[("id", "path", "string")],
+        body: None,
+        ok: 200,
+        errors: &[403, 404],
+    },
+    Op {
+        method: "get",
         path: "/api/v1/tasks",
         summary: "List tasks",
         params: &[("state", "query", "task_state"), ("kind", "query", "string"), PAGING[0], PAGING[1]],
@@ -698,7 +745,7 @@ pub fn document() -> Value {
     let error_codes: Vec<&str> = crate::error::ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     json!({
         "openapi": "3.0.3",
-        "info": {"title": "zhiwen admin API", "version": "1.3", "description": "See docs/api.md. Authorization: Bearer <key>."},
+        "info": {"title": "zhiwen admin API", "version": "1.5", "description": "See docs/api.md. Authorization: Bearer <key>."},
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
         "paths": paths,

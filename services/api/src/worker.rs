@@ -1,15 +1,16 @@
 //! The task worker and the daily scheduler that `zhiwen serve` runs next to the API:
 //! matching tasks (the matcher's persisted, resumable tasks, telling the holders'
-//! alerts of their new matches), crawl tasks started from the API and the daily alert
-//! digest, one at a time, woken at once when the API enqueues one. A task
-//! cancelled through the API stops at its next page (a watcher polls its state).
+//! alerts of their new matches), crawl tasks started from the API, the daily alert
+//! digest and the watch passes over the watched sites, one at a time, woken at once when
+//! the API enqueues one. A task cancelled through the API stops at its next page (a
+//! watcher polls its state).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler};
+use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler, WatchConfig, WatchSummary, Watcher};
 use zhiwen_matcher::task::{enqueue_arrival, run_next_task, worker_name, TaskControl, TaskProgress};
 use zhiwen_matcher::MatcherError;
 use zhiwen_store::{Progress, Task, TaskState};
@@ -41,8 +42,47 @@ pub struct WorkerOptions {
     /// Which addresses crawls may fetch (loopback/private refused by default).
     pub address_policy: AddressPolicy,
     /// Leave matching tasks to `zhiwen worker` processes (Redis Streams); this process
-    /// then runs only the crawls started from the API.
+    /// then runs only the crawls started from the API (and the watch passes).
     pub crawls_only: bool,
+    /// Run watch passes over the watched sites (`None`: off). Its crawl settings'
+    /// address policy, canonicalisation and page bound are replaced by the server's.
+    pub watch: Option<WatchConfig>,
+}
+
+/// How often the task loop looks for watched entry points that are due.
+const WATCH_POLL: Duration = Duration::from_secs(5);
+
+/// A watcher for the server: `config` with the server's address policy,
+/// canonicalisation and page bound.
+pub fn server_watcher(state: &AppState, address_policy: AddressPolicy, config: &WatchConfig) -> Option<Watcher> {
+    let mut config = config.clone();
+    config.crawl.address_policy = address_policy;
+    config.crawl.canon = state.matcher.fingerprinter().params().canon.clone();
+    config.crawl.max_page_bytes = state.config.import_limits.max_page_bytes;
+    Watcher::new(config, state.stores.clone())
+        .inspect_err(|e| tracing::error!(error = %e, "watch settings refused; watched sites are not visited"))
+        .ok()
+}
+
+/// One watch pass at `now` over the entry points due, then the matching of the pages it
+/// stored queued ([`match_arrivals`]). `None` when the pass failed (logged; the next
+/// pass tries again).
+pub async fn run_watch_pass(state: &AppState, watcher: &Watcher, now: zhiwen_store::Timestamp) -> Option<WatchSummary> {
+    match watcher.pass(now).await {
+        Ok(summary) => {
+            if summary.visits > 0 {
+                tracing::info!(%summary, "watch pass");
+            }
+            if !summary.stored.is_empty() {
+                match_arrivals(state).await;
+            }
+            Some(summary)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "watch pass failed");
+            None
+        }
+    }
 }
 
 #[derive(Default)]
@@ -77,8 +117,10 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
     let current = Arc::new(Current::default());
     let cancel_flag = Arc::new(AtomicBool::new(false));
     let crawl_cancel = Arc::new(std::sync::Mutex::new(None::<CancellationToken>));
-    let watcher = tokio::spawn(watch(state.clone(), current.clone(), cancel_flag.clone(), crawl_cancel.clone()));
+    let cancels = tokio::spawn(watch(state.clone(), current.clone(), cancel_flag.clone(), crawl_cancel.clone()));
     let scheduler = options.scheduler.then(|| tokio::spawn(schedule(state.clone(), shutdown.clone())));
+    let watcher = options.watch.as_ref().and_then(|c| server_watcher(&state, options.address_policy, c));
+    let mut next_watch = tokio::time::Instant::now();
     let captures = state.evidence.clone().map(|service| {
         let webhook = zhiwen_matcher::webhook::Webhook::from_config(&state.matcher.config().webhook)
             .inspect_err(|e| tracing::error!(error = %e, "webhook misconfigured; tree heads are not sent"))
@@ -131,6 +173,17 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
             }
         };
         let crawled = run_crawl(&state, &worker, &options, &current, &crawl_cancel, &shutdown).await;
+        if let Some(w) = &watcher {
+            if tokio::time::Instant::now() >= next_watch {
+                tokio::select! {
+                    _ = run_watch_pass(&state, w, zhiwen_store::Timestamp::now()) => {}
+                    // In-flight fetches are abandoned; what was stored stays, and an entry
+                    // point whose visit was not recorded is visited again.
+                    _ = shutdown.cancelled() => break,
+                }
+                next_watch = tokio::time::Instant::now() + WATCH_POLL;
+            }
+        }
         if busy || crawled {
             continue;
         }
@@ -155,7 +208,7 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
             _ = shutdown.cancelled() => break,
         }
     }
-    watcher.abort();
+    cancels.abort();
     if let Some(s) = scheduler {
         s.abort();
     }

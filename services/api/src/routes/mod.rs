@@ -12,6 +12,7 @@ mod pages;
 mod removals;
 mod stats;
 mod tasks;
+mod watched;
 mod works;
 
 use actix_web::{web, HttpResponse};
@@ -44,6 +45,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .configure(notices::routes)
                 .configure(removals::routes)
                 .configure(tasks::routes)
+                .configure(watched::routes)
                 .route("/exports/matches", web::get().to(crate::exports::export_matches))
                 .default_service(web::to(api_not_found)),
         );

@@ -10,6 +10,7 @@ mod matches;
 mod notices;
 mod ownership;
 mod service;
+mod watched;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -243,6 +244,8 @@ async fn suite(stores: Stores) {
     if let Some(alert_smtp) = &alert_smtp {
         holders::the_worker_sends_the_daily_digest(&env, alert_smtp).await;
     }
+    // Last: it adds a match.
+    watched::add_list_remove_and_match(&env).await;
     env.handle.stop(true).await;
 }
 

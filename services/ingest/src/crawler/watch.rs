@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
+use quick_xml::encoding::Decoder;
 use tokio::time::Instant;
 use url::Url;
 use zhiwen_core::canon;
@@ -448,6 +449,7 @@ pub fn feed_links(body: &[u8]) -> Vec<String> {
     use quick_xml::events::Event;
     let text = String::from_utf8_lossy(body);
     let mut reader = quick_xml::Reader::from_str(&text);
+    let decoder = reader.decoder();
     let mut links = Vec::new();
     let mut in_item = 0u32;
     let mut in_link = false;
@@ -459,12 +461,12 @@ pub fn feed_links(body: &[u8]) -> Vec<String> {
                 match name.as_ref() {
                     b"item" | b"entry" => {
                         in_item += 1;
-                        if let Some(about) = attr(&e, b"about") {
+                        if let Some(about) = attr(&e, b"about", decoder) {
                             links.push(about);
                         }
                     }
                     b"link" if in_item > 0 => {
-                        if let Some(href) = atom_href(&e) {
+                        if let Some(href) = atom_href(&e, decoder) {
                             links.push(href);
                         } else {
                             in_link = true;
@@ -476,7 +478,7 @@ pub fn feed_links(body: &[u8]) -> Vec<String> {
             }
             Ok(Event::Empty(e)) => {
                 if e.local_name().as_ref() == b"link" && in_item > 0 {
-                    if let Some(href) = atom_href(&e) {
+                    if let Some(href) = atom_href(&e, decoder) {
                         links.push(href);
                     }
                 }
@@ -518,22 +520,24 @@ pub fn feed_links(body: &[u8]) -> Vec<String> {
     links
 }
 
-fn attr(e: &quick_xml::events::BytesStart<'_>, local: &[u8]) -> Option<String> {
+fn attr(e: &quick_xml::events::BytesStart<'_>, local: &[u8], decoder: Decoder) -> Option<String> {
     e.attributes()
         .flatten()
         .find(|a| a.key.local_name().as_ref() == local)
-        .and_then(|a| a.unescape_value().ok().map(|v| v.trim().to_owned()))
+        // (`decode_and_unescape_value`: the one that exists with and without quick-xml's
+        // `encoding` feature, which another crate of the workspace turns on.)
+        .and_then(|a| a.decode_and_unescape_value(decoder).ok().map(|v| v.trim().to_owned()))
         .filter(|v| !v.is_empty())
 }
 
 /// The `href` of an Atom `<link>` pointing at the entry itself (`rel` absent or
 /// `alternate`).
-fn atom_href(e: &quick_xml::events::BytesStart<'_>) -> Option<String> {
-    let rel = attr(e, b"rel");
+fn atom_href(e: &quick_xml::events::BytesStart<'_>, decoder: Decoder) -> Option<String> {
+    let rel = attr(e, b"rel", decoder);
     if rel.as_deref().is_some_and(|r| r != "alternate") {
         return None;
     }
-    attr(e, b"href")
+    attr(e, b"href", decoder)
 }
 
 #[cfg(test)]
