@@ -39,7 +39,8 @@ pub enum Command {
     /// with one line on standard error and exit status 1, also when the others were stored.
     #[command(subcommand)]
     Import(ImportCommand),
-    /// Crawl the web from a seed list (polite, resumable, refuses internal addresses).
+    /// Crawl the web from a seed list (polite, resumable, refuses internal addresses), or
+    /// with `--watch` visit the watched sites until stopped.
     Crawl(CrawlArgs),
     /// Run one matching task now: fingerprint, index and match new and changed works and
     /// pages (resumes an interrupted task first).
@@ -80,6 +81,11 @@ pub enum Command {
     /// (at most once) or export it as .eml, list them, suggest where they go.
     #[command(subcommand)]
     Notice(crate::commands::notice::NoticeCommand),
+    /// Watched sites: entry points (index pages, sitemaps, RSS/Atom feeds) re-visited on
+    /// an adaptive schedule by `zhiwen serve` and `zhiwen crawl --watch`; new chapter
+    /// pages are fetched at once and matched.
+    #[command(subcommand)]
+    Watch(crate::commands::watch::WatchCommand),
 }
 
 /// Size of the evaluation set.
@@ -279,8 +285,14 @@ pub struct ImportPagesArgs {
 #[derive(Debug, Args)]
 pub struct CrawlArgs {
     /// Seed URLs, one per line (`#` comments allowed).
-    #[arg(long)]
-    pub seeds: PathBuf,
+    #[arg(long, required_unless_present = "watch")]
+    pub seeds: Option<PathBuf>,
+    /// Instead of a crawl from seeds, run watch passes over the watched sites
+    /// (`zhiwen watch`) until Ctrl-C or SIGTERM, queueing the matching of the pages they
+    /// store. `--allow-loopback`, `--allow-private` and `--max-page-kb` apply; the
+    /// schedule is `[watch]` of the settings file.
+    #[arg(long, conflicts_with_all = ["seeds", "job", "domains", "depth", "max_pages", "delay_ms", "concurrency"])]
+    pub watch: bool,
     /// Crawl job name; running the same job again resumes its frontier.
     #[arg(long, default_value = "default")]
     pub job: String,

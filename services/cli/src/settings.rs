@@ -38,6 +38,16 @@
 //! per_host_delay_ms = 1000      # pause between two requests to one host
 //! timeout_secs = 30             # longest wait for one page ("cannot tell" after)
 //!
+//! [watch]                       # watched sites (`zhiwen watch`, docs/operations.md)
+//! enabled = true                # visit them from `zhiwen serve`'s task loop
+//! min_interval_secs = 60        # shortest interval between two visits of an entry point
+//! max_interval_secs = 21600     # longest (6 h): the interval doubles up to it when
+//!                               # nothing is new, halves down to the shortest when it is
+//! politeness_secs = 1           # seconds between two requests to a host, for a site
+//!                               # that sets none (robots.txt Crawl-delay may raise it)
+//! max_new_per_visit = 200       # new chapter links fetched per visit (the rest next time)
+//! concurrency = 4               # sites visited at once (one request at a time per host)
+//!
 //! [mail]                        # the SMTP relay takedown notices are sent through
 //! url = "smtp://127.0.0.1:25"   # smtp://user:pass@host:587?tls=required, smtps://host:465;
 //!                               # ZHIWEN_SMTP_URL overrides it (keep passwords out of the file)
@@ -210,6 +220,76 @@ struct FileConfig {
     mail: zhiwen_takedown::MailConfig,
     alerts: zhiwen_takedown::AlertConfig,
     recheck: zhiwen_capture::RecheckConfig,
+    watch: WatchSettings,
+}
+
+/// `[watch]` of the settings file: the schedule of the watched sites.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WatchSettings {
+    /// Run watch passes in `zhiwen serve`'s task loop.
+    pub enabled: bool,
+    /// Shortest interval between two visits of one entry point, in seconds.
+    pub min_interval_secs: u64,
+    /// Longest interval, in seconds.
+    pub max_interval_secs: u64,
+    /// Politeness budget of a site that sets none, in seconds.
+    pub politeness_secs: u64,
+    /// New chapter links fetched per visit of an entry point.
+    pub max_new_per_visit: usize,
+    /// Sites visited at once.
+    pub concurrency: usize,
+}
+
+impl Default for WatchSettings {
+    fn default() -> Self {
+        let d = zhiwen_ingest::WatchConfig::default();
+        WatchSettings {
+            enabled: true,
+            min_interval_secs: d.min_interval.as_secs(),
+            max_interval_secs: d.max_interval.as_secs(),
+            politeness_secs: 1,
+            max_new_per_visit: d.max_new_per_visit,
+            concurrency: d.concurrency,
+        }
+    }
+}
+
+impl WatchSettings {
+    fn validate(&self) -> Result<()> {
+        if self.min_interval_secs == 0 || self.max_interval_secs < self.min_interval_secs {
+            anyhow::bail!("[watch] min_interval_secs must be at least 1 and at most max_interval_secs");
+        }
+        if self.max_new_per_visit == 0 || self.concurrency == 0 {
+            anyhow::bail!("[watch] max_new_per_visit and concurrency must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The watch pass's configuration: these settings with `policy`, the fingerprint
+    /// parameters' canonicalisation and the page bound of `bounds`.
+    pub fn config(
+        &self,
+        policy: zhiwen_ingest::AddressPolicy,
+        params: &Params,
+        bounds: &ImportBounds,
+    ) -> zhiwen_ingest::WatchConfig {
+        let d = zhiwen_ingest::WatchConfig::default();
+        zhiwen_ingest::WatchConfig {
+            crawl: zhiwen_ingest::CrawlConfig {
+                address_policy: policy,
+                per_host_delay: std::time::Duration::from_secs(self.politeness_secs),
+                canon: params.canon.clone(),
+                max_page_bytes: bounds.limits.max_page_bytes,
+                ..d.crawl
+            },
+            min_interval: std::time::Duration::from_secs(self.min_interval_secs),
+            max_interval: std::time::Duration::from_secs(self.max_interval_secs),
+            max_new_per_visit: self.max_new_per_visit,
+            concurrency: self.concurrency,
+            ..d
+        }
+    }
 }
 
 /// `[evidence]` of the settings file: how captures are made and kept.
@@ -307,6 +387,8 @@ pub struct Settings {
     pub alerts: zhiwen_takedown::AlertConfig,
     /// `[recheck]`: the removal re-check of noticed pages.
     pub recheck: zhiwen_capture::RecheckConfig,
+    /// `[watch]`: the schedule of the watched sites.
+    pub watch: WatchSettings,
 }
 
 impl Settings {
@@ -352,6 +434,7 @@ impl Settings {
         params.validate().context("invalid [params] in the settings file")?;
         file.evidence.validate()?;
         file.recheck.validate().context("invalid [recheck] in the settings file")?;
+        file.watch.validate()?;
         Ok(Settings {
             store,
             store_retry: file.store.retry.unwrap_or_default(),
@@ -369,6 +452,7 @@ impl Settings {
             },
             alerts: file.alerts,
             recheck: file.recheck,
+            watch: file.watch,
         })
     }
 
@@ -562,6 +646,16 @@ mod tests {
         let err = resolve("[recheck]\nevery_hours = 0\n").expect_err("refused");
         assert!(format!("{err:#}").contains("every_hours"), "{err:#}");
         assert!(resolve("[recheck]\nevery_day = 1\n").is_err());
+        // `[watch]`: defaults, values read, bad ones refused.
+        assert_eq!(resolve("").expect("resolves").watch, WatchSettings::default());
+        let s = resolve("[watch]\nmin_interval_secs = 30\npoliteness_secs = 3\n").expect("resolves");
+        let bounds = s.import_bounds(&ImportLimitArgs::default()).expect("bounds");
+        let c = s.watch.config(zhiwen_ingest::AddressPolicy::default(), &s.params, &bounds);
+        assert_eq!((c.min_interval.as_secs(), c.crawl.per_host_delay.as_secs()), (30, 3));
+        assert_eq!(c.max_interval.as_secs(), 6 * 3600);
+        let err = resolve("[watch]\nmin_interval_secs = 0\n").expect_err("refused");
+        assert!(format!("{err:#}").contains("min_interval_secs"), "{err:#}");
+        assert!(resolve("[watch]\nevery = 1\n").is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub(crate) mod recheck;
 mod reindex;
 mod report;
 pub(crate) mod serve;
+pub(crate) mod watch;
 mod worker;
 
 /// Run the chosen subcommand.
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Evidence(cmd) => evidence::run(&cli.data, &cmd),
         Command::Recheck(args) => block_on(recheck::run(&cli.data, &args)),
         Command::Notice(cmd) => notice::run(&cli.data, &cmd),
+        Command::Watch(cmd) => block_on(watch::run(&cli.data, &cmd)),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `zhiwen serve`: the admin API (`docs/api.md`) and the dashboard on one port, with the
-//! task worker (matching runs and crawls started from the API) and the daily scheduler
-//! in the same process. SIGINT/SIGTERM stop it gracefully: in-flight requests finish, a
+//! task worker (matching runs, crawls started from the API, watch passes over the watched
+//! sites) and the daily scheduler in the same process. SIGINT/SIGTERM stop it gracefully: in-flight requests finish, a
 //! running matching task stops at its next page and resumes at the next start.
 
 use std::path::PathBuf;
@@ -79,6 +79,8 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
         import_limits: settings.import_bounds(&args.limits)?.limits,
         ..ApiConfig::default()
     };
+    // The watch passes store pages as crawls do: the page bound of `[import]`.
+    let watch_bounds = settings.import_bounds(&args.limits)?;
     let crawl_policy =
         AddressPolicy { allow_loopback: args.crawl_allow_loopback, allow_private: args.crawl_allow_private };
     let evidence = if args.no_capture {
@@ -102,6 +104,7 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
             scheduler: !args.no_scheduler,
             crawls_only: args.crawls_only,
             address_policy: crawl_policy,
+            watch: settings.watch.enabled.then(|| settings.watch.config(crawl_policy, &settings.params, &watch_bounds)),
         };
         tokio::spawn(worker::run(state.clone(), options, shutdown.clone()))
     });
@@ -119,7 +122,8 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
     Ok(())
 }
 
-async fn wait_for_signal() {
+/// Until Ctrl-C (SIGINT) or SIGTERM.
+pub(crate) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
