@@ -409,3 +409,84 @@ fn store_at(data: &std::path::Path) -> StoreAt {
     let stores = rt.block_on(zhiwen_store::open(&zhiwen_store::StoreConfig::embedded(data))).expect("store opens");
     StoreAt { rt, stores }
 }
+
+/// `zhiwen watch add|list|remove` and `zhiwen crawl --watch` against a loopback pirate
+/// site: the watch role stores the chapter its index lists, stops cleanly on SIGTERM,
+/// and the matching it queued finds the copy.
+#[test]
+fn watched_sites_from_the_command_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (text, line) = chapter_and_work_line("hlm-1", "红楼梦 第一回");
+    let works = dir.path().join("works.jsonl");
+    std::fs::write(&works, format!("{line}\n")).expect("write");
+    let o = run_at(&data, &["import", "works", works.to_str().expect("utf-8"), "--owner", "jinling-press"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let site = zhiwen_testkit::site::Site::start();
+    let half: String = text.chars().take(text.chars().count() / 2).collect();
+    site.set("/book/1.html", 200, pirate_html("第一回", &half, ""));
+    site.set(
+        "/index.html",
+        200,
+        "<html><body><a href=\"/book/1.html\">第一回</a><a href=\"/about.html\">关于</a></body></html>".into(),
+    );
+    let entry = site.url("/index.html");
+    let add = ["watch", "add", "--owner", "jinling-press", "--entry", entry.as_str(), "--pattern", r"/book/\d+\.html$"];
+    let o = run_at(&data, &add);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("inserted "), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = run_at(&data, &add);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("unchanged "));
+    // Bad input: one line, exit 1.
+    let o = run_at(&data, &["watch", "add", "--owner", "o", "--entry", "ftp://pirate.example/"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("http or https"), "{}", stderr(&o));
+
+    // The watch role until SIGTERM.
+    let child = zhiwen_at(&data)
+        .args(["crawl", "--watch", "--allow-loopback"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("zhiwen runs");
+    let start = std::time::Instant::now();
+    while site.hits("/book/1.html") == 0 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "the chapter was never fetched");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Visited: the schedule is stored once the visit is recorded.
+    let id = format!("127.0.0.1:{}", site.port());
+    loop {
+        let o = run_at(&data, &["watch", "list", "--json"]);
+        let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        if listed["entry_points"][0]["visits"] == 1 {
+            assert_eq!(listed["id"], id.as_str());
+            break;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "the visit was never recorded");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill runs");
+    assert!(term.success());
+    let out = child.wait_with_output().expect("zhiwen ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("watch stopped"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stored 1"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(site.hits("/about.html"), 0, "links outside the chapter pattern are not fetched");
+
+    // The queued matching finds the copy.
+    let o = run_at(&data, &["match"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run_at(&data, &["report", "export", "--format", "json"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&site.url("/book/1.html")),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+
+    let o = run_at(&data, &["watch", "remove", &id]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run_at(&data, &["watch", "list"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no watched sites"));
+}
