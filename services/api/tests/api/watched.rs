@@ -131,4 +131,39 @@ pub(crate) async fn add_list_remove_and_match(env: &Env) {
     let r = env.call("DELETE", &format!("/api/v1/watched-sites/{id}"), Some(&env.holder), None).await;
     assert_eq!((r.status, r.json()["deleted"].as_str()), (200, Some(id.as_str())), "{}", r.text());
     assert_error(&env.get(&format!("/api/v1/watched-sites/{id}"), &env.holder).await, 404, "not_found");
+    the_task_loop_runs_watch_passes(env).await;
+}
+
+/// The server's task loop (here without matching: `crawls_only`) visits a site added
+/// through the API and stores the chapter its index lists.
+async fn the_task_loop_runs_watch_passes(env: &Env) {
+    let site = Site::start();
+    site.set("/book/7.html", 200, chapter("第七章", &first_text("site/unregistered.jsonl")));
+    site.set("/index.html", 200, "<html><body><a href=\"/book/7.html\">7</a></body></html>".into());
+    let body = json!({"entry_points": [site.url("/index.html")]});
+    let r = env.call("POST", "/api/v1/watched-sites", Some(&env.holder), Some(body)).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let options = zhiwen_api::worker::WorkerOptions {
+        crawls_only: true,
+        address_policy: AddressPolicy { allow_loopback: true, allow_private: false },
+        watch: Some(WatchConfig::default()),
+        ..Default::default()
+    };
+    let token = zhiwen_ingest::CancellationToken::new();
+    let worker = tokio::spawn(zhiwen_api::worker::run(env.state.clone(), options, token.clone()));
+    let url = site.url("/book/7.html");
+    let mut stored = None;
+    for _ in 0..600 {
+        stored = env.stores.pages.find_page(&url).await.unwrap();
+        if stored.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    token.cancel();
+    worker.await.unwrap();
+    assert!(stored.is_some(), "the task loop stored the chapter");
+    let r =
+        env.call("DELETE", &format!("/api/v1/watched-sites/127.0.0.1:{}", site.port()), Some(&env.admin), None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
 }
