@@ -217,7 +217,15 @@ impl Watcher {
 
     async fn visit_site(&self, shared: &Arc<Shared>, site: &WatchedSite, now: Timestamp) -> Result<WatchSummary> {
         let mut summary = WatchSummary::default();
-        let patterns = chapter_patterns(site)?;
+        // Validated when stored; a pattern this build cannot compile skips the site alone.
+        let patterns = match chapter_patterns(site) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!(site = %site.id, error = %e, "watched site skipped");
+                summary.failed.push((site.id.clone(), e.to_string()));
+                return Ok(summary);
+            }
+        };
         for entry in site.entry_points.iter().filter(|e| e.next_visit <= now) {
             let validators = Validators {
                 etag: entry.etag.clone().filter(|v| !v.is_empty()),
