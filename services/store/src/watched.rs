@@ -28,6 +28,8 @@ pub const MAX_PATTERN_BYTES: usize = 500;
 pub const MIN_POLITENESS_SECS: u64 = 1;
 /// Largest politeness budget accepted (a day).
 pub const MAX_POLITENESS_SECS: u64 = 86_400;
+/// Most pages of one visit kept for the next visit's look for copies.
+pub const MAX_RECENT_PAGES: usize = 200;
 
 /// What a holder asks to watch: the input of
 /// [`CaseStore::put_watched_site`](crate::CaseStore::put_watched_site).
@@ -78,6 +80,13 @@ pub struct EntryPoint {
     /// Visits that found links not stored before.
     #[serde(default)]
     pub visits_with_new: u64,
+    /// Visits that found copies: the pages the visit before stored were matched since.
+    #[serde(default)]
+    pub visits_with_copies: u64,
+    /// The pages the last visit stored (at most [`MAX_RECENT_PAGES`]): the next visit
+    /// looks for their matches.
+    #[serde(default)]
+    pub recent_pages: Vec<i64>,
     /// What the last visit saw (`304`, `200: 3 new`, an error).
     #[serde(default)]
     pub last_outcome: Option<String>,
@@ -96,6 +105,8 @@ impl EntryPoint {
             visits: 0,
             not_modified: 0,
             visits_with_new: 0,
+            visits_with_copies: 0,
+            recent_pages: Vec::new(),
             last_outcome: None,
         }
     }
@@ -141,6 +152,10 @@ pub struct Visit {
     pub not_modified: bool,
     /// Links not stored before that it found.
     pub new_links: u64,
+    /// The pages the visit before stored have been matched since (copies found).
+    pub copies: bool,
+    /// The pages this visit stored (the next visit looks for their matches).
+    pub pages: Vec<i64>,
     /// The validators to send next time (ignored after a 304, which keeps the stored
     /// ones; `None` clears).
     pub etag: Option<String>,
@@ -267,6 +282,10 @@ pub(crate) fn apply_visit(site: &mut WatchedSite, url: &str, visit: &Visit) -> b
     if visit.new_links > 0 {
         e.visits_with_new += 1;
     }
+    if visit.copies {
+        e.visits_with_copies += 1;
+    }
+    e.recent_pages = visit.pages.iter().copied().take(MAX_RECENT_PAGES).collect();
     if !visit.not_modified {
         e.etag = visit.etag.clone().filter(|v| !v.is_empty());
         e.last_modified = visit.last_modified.clone().filter(|v| !v.is_empty());
@@ -308,6 +327,8 @@ mod tests {
             interval_secs: 60,
             not_modified: false,
             new_links: 2,
+            copies: false,
+            pages: vec![7],
             etag: Some("\"a\"".into()),
             last_modified: None,
             outcome: "200".into(),

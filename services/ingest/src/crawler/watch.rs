@@ -9,9 +9,10 @@
 //! changed; the caller queues their matching (the matcher is not a dependency of the
 //! ingest).
 //!
-//! The schedule adapts per entry point: a visit that found new links halves its interval
-//! (down to a floor: the minimum interval, and never below the site's politeness budget),
-//! a visit that found nothing doubles it (up to the maximum). The store keeps it, so a
+//! The schedule adapts per entry point: a visit that found new links, or found that the
+//! pages the visit before stored were matched since (copies), halves its interval (down
+//! to a floor: the minimum interval, and never below the site's politeness budget), a
+//! visit that found nothing doubles it (up to the maximum). The store keeps it, so a
 //! restart continues where the schedule was.
 
 use std::collections::{HashMap, HashSet};
@@ -231,6 +232,7 @@ impl Watcher {
                 etag: entry.etag.clone().filter(|v| !v.is_empty()),
                 last_modified: entry.last_modified.clone().filter(|v| !v.is_empty()),
             };
+            let copies = self.copies_found(&entry.recent_pages).await;
             let r = self.visit_entry(shared, site, &entry.url, &validators, &patterns).await;
             summary.visits += 1;
             summary.not_modified += u64::from(r.not_modified);
@@ -240,7 +242,7 @@ impl Watcher {
             summary.failed.extend(r.failed.iter().cloned());
             let interval = next_interval(
                 Duration::from_secs(entry.interval_secs),
-                r.new_links > 0 || r.truncated,
+                r.new_links > 0 || r.truncated || copies,
                 self.config.min_interval.max(r.delay),
                 self.config.max_interval,
             );
@@ -252,6 +254,8 @@ impl Watcher {
                 interval_secs: interval.as_secs(),
                 not_modified: r.not_modified,
                 new_links: r.new_links,
+                copies,
+                pages: r.stored.clone(),
                 etag: if keep { r.validators.etag.clone() } else { None },
                 last_modified: if keep { r.validators.last_modified.clone() } else { None },
                 outcome: r.outcome.clone(),
@@ -260,6 +264,23 @@ impl Watcher {
             tracing::info!(site = %site.id, entry = %entry.url, outcome = %r.outcome, next_in_secs = interval.as_secs(), "watched entry point visited");
         }
         Ok(summary)
+    }
+
+    /// Were any of `pages` (stored by an entry point's visit before) matched since? A
+    /// store error counts as no.
+    async fn copies_found(&self, pages: &[i64]) -> bool {
+        for &page_id in pages {
+            let q = zhiwen_store::MatchQuery { page_id: Some(page_id), ..zhiwen_store::MatchQuery::default() };
+            match self.stores.matches.list_matches(&q, 0, 1).await {
+                Ok(m) if !m.is_empty() => return true,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(page_id, error = %e, "cannot look for the matches of a watched page");
+                    return false;
+                }
+            }
+        }
+        false
     }
 
     /// Wait for the politeness budget of `host`, then hold it for one request.

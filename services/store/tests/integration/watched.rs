@@ -26,6 +26,8 @@ pub async fn watched_sites_life_cycle(s: &Stores) {
         interval_secs: 120,
         not_modified: false,
         new_links: 3,
+        copies: true,
+        pages: vec![11, 12],
         etag: Some("\"v1\"".into()),
         last_modified: Some("Thu, 01 Jan 2026 00:00:00 GMT".into()),
         outcome: "200: 3 new".into(),
@@ -39,6 +41,7 @@ pub async fn watched_sites_life_cycle(s: &Stores) {
     assert_eq!(outcome, Outcome::Updated);
     let rss = &updated.entry_points[0];
     assert_eq!((rss.etag.as_deref(), rss.next_visit, rss.visits_with_new), (Some("\"v1\""), Timestamp(130_000), 1));
+    assert_eq!((rss.visits_with_copies, rss.recent_pages.as_slice()), (1, &[11, 12][..]));
     assert_eq!((updated.entry_points[1].visits, updated.entry_points.len()), (0, 2));
     assert_eq!(s.cases.get_watched_site("pirate.example").await.unwrap(), Some(updated.clone()));
     // Another holder cannot take the site over.
