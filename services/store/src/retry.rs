@@ -156,6 +156,9 @@ impl PageStore for Retrying<dyn PageStore> {
     async fn count_pages(&self) -> StoreResult<u64> {
         self.policy.run("count pages", || self.inner.count_pages()).await
     }
+    async fn max_page_id(&self) -> StoreResult<i64> {
+        self.policy.run("greatest page id", || self.inner.max_page_id()).await
+    }
     async fn get_site(&self, host: &str) -> StoreResult<Option<Site>> {
         self.policy.run("get site", || self.inner.get_site(host)).await
     }

@@ -81,6 +81,9 @@ pub trait PageStore: Send + Sync {
     async fn page_ids_fetched_since(&self, since: Timestamp, after_id: i64) -> StoreResult<Vec<i64>>;
     /// Number of pages.
     async fn count_pages(&self) -> StoreResult<u64>;
+    /// The greatest page id (0 when no page is stored). Ids are given in insertion order,
+    /// so the pages stored after this call have greater ids, whatever their fetch times.
+    async fn max_page_id(&self) -> StoreResult<i64>;
     /// A site by host.
     async fn get_site(&self, host: &str) -> StoreResult<Option<Site>>;
     /// Sites with host greater than `after_host`, ascending, at most `limit`.

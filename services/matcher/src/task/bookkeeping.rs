@@ -244,12 +244,25 @@ pub(crate) enum PageScope {
 }
 
 impl PageScope {
-    /// The scope of a task whose parameters say `since`.
-    pub(crate) async fn read(stores: &zhiwen_store::Stores, since: Option<Timestamp>) -> Result<Self> {
-        Ok(match since {
-            None => PageScope::All,
-            Some(since) => PageScope::Ids(stores.pages.page_ids_fetched_since(since, 0).await?),
-        })
+    /// The scope of a task with these parameters: every page, or the pages fetched since
+    /// `since` and those stored after `stored_after` (by id, whatever their fetch times).
+    pub(crate) async fn read(stores: &zhiwen_store::Stores, params: &super::TaskParams) -> Result<Self> {
+        let Some(since) = params.since else { return Ok(PageScope::All) };
+        let mut ids = stores.pages.page_ids_fetched_since(since, 0).await?;
+        if let Some(mut after) = params.stored_after {
+            let fetched = ids.len();
+            loop {
+                let batch = stores.pages.list_pages(None, after, 1000).await?;
+                let Some(last) = batch.last() else { break };
+                after = last.id;
+                ids.extend(batch.iter().map(|r| r.id));
+            }
+            if ids.len() > fetched {
+                ids.sort_unstable();
+                ids.dedup();
+            }
+        }
+        Ok(PageScope::Ids(ids))
     }
 
     /// Number of pages in scope.

@@ -173,7 +173,7 @@ async fn execute_inner(
     matcher.revalidate_sections();
     let s = matcher.stores();
     let announce = Announce::new(matcher, &control.hooks)?;
-    let pages_in_scope = PageScope::read(s, params.since).await?;
+    let pages_in_scope = PageScope::read(s, &params).await?;
 
     // Totals for the progress bar: works and pages in scope.
     let total_works = matcher.epoch_work_versions().await?.len() as u64;

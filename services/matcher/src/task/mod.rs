@@ -105,6 +105,15 @@ pub struct TaskParams {
     pub scope: Scope,
     /// Pages (and works) changed at or after this time; `None`: all.
     pub since: Option<Timestamp>,
+    /// The pages stored after the page of this id are in scope too, whatever their fetch
+    /// times (an imported archive's pages carry their old ones): in a task "new since the
+    /// last run", the last successful task's [`TaskParams::page_mark`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_after: Option<i64>,
+    /// The greatest page id when this task was queued: the next task "new since the last
+    /// run" takes every page stored after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_mark: Option<i64>,
 }
 
 /// Where a task is.
@@ -319,14 +328,33 @@ pub(crate) async fn enqueue_task(matcher: &Matcher, spec: &TaskSpec) -> Result<(
             format!("match:manual:{}", Timestamp::now().0)
         }
     };
-    let since = match spec.scope {
-        Scope::All => None,
-        Scope::Since(t) => Some(t),
-        Scope::NewSinceLastRun => last_success(matcher).await?,
+    // Read before the last success: a page stored in between is in both scopes (matched
+    // twice, idempotent), never in neither.
+    let page_mark = Some(matcher.stores().pages.max_page_id().await?);
+    let (since, stored_after) = match spec.scope {
+        Scope::All => (None, None),
+        Scope::Since(t) => (Some(t), None),
+        Scope::NewSinceLastRun => match last_successful_task(matcher).await? {
+            Some(last) => {
+                let mark = serde_json::from_value::<TaskParams>(last.params.clone()).ok().and_then(|p| p.page_mark);
+                (Some(last.started_at.unwrap_or(last.created_at)), mark)
+            }
+            None => (None, None),
+        },
     };
-    let params = serde_json::to_value(TaskParams { scope: spec.scope, since })
+    let params = serde_json::to_value(TaskParams { scope: spec.scope, since, stored_after, page_mark })
         .map_err(|e| MatcherError::Internal(format!("task parameters: {e}")))?;
-    let (task, outcome) = tasks.create_task(&NewTask { key, kind: TASK_KIND.into(), params }).await?;
+    let new = NewTask { key, kind: TASK_KIND.into(), params };
+    let (task, outcome) = match tasks.create_task(&new).await {
+        Ok(created) => created,
+        // Queued under the same key meanwhile (two schedulers at once) with another page
+        // mark: that task stands.
+        Err(zhiwen_store::StoreError::Conflict { .. }) => match tasks.find_task(&new.key).await? {
+            Some(t) if t.kind == TASK_KIND => (t, Outcome::Unchanged),
+            _ => return Err(MatcherError::Internal(format!("task {} conflicts and is gone", new.key))),
+        },
+        Err(e) => return Err(e.into()),
+    };
     Ok((task, outcome == Outcome::Inserted))
 }
 
@@ -375,15 +403,22 @@ pub(crate) async fn live_running_task(matcher: &Matcher) -> Result<Option<Task>>
 
 /// Start time of the latest successful matching task.
 pub async fn last_success(matcher: &Matcher) -> Result<Option<Timestamp>> {
+    Ok(last_successful_task(matcher).await?.map(|t| t.started_at.unwrap_or(t.created_at)))
+}
+
+/// The successful matching task that started last.
+async fn last_successful_task(matcher: &Matcher) -> Result<Option<Task>> {
     let tasks = &matcher.stores().tasks;
-    let (mut after, mut best) = (0, None::<Timestamp>);
+    let (mut after, mut best) = (0, None::<Task>);
     loop {
         let page = tasks.list_tasks(Some(TaskState::Succeeded), after, 500).await?;
         let Some(last) = page.last() else { break };
         after = last.id;
-        for t in page.iter().filter(|t| t.kind == TASK_KIND) {
-            let started = t.started_at.unwrap_or(t.created_at);
-            best = Some(best.map_or(started, |b| b.max(started)));
+        for t in page.into_iter().filter(|t| t.kind == TASK_KIND) {
+            let started = |t: &Task| t.started_at.unwrap_or(t.created_at);
+            if best.as_ref().is_none_or(|b| started(&t) >= started(b)) {
+                best = Some(t);
+            }
         }
     }
     Ok(best)

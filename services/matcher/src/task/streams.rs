@@ -243,7 +243,7 @@ impl Worker {
         // works as they are now (a new epoch: its one read of every work's version).
         self.matcher.revalidate_sections();
         books.index_works(&self.announce, params.since, &mut NoObserver).await?;
-        let scope = PageScope::read(&s, params.since).await?;
+        let scope = PageScope::read(&s, &params).await?;
         let batch = self.matcher.config().batch_size.max(1) as u32;
         while let Some((last, ids)) = scope.batch_after(&s, books.cp.last_page_id, batch).await? {
             if !ids.is_empty() {

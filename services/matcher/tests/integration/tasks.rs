@@ -9,22 +9,33 @@ use crate::support::*;
 
 /// A fresh store holding the four chapters and the 20 pages (a third with a copy).
 async fn populated(c: &std::collections::HashMap<String, (String, String)>) -> Env {
+    let e = registered(c).await;
+    for i in 0..20 {
+        e.stores.pages.upsert_page(&numbered_page(c, i)).await.unwrap();
+    }
+    e
+}
+
+/// A fresh store holding the four chapters only.
+async fn registered(c: &std::collections::HashMap<String, (String, String)>) -> Env {
     let e = env(config()).await;
     let sections: Vec<(String, String)> =
         (1..=4).map(|i| (format!("第{i}回"), c[&format!("novel-shuihu-{i:03}")].1.clone())).collect();
     let refs: Vec<(&str, &str)> = sections.iter().map(|(t, s)| (t.as_str(), s.as_str())).collect();
     e.stores.works.upsert_work(&work("SH", "水浒传", &refs)).await.unwrap();
-    for i in 0..20 {
-        let text = if i % 3 == 0 {
-            // A copy: an excerpt of one registered chapter inside other text.
-            let src = &c[&format!("novel-shuihu-{:03}", i % 4 + 1)].1;
-            format!("{}{}", chars(&c[&format!("novel-xiyouji-{:03}", i + 30)].1, 0, 1500), chars(src, 500, 1200))
-        } else {
-            chars(&c[&format!("novel-xiyouji-{:03}", i + 30)].1, 0, 2500)
-        };
-        e.stores.pages.upsert_page(&text_page(&format!("http://s{}.example/{i}", i % 3), &text)).await.unwrap();
-    }
     e
+}
+
+/// Page `i` of the 20 (every third a copy), fetched long before any task runs.
+fn numbered_page(c: &std::collections::HashMap<String, (String, String)>, i: usize) -> zhiwen_store::NewPage {
+    let text = if i.is_multiple_of(3) {
+        // A copy: an excerpt of one registered chapter inside other text.
+        let src = &c[&format!("novel-shuihu-{:03}", i % 4 + 1)].1;
+        format!("{}{}", chars(&c[&format!("novel-xiyouji-{:03}", i + 30)].1, 0, 1500), chars(src, 500, 1200))
+    } else {
+        chars(&c[&format!("novel-xiyouji-{:03}", i + 30)].1, 0, 2500)
+    };
+    text_page(&format!("http://s{}.example/{i}", i % 3), &text)
 }
 
 fn config() -> MatcherConfig {
@@ -185,4 +196,32 @@ async fn a_task_running_for_another_store_with_the_same_id_does_not_block_resumi
     let other = other.expect("the other store's task");
     assert_eq!((other.task_id, other.state, other.resumed), (task_id, TaskState::Succeeded, false), "same id");
     assert_eq!(all_matches(&here.stores).await, other_matches);
+}
+
+/// The arrival path: pages stored after the last run, here imported with fetch times long
+/// past (an archive), are matched by the next task "new since the last run" (what a
+/// stored page or an imported archive queues), and the arrivals end with exactly the
+/// matches of one task over everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_stored_after_the_last_run_are_new_whatever_their_fetch_time() {
+    let c = classics();
+    let expected = uninterrupted_matches(&c).await;
+
+    let e = registered(&c).await;
+    let worker = zhiwen_matcher::task::worker_name();
+    let mut next = 0;
+    for burst in [0usize, 7, 6, 7] {
+        for i in next..next + burst {
+            e.stores.pages.upsert_page(&numbered_page(&c, i)).await.unwrap();
+        }
+        next += burst;
+        let queued = zhiwen_matcher::task::enqueue_arrival(&e.matcher).await.expect("queued");
+        let s = zhiwen_matcher::task::run_next_task(&e.matcher, &worker, &TaskControl::default(), &NoProgress)
+            .await
+            .expect("run")
+            .expect("the queued task");
+        assert_eq!((s.task_id, s.state), (queued.id, TaskState::Succeeded));
+        assert_eq!(s.pages, burst as u64, "each arrival matches its own pages, not every page again");
+    }
+    assert_eq!(all_matches(&e.stores).await, expected);
 }

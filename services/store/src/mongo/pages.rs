@@ -206,6 +206,11 @@ impl PageStore for MongoStore {
         Ok(self.coll("pages").count_documents(doc! {}).await?)
     }
 
+    async fn max_page_id(&self) -> StoreResult<i64> {
+        let last = self.coll("pages").find_one(doc! {}).sort(doc! {"_id": -1}).projection(doc! {"_id": 1}).await?;
+        last.map_or(Ok(0), |d| num(&d, "_id"))
+    }
+
     async fn get_site(&self, host: &str) -> StoreResult<Option<Site>> {
         self.coll("sites").find_one(doc! {"_id": host.to_lowercase()}).await?.map(|d| site_from(&d)).transpose()
     }

@@ -198,6 +198,10 @@ impl PageStore for SqliteStore {
         self.read(|c| Ok(c.query_row("SELECT COUNT(*) FROM pages", [], |r| r.get::<_, i64>(0))? as u64)).await
     }
 
+    async fn max_page_id(&self) -> StoreResult<i64> {
+        self.read(|c| Ok(c.query_row("SELECT COALESCE(MAX(id), 0) FROM pages", [], |r| r.get::<_, i64>(0))?)).await
+    }
+
     async fn get_site(&self, host: &str) -> StoreResult<Option<Site>> {
         let host = host.to_lowercase();
         self.read(move |c| {

@@ -54,6 +54,9 @@ impl PageStore for Flaky {
     async fn count_pages(&self) -> StoreResult<u64> {
         self.inner.count_pages().await
     }
+    async fn max_page_id(&self) -> StoreResult<i64> {
+        self.inner.max_page_id().await
+    }
     async fn get_site(&self, host: &str) -> StoreResult<Option<Site>> {
         self.inner.get_site(host).await
     }

@@ -210,6 +210,7 @@ pub async fn pages_round_trip_and_sites(s: &Stores) {
 }
 
 pub async fn pages_batch_and_bad_input(s: &Stores) {
+    assert_eq!(s.pages.max_page_id().await.unwrap(), 0, "no page yet");
     let batch: Vec<NewPage> = (0..60)
         .map(|i| page(&format!("https://site{}.example/p/{i}", i % 3), &format!("{TEXT_A}{i}"), 1_700_000_000_000 + i))
         .collect();
@@ -219,6 +220,7 @@ pub async fn pages_batch_and_bad_input(s: &Stores) {
     assert!(again.iter().all(|u| u.outcome == Outcome::Unchanged));
     assert_eq!(first.iter().map(|u| u.id).collect::<Vec<_>>(), again.iter().map(|u| u.id).collect::<Vec<_>>());
     assert_eq!(s.pages.count_pages().await.unwrap(), 60);
+    assert_eq!(s.pages.max_page_id().await.unwrap(), first.iter().map(|u| u.id).max().unwrap());
     assert_eq!(s.pages.get_site("site1.example").await.unwrap().unwrap().page_count, 20);
 
     // Paging through every page by id, in bounded steps.
