@@ -28,10 +28,11 @@ impl AlertListener {
         AlertListener { alerts, background: false }
     }
 
-    /// A listener that queues and sends in a task of its own, so a slow relay never
-    /// slows the matching (a long-running process). A send cut short by the process
-    /// ending is not repeated ([`zhiwen_store::AlertOutbox`]); matches not yet queued
-    /// then get no e-mail.
+    /// A listener that queues before the task goes on (store writes only: a process that
+    /// ends right after its task loses no alert) and sends in a task of its own, so a slow
+    /// relay never slows the matching (a long-running process, whose worker also sends
+    /// what waits every minute). A send cut short by the process ending is not repeated
+    /// ([`zhiwen_store::AlertOutbox`]).
     pub fn in_background(alerts: Alerts) -> Self {
         AlertListener { alerts, background: true }
     }
@@ -45,21 +46,32 @@ impl NewMatchListener for AlertListener {
             .map(|m| NewMatchAlert { match_id: m.match_id, work_id: m.work_id, score: m.score })
             .collect();
         if self.background {
-            let alerts = self.alerts.clone();
-            tokio::spawn(async move { alert(&alerts, &found).await });
+            let queued = self.alerts.queue_new_matches(&found).await;
+            log(&queued, found.len());
+            if queued.is_ok_and(|r| r.queued > 0) {
+                let alerts = self.alerts.clone();
+                tokio::spawn(async move {
+                    match alerts.deliver_held().await {
+                        Ok(r) => tracing::info!(emails = r.emails, held = r.held, failed = r.failed, "alerts sent"),
+                        Err(e) => {
+                            tracing::error!(error = %e, "cannot send the queued alerts; they wait for the next try")
+                        }
+                    }
+                });
+            }
         } else {
-            alert(&self.alerts, &found).await;
+            log(&self.alerts.on_new_matches(&found).await, found.len());
         }
     }
 }
 
-async fn alert(alerts: &Alerts, found: &[NewMatchAlert]) {
-    match alerts.on_new_matches(found).await {
+fn log(result: &Result<zhiwen_takedown::AlertReport, zhiwen_takedown::NoticeError>, found: usize) {
+    match result {
         Ok(r) if r.queued > 0 => {
             tracing::info!(queued = r.queued, emails = r.emails, held = r.held, failed = r.failed, "alerts queued")
         }
         Ok(_) => {}
-        Err(e) => tracing::error!(error = %e, matches = found.len(), "cannot queue alerts; the matches are stored"),
+        Err(e) => tracing::error!(error = %e, matches = found, "cannot queue alerts; the matches are stored"),
     }
 }
 

@@ -164,6 +164,18 @@ impl Alerts {
     /// reaches the holder's threshold, once per holder and match), then send the
     /// immediate ones the rate limits allow.
     pub async fn on_new_matches(&self, matches: &[NewMatchAlert]) -> Result<AlertReport> {
+        self.queue_and_send(matches, true).await
+    }
+
+    /// Queue the alerts of new matches as [`Alerts::on_new_matches`] does, without
+    /// sending: store writes only, quick enough for a matching task to wait for, so a
+    /// process that ends right after its task loses no alert; [`Alerts::deliver_held`]
+    /// sends them.
+    pub async fn queue_new_matches(&self, matches: &[NewMatchAlert]) -> Result<AlertReport> {
+        self.queue_and_send(matches, false).await
+    }
+
+    async fn queue_and_send(&self, matches: &[NewMatchAlert], send: bool) -> Result<AlertReport> {
         let now = self.now();
         let mut report = AlertReport::default();
         let mut owners: HashMap<i64, Option<String>> = HashMap::new();
@@ -195,7 +207,7 @@ impl Alerts {
             let queued = self.stores.cases.queue_alerts(&owner, &items).await?;
             report.queued += queued.len() as u64;
             tracing::debug!(%owner, queued = queued.len(), "alerts queued");
-            if settings.mode == AlertMode::Immediate {
+            if send && settings.mode == AlertMode::Immediate {
                 report.add(self.deliver(&holder, &BatchKind::Immediate { max_per_hour: settings.max_per_hour }).await);
             }
         }

@@ -148,6 +148,18 @@ async fn a_new_match_above_the_threshold_is_one_email_never_two() {
     let report = alerts.on_new_matches(&[low]).await.expect("low");
     assert_eq!((report.queued, report.emails), (0, 0));
     assert_eq!(server.messages().len(), 1, "one e-mail in all");
+
+    // Queued without sending (what a server's matching task waits for; its sending runs
+    // apart): stored at once, sent by the next delivery, once.
+    let third = c.new_match(3, 0.99).await;
+    let report = alerts.queue_new_matches(std::slice::from_ref(&third)).await.expect("queued");
+    assert_eq!((report.queued, report.emails), (1, 0));
+    assert_eq!(server.messages().len(), 1, "queued, not sent");
+    assert_eq!(alerts.queue_new_matches(&[third]).await.expect("again").queued, 0);
+    c.advance(2 * HOUR);
+    assert_eq!(alerts.deliver_held().await.expect("sent").emails, 1);
+    assert_eq!(alerts.deliver_held().await.expect("nothing left").emails, 0);
+    assert_eq!(server.messages().len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
