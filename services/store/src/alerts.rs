@@ -27,7 +27,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::cases::{CaseStore, DocKind, StoredDoc};
+use crate::cases::{retry_cas, Cas, CaseStore, DocKind, StoredDoc};
 use crate::model::{Outcome, Timestamp};
 use crate::traits::StoreResult;
 use crate::StoreError;
@@ -47,8 +47,6 @@ pub const SENDING_LEASE_MS: i64 = 10 * 60 * 1000;
 pub const RATE_WINDOW_MS: i64 = 60 * 60 * 1000;
 /// Interrupted batches an [`AlertQueue`] keeps for an operator.
 const MAX_UNCERTAIN: usize = 20;
-/// Compare-and-set attempts before giving up on a busy queue.
-const ATTEMPTS: u32 = 16;
 
 /// When a holder's alerts go out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -400,32 +398,26 @@ where
     T: Send,
     F: FnMut(&mut AlertQueue) -> Option<T> + Send,
 {
-    for attempt in 0..ATTEMPTS {
-        if attempt > 0 {
-            tokio::time::sleep(std::time::Duration::from_millis(u64::from(attempt) * 3)).await;
-        }
-        let current = store.get_doc(DocKind::AlertQueue, owner).await?;
-        let mut q = match &current {
-            Some(d) => decode_queue(d)?,
-            None => AlertQueue::empty(owner),
-        };
-        let before = q.clone();
-        let Some(out) = change(&mut q) else { return Ok(None) };
-        if q == before {
-            return Ok(Some(out));
-        }
-        let json = to_json(&q)?;
-        match store.put_doc(DocKind::AlertQueue, owner, owner, &json, q.version).await {
-            Ok((_, Outcome::Unchanged)) if q.version == 0 => continue, // created meanwhile
-            Ok(_) => return Ok(Some(out)),
-            Err(StoreError::Conflict { .. }) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(StoreError::Conflict {
-        what: format!("alert queue of {owner}"),
-        reason: format!("changed by others {ATTEMPTS} times in a row"),
-    })
+    let (answer, _) = retry_cas(
+        store,
+        DocKind::AlertQueue,
+        owner,
+        || format!("alert queue of {owner}"),
+        |doc| {
+            let mut q = match doc {
+                Some(d) => decode_queue(d)?,
+                None => AlertQueue::empty(owner),
+            };
+            let before = q.clone();
+            let Some(out) = change(&mut q) else { return Ok(Cas::Done(None)) };
+            if q == before {
+                return Ok(Cas::Done(Some(out)));
+            }
+            Ok(Cas::Write { owner: owner.to_owned(), json: to_json(&q)?, version: q.version, answer: Some(out) })
+        },
+    )
+    .await?;
+    Ok(answer)
 }
 
 fn to_json<T: Serialize>(v: &T) -> StoreResult<String> {

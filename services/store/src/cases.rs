@@ -510,58 +510,46 @@ pub trait CaseStore: Send + Sync {
         by: &str,
         at: Timestamp,
     ) -> StoreResult<(WatchedSite, Outcome)> {
-        const ATTEMPTS: u32 = 16;
-        for attempt in 0..ATTEMPTS {
-            if attempt > 0 {
-                backoff(attempt).await;
-            }
-            let probe = watched::merge_site(new, None, by, at)?;
-            let current = self.get_watched_site(&probe.id).await?;
-            let site = watched::merge_site(new, current.as_ref(), by, at)?;
-            if let Some(c) = &current {
+        let checked = watched::check_site(new)?;
+        let what = || format!("watched site {}", checked.id);
+        let (answer, written) = retry_cas(self, watched::KIND, &checked.id, what, |doc| {
+            let current = doc.map(decode_watched_site).transpose()?;
+            let site = watched::merge_checked(&checked, new, current.as_ref(), by, at)?;
+            if let Some(c) = current {
                 let same = WatchedSite { updated_at: c.updated_at, updated_by: c.updated_by.clone(), ..site.clone() };
-                if same == *c {
-                    return Ok((c.clone(), Outcome::Unchanged));
+                if same == c {
+                    return Ok(Cas::Done(Some(c)));
                 }
             }
-            let json = to_json(&site)?;
-            match self.put_doc(watched::KIND, &site.id, &site.owner, &json, site.version).await {
-                Ok((_, Outcome::Unchanged)) => continue, // created meanwhile
-                Ok((doc, outcome)) => return Ok((decode_watched_site(&doc)?, outcome)),
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(StoreError::Conflict {
-            what: "watched site".into(),
-            reason: format!("changed by others {ATTEMPTS} times in a row"),
+            Ok(Cas::Write { owner: site.owner.clone(), json: to_json(&site)?, version: site.version, answer: None })
         })
+        .await?;
+        match (answer, written) {
+            (_, Some((doc, outcome))) => Ok((decode_watched_site(&doc)?, outcome)),
+            (Some(current), None) => Ok((current, Outcome::Unchanged)),
+            (None, None) => Err(StoreError::Conflict { what: what(), reason: "neither written nor read".into() }),
+        }
     }
 
     /// Record a visit of the entry point `url` of the watched site `id` (its schedule
     /// state moves on); `false` when the site or the entry point is gone. Retried on a
     /// concurrent change.
     async fn record_visit(&self, id: &str, url: &str, visit: &Visit) -> StoreResult<bool> {
-        const ATTEMPTS: u32 = 16;
-        for attempt in 0..ATTEMPTS {
-            if attempt > 0 {
-                backoff(attempt).await;
-            }
-            let Some(mut site) = self.get_watched_site(id).await? else { return Ok(false) };
-            if !watched::apply_visit(&mut site, url, visit) {
-                return Ok(false);
-            }
-            let json = to_json(&site)?;
-            match self.put_doc(watched::KIND, id, &site.owner, &json, site.version).await {
-                Ok(_) => return Ok(true),
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(StoreError::Conflict {
-            what: format!("watched site {id}"),
-            reason: format!("changed by others {ATTEMPTS} times in a row"),
-        })
+        let (_, written) = retry_cas(
+            self,
+            watched::KIND,
+            id,
+            || format!("watched site {id}"),
+            |doc| {
+                let Some(mut site) = doc.map(decode_watched_site).transpose()? else { return Ok(Cas::Done(())) };
+                if !watched::apply_visit(&mut site, url, visit) {
+                    return Ok(Cas::Done(()));
+                }
+                Ok(Cas::Write { owner: site.owner.clone(), json: to_json(&site)?, version: site.version, answer: () })
+            },
+        )
+        .await?;
+        Ok(written.is_some())
     }
 
     /// Stop watching a site; `true` when it was watched.
@@ -673,43 +661,96 @@ pub trait CaseStore: Send + Sync {
     /// unreachable at two checks in a row is a removal. Retried on a concurrent change, so
     /// two checkers never lose a transition. Returns the check as recorded.
     async fn record_check(&self, check: &RemovalCheck) -> StoreResult<RecordedCheck> {
-        const ATTEMPTS: u32 = 16;
-        for attempt in 0..ATTEMPTS {
-            if attempt > 0 {
-                backoff(attempt).await;
-            }
-            let current = self.get_watch(check.page_id).await?;
+        let key = check.page_id.to_string();
+        let what = || format!("removal watch of page {}", check.page_id);
+        let (recorded, _) = retry_cas(self, DocKind::Watch, &key, what, |doc| {
+            let current = doc.map(decode_watch).transpose()?;
             let (watch, recorded) = apply_check(current, check);
-            let json = to_json(&watch)?;
-            let expected = watch.version;
-            match self.put_doc(DocKind::Watch, &check.page_id.to_string(), &check.owner, &json, expected).await {
-                Ok((_, Outcome::Unchanged)) if expected == 0 => continue, // created meanwhile
-                Ok(_) => return Ok(recorded),
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(StoreError::Conflict {
-            what: format!("removal watch of page {}", check.page_id),
-            reason: format!("changed by others {ATTEMPTS} times in a row"),
+            Ok(Cas::Write {
+                owner: check.owner.clone(),
+                json: to_json(&watch)?,
+                version: watch.version,
+                answer: recorded,
+            })
         })
+        .await?;
+        Ok(recorded)
     }
 
     /// Flag a watched page for a second notice, once: `false` when it was flagged already
-    /// (or is not watched).
+    /// (or is not watched). Retried on a concurrent change (a re-check recorded meanwhile
+    /// must not make the flag look set).
     async fn flag_watch(&self, page_id: i64, at: Timestamp) -> StoreResult<bool> {
-        let Some(mut watch) = self.get_watch(page_id).await? else { return Ok(false) };
-        if watch.flagged_at.is_some() {
-            return Ok(false);
+        let key = page_id.to_string();
+        let (_, written) = retry_cas(
+            self,
+            DocKind::Watch,
+            &key,
+            || format!("removal watch of page {page_id}"),
+            |doc| {
+                let Some(mut watch) = doc.map(decode_watch).transpose()? else { return Ok(Cas::Done(())) };
+                if watch.flagged_at.is_some() {
+                    return Ok(Cas::Done(()));
+                }
+                watch.flagged_at = Some(at);
+                Ok(Cas::Write {
+                    owner: watch.owner.clone(),
+                    json: to_json(&watch)?,
+                    version: watch.version,
+                    answer: (),
+                })
+            },
+        )
+        .await?;
+        Ok(written.is_some())
+    }
+}
+
+/// What one attempt of [`retry_cas`] decided from the document it read.
+pub(crate) enum Cas<T> {
+    /// Nothing to write: the answer as it is.
+    Done(T),
+    /// Write `json` (of `owner`) at `version`, the version read (0: create it); once
+    /// written, `answer` is the answer.
+    Write { owner: String, json: String, version: u64, answer: T },
+}
+
+/// The read-modify-write of one document with compare-and-set: read the document of
+/// `kind` under `key`, let `step` (a pure rule) decide, write at the version read, and
+/// start again on a concurrent change (`Conflict`, or a document created meanwhile),
+/// with a short jittered pause, up to 16 times. Returns the answer and, when it wrote,
+/// the stored document with the write's outcome. `what` names the document in the error
+/// after too many conflicts in a row.
+pub(crate) async fn retry_cas<S, T, F>(
+    store: &S,
+    kind: DocKind,
+    key: &str,
+    what: impl Fn() -> String + Send,
+    mut step: F,
+) -> StoreResult<(T, Option<(StoredDoc, Outcome)>)>
+where
+    S: CaseStore + ?Sized,
+    T: Send,
+    F: FnMut(Option<&StoredDoc>) -> StoreResult<Cas<T>> + Send,
+{
+    const ATTEMPTS: u32 = 16;
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            backoff(attempt).await;
         }
-        watch.flagged_at = Some(at);
-        let json = to_json(&watch)?;
-        match self.put_doc(DocKind::Watch, &page_id.to_string(), &watch.owner, &json, watch.version).await {
-            Ok(_) => Ok(true),
-            Err(StoreError::Conflict { .. }) => Ok(false),
-            Err(e) => Err(e),
+        let current = store.get_doc(kind, key).await?;
+        let (owner, json, version, answer) = match step(current.as_ref())? {
+            Cas::Done(answer) => return Ok((answer, None)),
+            Cas::Write { owner, json, version, answer } => (owner, json, version, answer),
+        };
+        match store.put_doc(kind, key, &owner, &json, version).await {
+            Ok((_, Outcome::Unchanged)) if version == 0 => continue, // created meanwhile
+            Ok(written) => return Ok((answer, Some(written))),
+            Err(StoreError::Conflict { .. }) => continue,
+            Err(e) => return Err(e),
         }
     }
+    Err(StoreError::Conflict { what: what(), reason: format!("changed by others {ATTEMPTS} times in a row") })
 }
 
 /// A short, jittered pause before trying a compare-and-set again (up to ~64 ms), so

@@ -204,6 +204,9 @@ pub trait TaskStore: Send + Sync {
     async fn find_task(&self, key: &str) -> StoreResult<Option<Task>>;
     /// Tasks (in `state`, if given) with id greater than `after_id`, ascending.
     async fn list_tasks(&self, state: Option<TaskState>, after_id: i64, limit: u32) -> StoreResult<Vec<Task>>;
+    /// The task of `kind` in `state` that started last (by start time, then id): one
+    /// query, whatever the number of tasks kept.
+    async fn latest_task(&self, kind: &str, state: TaskState) -> StoreResult<Option<Task>>;
 }
 
 /// Small named values a deployment keeps beside its data: the identity of the candidate

@@ -174,14 +174,30 @@ pub fn watched_host(url: &str) -> StoreResult<(String, String)> {
     Ok((host, normalized))
 }
 
+/// A [`NewWatchedSite`] checked: its id, host and entry points normalised.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckedSite {
+    pub(crate) id: String,
+    host: String,
+    urls: Vec<String>,
+}
+
 /// Check `new` and build the stored record from it and `current` (the stored one, if
 /// any): entry points kept keep their schedule state; new ones are due at once.
+#[cfg(test)]
 pub(crate) fn merge_site(
     new: &NewWatchedSite,
     current: Option<&WatchedSite>,
     by: &str,
     at: Timestamp,
 ) -> StoreResult<WatchedSite> {
+    merge_checked(&check_site(new)?, new, current, by, at)
+}
+
+/// Check `new` (owner, entry points on one host, id, chapter patterns compiled once,
+/// politeness budget), without the stored record: what does not change between two
+/// attempts of a compare-and-set.
+pub(crate) fn check_site(new: &NewWatchedSite) -> StoreResult<CheckedSite> {
     if new.owner.trim().is_empty() || new.owner.len() > 200 {
         return Err(StoreError::invalid("watched site owner", "1 to 200 bytes"));
     }
@@ -237,6 +253,19 @@ pub(crate) fn merge_site(
             ));
         }
     }
+    Ok(CheckedSite { id, host, urls })
+}
+
+/// The stored record of the checked site `checked` (from `new`) over `current`: entry
+/// points kept keep their schedule state; new ones are due at once.
+pub(crate) fn merge_checked(
+    checked: &CheckedSite,
+    new: &NewWatchedSite,
+    current: Option<&WatchedSite>,
+    by: &str,
+    at: Timestamp,
+) -> StoreResult<WatchedSite> {
+    let CheckedSite { id, host, urls } = checked.clone();
     if let Some(c) = current {
         if c.owner != new.owner {
             return Err(StoreError::Conflict {

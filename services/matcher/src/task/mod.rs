@@ -408,18 +408,5 @@ pub async fn last_success(matcher: &Matcher) -> Result<Option<Timestamp>> {
 
 /// The successful matching task that started last.
 async fn last_successful_task(matcher: &Matcher) -> Result<Option<Task>> {
-    let tasks = &matcher.stores().tasks;
-    let (mut after, mut best) = (0, None::<Task>);
-    loop {
-        let page = tasks.list_tasks(Some(TaskState::Succeeded), after, 500).await?;
-        let Some(last) = page.last() else { break };
-        after = last.id;
-        for t in page.into_iter().filter(|t| t.kind == TASK_KIND) {
-            let started = |t: &Task| t.started_at.unwrap_or(t.created_at);
-            if best.as_ref().is_none_or(|b| started(&t) >= started(b)) {
-                best = Some(t);
-            }
-        }
-    }
-    Ok(best)
+    Ok(matcher.stores().tasks.latest_task(TASK_KIND, TaskState::Succeeded).await?)
 }

@@ -194,4 +194,15 @@ impl TaskStore for MongoStore {
         let docs = self.scan(Target::ids("tasks"), filter, after_id, limit, None).await?;
         docs.iter().map(task_from).collect()
     }
+
+    async fn latest_task(&self, kind: &str, state: TaskState) -> StoreResult<Option<Task>> {
+        // The `state_kind_id` index narrows the documents to sort; a task that ran has
+        // its start time (one never started sorts last, as its creation time would).
+        let d = self
+            .coll("tasks")
+            .find_one(doc! {"state": state.as_str(), "kind": kind})
+            .sort(doc! {"started_at": -1, "_id": -1})
+            .await?;
+        d.as_ref().map(task_from).transpose()
+    }
 }

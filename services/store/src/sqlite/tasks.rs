@@ -219,4 +219,20 @@ impl TaskStore for SqliteStore {
         })
         .await
     }
+
+    async fn latest_task(&self, kind: &str, state: TaskState) -> StoreResult<Option<Task>> {
+        let kind = kind.to_owned();
+        self.read(move |c| {
+            // The `tasks_state (state, kind, id)` index narrows the rows to sort.
+            let row = c
+                .prepare_cached(&format!(
+                    "SELECT {TASK_COLS} FROM tasks WHERE state = ?1 AND kind = ?2 \
+                     ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT 1"
+                ))?
+                .query_row(params![state.as_str(), kind], task_row)
+                .optional()?;
+            row.map(finish_task).transpose()
+        })
+        .await
+    }
 }

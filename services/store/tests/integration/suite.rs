@@ -697,6 +697,19 @@ pub async fn tasks_life_cycle(s: &Stores) {
     let failed: Vec<i64> =
         s.tasks.list_tasks(Some(TaskState::Failed), 0, 10).await.unwrap().into_iter().map(|t| t.id).collect();
     assert_eq!(failed, vec![third.id]);
+    let latest = |kind: &'static str, state| {
+        let tasks = s.tasks.clone();
+        async move { tasks.latest_task(kind, state).await.unwrap().map(|t| t.id) }
+    };
+    assert_eq!(latest("match", TaskState::Succeeded).await, Some(claimed.id));
+    let later = NewTask { key: "match:2026-11-23".into(), kind: "match".into(), params: json!({}) };
+    s.tasks.create_task(&later).await.unwrap();
+    let started = s.tasks.claim_task(Some("match"), "worker-5").await.unwrap().unwrap();
+    s.tasks.finish_task(started.id).await.unwrap();
+    assert_eq!(latest("match", TaskState::Succeeded).await, Some(started.id), "the one started last");
+    assert_eq!(latest("match", TaskState::Failed).await, Some(third.id));
+    assert_eq!(latest("reindex", TaskState::Succeeded).await, None);
+    assert_eq!(latest("nothing", TaskState::Cancelled).await, None);
     assert!(is_invalid(
         &s.tasks.create_task(&NewTask { key: "".into(), kind: "x".into(), params: json!(1) }).await.unwrap_err()
     ));

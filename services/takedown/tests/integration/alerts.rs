@@ -13,6 +13,7 @@ use zhiwen_takedown::{AlertConfig, Alerts, MailConfig, NewMatchAlert};
 use zhiwen_testkit::smtp::SmtpServer;
 
 use crate::notices::comparison;
+use crate::support;
 
 const TEXT: &str = "第一回 宴桃园豪杰三结义 斩黄巾英雄首立功。话说天下大势，分久必合，合久必分。";
 const HOUR: i64 = 3_600_000;
@@ -28,27 +29,9 @@ struct Case {
 async fn case(settings: AlertSettings) -> Case {
     let dir = tempfile::tempdir().expect("tempdir");
     let stores = open(&StoreConfig::embedded(dir.path())).await.expect("store");
-    let mut holder = Holder::empty("jinling");
-    holder.profile.legal_name = "金陵出版社有限公司".into();
-    holder.alerts = settings;
-    holder.updated_at = Timestamp(1);
+    let holder = support::jinling(|h| h.alerts = settings);
     stores.cases.put_holder(&holder).await.expect("holder");
-    let work = NewWork {
-        owner: "jinling".into(),
-        external_id: "sanguo".into(),
-        title: "三国演义".into(),
-        author: "罗贯中".into(),
-        source_file: None,
-        charset: None,
-        text: TEXT.into(),
-        sections: vec![NewSection {
-            ordinal: 0,
-            title: "第一回".into(),
-            text: TEXT.into(),
-            char_start: 0,
-            char_end: TEXT.chars().count() as u64,
-        }],
-    };
+    let work = support::sanguo(TEXT, 1);
     let w = stores.works.upsert_work(&work).await.expect("work");
     Case { _dir: dir, stores, work_id: w.id, section_id: w.sections[0].1, clock: Arc::new(AtomicI64::new(100 * HOUR)) }
 }

@@ -6,3 +6,4 @@
 mod alerts;
 mod notices;
 mod smtp;
+mod support;

@@ -12,6 +12,8 @@ use zhiwen_store::*;
 use zhiwen_takedown::{DraftRequest, Lang, MailConfig, NoticeConfig, NoticeError, Notices};
 use zhiwen_testkit::smtp::SmtpServer;
 
+use crate::support;
+
 const TEXT: &str = "第一回 宴桃园豪杰三结义 斩黄巾英雄首立功。话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，遂分为三国。推其致乱之由，殆始于桓、灵二帝。";
 
 fn fingerprinter() -> &'static Fingerprinter {
@@ -35,35 +37,14 @@ struct Case {
 async fn case() -> Case {
     let dir = tempfile::tempdir().expect("tempdir");
     let stores = open(&StoreConfig::embedded(dir.path())).await.expect("store");
-    let mut holder = Holder::empty("jinling");
-    holder.profile = HolderProfile {
-        legal_name: "金陵出版社有限公司".into(),
-        contact_person: "王熙凤".into(),
-        address: "南京市秦淮区1号".into(),
-        phone: "025-1234567".into(),
-        email: "legal@jinling.example".into(),
-    };
-    holder.updated_at = Timestamp(1);
+    let holder = support::jinling(|h| {
+        h.profile.contact_person = "王熙凤".into();
+        h.profile.address = "南京市秦淮区1号".into();
+        h.profile.phone = "025-1234567".into();
+        h.profile.email = "legal@jinling.example".into();
+    });
     stores.cases.put_holder(&holder).await.expect("holder");
-    let sections = (0..3)
-        .map(|i| NewSection {
-            ordinal: i,
-            title: format!("第{}回", i + 1),
-            text: TEXT.into(),
-            char_start: 0,
-            char_end: TEXT.chars().count() as u64,
-        })
-        .collect();
-    let work = NewWork {
-        owner: "jinling".into(),
-        external_id: "sanguo".into(),
-        title: "三国演义".into(),
-        author: "罗贯中".into(),
-        source_file: None,
-        charset: None,
-        text: TEXT.into(),
-        sections,
-    };
+    let work = support::sanguo(TEXT, 3);
     let w = stores.works.upsert_work(&work).await.expect("work");
     let mut matches = Vec::new();
     for (i, host) in ["pirate.example", "pirate.example", "pirate.example", "other.example"].iter().enumerate() {
