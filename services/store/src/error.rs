@@ -167,6 +167,19 @@ pub(crate) fn is_mongo_duplicate(e: &mongodb::error::Error) -> bool {
     }
 }
 
+/// How many documents of an unordered `insert_many` were refused as duplicates, when that
+/// is all that went wrong (`None`: another error, or a write concern error).
+pub(crate) fn mongo_duplicates_only(e: &mongodb::error::Error) -> Option<usize> {
+    use mongodb::error::ErrorKind;
+    match &*e.kind {
+        ErrorKind::InsertMany(im) if im.write_concern_error.is_none() => {
+            let ws = im.write_errors.as_ref()?;
+            ws.iter().all(|w| w.code == 11000).then_some(ws.len())
+        }
+        _ => None,
+    }
+}
+
 /// The task-spawning layer (tokio) failed: a panic or cancellation inside a blocking job.
 impl From<tokio::task::JoinError> for StoreError {
     fn from(e: tokio::task::JoinError) -> Self {

@@ -68,7 +68,18 @@ impl FingerprintStore for MongoStore {
             }
         }
         if !inserts.is_empty() {
-            coll.insert_many(inserts).await?;
+            match coll.insert_many(inserts).ordered(false).await {
+                Ok(_) => {}
+                // Another writer inserted some of these subjects between the read above and
+                // this insert (two workers indexing the same new works): the fingerprints of
+                // the same text, so theirs stand for ours; the rest were inserted.
+                Err(e) => {
+                    let Some(taken) = crate::error::mongo_duplicates_only(&e) else { return Err(e.into()) };
+                    tracing::debug!(taken, "fingerprints inserted meanwhile by another writer");
+                    counts.inserted -= taken as u64;
+                    counts.unchanged += taken as u64;
+                }
+            }
         }
         Ok(counts)
     }

@@ -761,6 +761,25 @@ pub async fn concurrent_first_writes(s: &Stores) {
         assert_eq!(recorded.len(), 1, "one match for one (section, page): {recorded:?}");
         assert!(s.matches.find_match(section, page_id).await.unwrap().is_some());
     }
+
+    // Workers indexing the same new sections at once (both read "none stored", both
+    // insert): every writer succeeds, one record per subject remains, and each subject
+    // counts as inserted by one writer only.
+    let fp = fingerprints(TEXT_A);
+    let subjects: Vec<Subject> = page_ids.iter().map(|&id| Subject::page(id)).collect();
+    let writes = (0..8).map(|_| {
+        let store = s.fingerprints.clone();
+        let items: Vec<(Subject, zhiwen_core::Fingerprints)> = subjects.iter().map(|&sub| (sub, fp.clone())).collect();
+        tokio::spawn(async move { store.put_fingerprints_many(&items).await })
+    });
+    let mut inserted = 0;
+    for w in writes.collect::<Vec<_>>() {
+        let counts = w.await.unwrap().unwrap_or_else(|e| panic!("a concurrent writer failed: {e}"));
+        assert_eq!(counts.inserted + counts.updated + counts.unchanged, subjects.len() as u64);
+        inserted += counts.inserted;
+    }
+    assert_eq!(inserted, subjects.len() as u64, "each subject inserted once");
+    assert_eq!(s.fingerprints.get_fingerprints_many(&subjects).await.unwrap().len(), subjects.len());
 }
 
 /// Named values: absent until put, replaced by a later put, separate per name.
