@@ -485,6 +485,19 @@ fn watched_sites_from_the_command_line() {
         String::from_utf8_lossy(&o.stdout)
     );
 
+    // A second holder joins the site; the first leaves it, then it is removed for all.
+    let o = run_at(&data, &["watch", "add", "--owner", "luoguan", "--entry", &site.url("/rss.xml")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run_at(&data, &["watch", "list", "--owner", "luoguan"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&id), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = run_at(&data, &["watch", "remove", &id, "--owner", "nobody"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "one line: {}", stderr(&o));
+    let owner = "jinling-press";
+    let o = run_at(&data, &["watch", "remove", &id, "--owner", owner]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("stays watched"), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = run_at(&data, &["watch", "list", "--owner", owner]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no watched sites"));
     let o = run_at(&data, &["watch", "remove", &id]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = run_at(&data, &["watch", "list"]);

@@ -563,7 +563,7 @@ const OPS: &[Op] = &[
     Op {
         method: "get",
         path: "/api/v1/watched-sites",
-        summary: "The watched sites (a holder: its own) with the schedule state of each entry point",
+        summary: "The watched sites (a holder: those that concern it) with the schedule state of each entry point",
         params: &[("owner", "query", "string")],
         body: None,
         ok: 200,
@@ -572,7 +572,7 @@ const OPS: &[Op] = &[
     Op {
         method: "post",
         path: "/api/v1/watched-sites",
-        summary: "Watch a site (201), or update the one of the same id (200; entry points kept keep their schedule)",
+        summary: "Watch a site (201), update the one of the same id, or join it when it concerns other holders (200; entry points kept keep their schedule)",
         params: &[],
         body: Some(watched_site),
         ok: 201,
@@ -590,7 +590,7 @@ const OPS: &[Op] = &[
     Op {
         method: "delete",
         path: "/api/v1/watched-sites/{id}",
-        summary: "Stop watching a site (its pages stay stored)",
+        summary: "Stop watching a site: a holder leaves it, an admin stops it for all (its pages stay stored)",
         params: &[("id", "path", "string")],
         body: None,
         ok: 200,
@@ -745,7 +745,7 @@ pub fn document() -> Value {
     let error_codes: Vec<&str> = crate::error::ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     json!({
         "openapi": "3.0.3",
-        "info": {"title": "zhiwen admin API", "version": "1.5", "description": "See docs/api.md. Authorization: Bearer <key>."},
+        "info": {"title": "zhiwen admin API", "version": "1.6", "description": "See docs/api.md. Authorization: Bearer <key>."},
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
         "paths": paths,

@@ -484,17 +484,21 @@ pub trait CaseStore: Send + Sync {
         self.get_doc(watched::KIND, id).await?.map(|d| decode_watched_site(&d)).transpose()
     }
 
-    /// Watched sites (of `owner`, if given) in the order they were added (bounded by the
-    /// number of watched sites).
-    async fn list_watched_sites(&self, owner: Option<&str>) -> StoreResult<Vec<WatchedSite>> {
+    /// Watched sites (those that concern `holder`, if given) in the order they were added
+    /// (bounded by the number of watched sites).
+    async fn list_watched_sites(&self, holder: Option<&str>) -> StoreResult<Vec<WatchedSite>> {
         let mut out = Vec::new();
         let mut after = 0;
         loop {
-            let page = self.list_docs(watched::KIND, owner, after, 500).await?;
+            // Not by the documents' owner: a site concerns every holder who joined it.
+            let page = self.list_docs(watched::KIND, None, after, 500).await?;
             let Some(last) = page.last() else { break };
             after = last.seq;
             for d in &page {
-                out.push(decode_watched_site(d)?);
+                let site = decode_watched_site(d)?;
+                if holder.is_none_or(|h| site.concerns(h)) {
+                    out.push(site);
+                }
             }
         }
         Ok(out)
@@ -502,8 +506,9 @@ pub trait CaseStore: Send + Sync {
 
     /// Add or update a watched site, idempotent: keyed by its id (by default the host of
     /// its entry points), an existing site is updated (entry points kept keep their
-    /// schedule state; `Unchanged` when nothing differs). A site watched for another
-    /// holder is a `Conflict`. Retried on a concurrent change.
+    /// schedule state; `Unchanged` when nothing differs). A holder the site does not
+    /// concern yet joins it (its definition is added to the others', nothing dropped). An
+    /// id naming a site of another host is a `Conflict`. Retried on a concurrent change.
     async fn put_watched_site(
         &self,
         new: &NewWatchedSite,
@@ -552,9 +557,43 @@ pub trait CaseStore: Send + Sync {
         Ok(written.is_some())
     }
 
-    /// Stop watching a site; `true` when it was watched.
+    /// Stop watching a site for every holder; `true` when it was watched.
     async fn delete_watched_site(&self, id: &str) -> StoreResult<bool> {
         self.delete_doc(watched::KIND, id).await
+    }
+
+    /// Stop watching a site for `holder`: the site stays for the other holders, and is
+    /// deleted when `holder` was the last. Retried on a concurrent change (a holder who
+    /// joins while the last one leaves may find the site gone, and adds it again).
+    async fn leave_watched_site(&self, id: &str, holder: &str, by: &str, at: Timestamp) -> StoreResult<watched::Left> {
+        let (left, _) = retry_cas(
+            self,
+            watched::KIND,
+            id,
+            || format!("watched site {id}"),
+            |doc| {
+                let Some(site) = doc.map(decode_watched_site).transpose()? else {
+                    return Ok(Cas::Done(watched::Left::NotWatched));
+                };
+                if !site.concerns(holder) {
+                    return Ok(Cas::Done(watched::Left::NotWatched));
+                }
+                match watched::without_holder(&site, holder, by, at) {
+                    Some(rest) => Ok(Cas::Write {
+                        owner: rest.owner.clone(),
+                        json: to_json(&rest)?,
+                        version: site.version,
+                        answer: watched::Left::Left,
+                    }),
+                    None => Ok(Cas::Done(watched::Left::Deleted)),
+                }
+            },
+        )
+        .await?;
+        if left == watched::Left::Deleted && !self.delete_doc(watched::KIND, id).await? {
+            return Ok(watched::Left::NotWatched);
+        }
+        Ok(left)
     }
 
     /// A holder's record (`None`: nothing recorded).

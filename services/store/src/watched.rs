@@ -20,6 +20,8 @@ use crate::StoreError;
 
 /// Most entry points of one watched site.
 pub const MAX_ENTRY_POINTS: usize = 50;
+/// Most holders one watched site concerns.
+pub const MAX_HOLDERS: usize = 50;
 /// Most chapter link patterns of one watched site.
 pub const MAX_CHAPTER_PATTERNS: usize = 20;
 /// Longest chapter link pattern, in bytes.
@@ -117,8 +119,13 @@ impl EntryPoint {
 pub struct WatchedSite {
     /// Id (by default its host).
     pub id: String,
-    /// The holder it concerns.
+    /// The holder who added it (the first of [`WatchedSite::holders`]).
     pub owner: String,
+    /// Every holder it concerns, `owner` first: another holder who adds the same host
+    /// joins the site instead of watching it twice. (A record written before holders
+    /// were kept has none: its owner alone, see [`WatchedSite::concerns`].)
+    #[serde(default)]
+    pub holders: Vec<String>,
     /// The normalised host of its entry points (`host` or `host:port`): chapter links are
     /// followed on this host only.
     pub host: String,
@@ -139,6 +146,32 @@ pub struct WatchedSite {
     /// Version (compare-and-set; 0: never stored).
     #[serde(default)]
     pub version: u64,
+}
+
+impl WatchedSite {
+    /// Whether the site concerns `holder`.
+    pub fn concerns(&self, holder: &str) -> bool {
+        self.owner == holder || self.holders.iter().any(|h| h == holder)
+    }
+
+    /// The holders it concerns, `owner` first.
+    pub fn all_holders(&self) -> Vec<String> {
+        let mut all = vec![self.owner.clone()];
+        all.extend(self.holders.iter().filter(|h| **h != self.owner).cloned());
+        all
+    }
+}
+
+/// What [`CaseStore::leave_watched_site`](crate::CaseStore::leave_watched_site) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Left {
+    /// The holder left; the site stays watched for the others.
+    Left,
+    /// It was the last holder: the site is no longer watched.
+    Deleted,
+    /// The site does not concern the holder (or does not exist).
+    NotWatched,
 }
 
 /// What one visit of an entry point saw, as the watch pass records it.
@@ -267,11 +300,16 @@ pub(crate) fn merge_checked(
 ) -> StoreResult<WatchedSite> {
     let CheckedSite { id, host, urls } = checked.clone();
     if let Some(c) = current {
-        if c.owner != new.owner {
+        if c.host != host {
             return Err(StoreError::Conflict {
                 what: format!("watched site {id}"),
-                reason: "it is watched for another holder".into(),
+                reason: format!("it watches {}, not {host}", c.host),
             });
+        }
+        // A site shared by holders is only ever added to: one holder's update never drops
+        // what another asked for.
+        if !c.concerns(&new.owner) || c.all_holders().len() > 1 {
+            return join(c, checked, new, by, at);
         }
     }
     let entry_points = urls
@@ -285,7 +323,8 @@ pub(crate) fn merge_checked(
         .collect();
     Ok(WatchedSite {
         id,
-        owner: new.owner.clone(),
+        owner: current.map_or_else(|| new.owner.clone(), |c| c.owner.clone()),
+        holders: current.map_or_else(|| vec![new.owner.clone()], WatchedSite::all_holders),
         host,
         entry_points,
         chapter_patterns: new.chapter_patterns.clone(),
@@ -295,6 +334,67 @@ pub(crate) fn merge_checked(
         updated_by: by.to_owned(),
         version: current.map_or(0, |c| c.version),
     })
+}
+
+/// `current` joined by the holder of `new` (a holder it did not concern yet, or one of
+/// several): the definition becomes what all asked for, and nothing any asked for is
+/// dropped: the
+/// entry points of both (the kept ones keep their schedule), the chapter patterns of
+/// both (none on either side: every link, as that side asked), the longer politeness
+/// budget.
+fn join(
+    current: &WatchedSite,
+    checked: &CheckedSite,
+    new: &NewWatchedSite,
+    by: &str,
+    at: Timestamp,
+) -> StoreResult<WatchedSite> {
+    let mut holders = current.all_holders();
+    if !holders.contains(&new.owner) {
+        holders.push(new.owner.clone());
+    }
+    if holders.len() > MAX_HOLDERS {
+        return Err(StoreError::invalid("watched site holders", format!("at most {MAX_HOLDERS}")));
+    }
+    let mut entry_points = current.entry_points.clone();
+    for url in &checked.urls {
+        if !entry_points.iter().any(|e| e.url == *url) {
+            entry_points.push(EntryPoint::new(url.clone()));
+        }
+    }
+    if entry_points.len() > MAX_ENTRY_POINTS {
+        return Err(StoreError::invalid("entry points", format!("1 to {MAX_ENTRY_POINTS} over all its holders")));
+    }
+    let chapter_patterns = if current.chapter_patterns.is_empty() || new.chapter_patterns.is_empty() {
+        Vec::new()
+    } else {
+        let mut all = current.chapter_patterns.clone();
+        all.extend(new.chapter_patterns.iter().filter(|p| !current.chapter_patterns.contains(p)).cloned());
+        if all.len() > MAX_CHAPTER_PATTERNS {
+            return Err(StoreError::invalid(
+                "chapter patterns",
+                format!("at most {MAX_CHAPTER_PATTERNS} over all its holders"),
+            ));
+        }
+        all
+    };
+    Ok(WatchedSite {
+        holders,
+        entry_points,
+        chapter_patterns,
+        min_delay_secs: current.min_delay_secs.max(new.min_delay_secs),
+        updated_at: at,
+        updated_by: by.to_owned(),
+        ..current.clone()
+    })
+}
+
+/// `site` without `holder` (the next holder becomes its owner); `None` when no holder is
+/// left or it did not concern `holder`.
+pub(crate) fn without_holder(site: &WatchedSite, holder: &str, by: &str, at: Timestamp) -> Option<WatchedSite> {
+    let rest: Vec<String> = site.all_holders().into_iter().filter(|h| h != holder).collect();
+    let owner = rest.first()?.clone();
+    Some(WatchedSite { owner, holders: rest, updated_at: at, updated_by: by.to_owned(), ..site.clone() })
 }
 
 /// Apply `visit` to the entry point `url` of `site`; `false` when it has no such entry
@@ -374,9 +474,28 @@ mod tests {
         assert_eq!(again.entry_points[0].etag.as_deref(), Some("\"a\""));
         assert_eq!(again.entry_points[1].visits, 0);
         assert_eq!(again.created_at, Timestamp(5));
+        // Another holder joins: both definitions, nothing dropped, the longer politeness.
         let mut other = new(&["http://pirate.example/x"]);
         other.owner = "b".into();
-        assert!(matches!(merge_site(&other, Some(&s), "b", Timestamp(9)), Err(StoreError::Conflict { .. })));
+        other.chapter_patterns = vec![r"/read/\d+$".into()];
+        other.min_delay_secs = Some(5);
+        let joined = merge_site(&other, Some(&s), "b", Timestamp(9)).unwrap();
+        assert_eq!((joined.owner.as_str(), joined.holders.clone()), ("o", vec!["o".to_string(), "b".to_string()]));
+        assert_eq!(joined.entry_points.len(), 3);
+        assert_eq!(joined.entry_points[1].next_visit, Timestamp(70_000), "kept entry points keep their schedule");
+        assert_eq!(joined.chapter_patterns.len(), 2);
+        assert_eq!(joined.min_delay_secs, Some(5));
+        assert!(joined.concerns("b") && joined.concerns("o") && !joined.concerns("c"));
+        // No patterns on one side: every link, as that holder asked.
+        other.chapter_patterns.clear();
+        assert!(merge_site(&other, Some(&s), "b", Timestamp(9)).unwrap().chapter_patterns.is_empty());
+        // One holder leaves, then the last.
+        let left = without_holder(&joined, "o", "o", Timestamp(10)).unwrap();
+        assert_eq!((left.owner.as_str(), left.holders.as_slice()), ("b", &["b".to_string()][..]));
+        assert!(without_holder(&left, "b", "b", Timestamp(11)).is_none());
+        // An id names one host: entry points elsewhere are refused.
+        let elsewhere = NewWatchedSite { id: Some("pirate.example".into()), ..new(&["http://other.example/"]) };
+        assert!(matches!(merge_site(&elsewhere, Some(&s), "o", Timestamp(9)), Err(StoreError::Conflict { .. })));
     }
 
     #[test]

@@ -1,12 +1,14 @@
-//! `/watched-sites`: the sites zhiwen re-visits on a schedule for a holder (their entry
-//! points, chapter link patterns, politeness budget) and the schedule state of each
-//! entry point. Admins manage every site, a holder its own; analysts read. Another
-//! holder's site is the same 404 as one that does not exist, except that adding a site
-//! already watched for another holder is refused (403).
+//! `/watched-sites`: the sites zhiwen re-visits on a schedule for the holders they concern
+//! (their entry points, chapter link patterns, politeness budget) and the schedule state
+//! of each entry point. Admins manage every site; a holder adds sites (adding a host that
+//! another holder watches joins that site: one site, one schedule, its definition the
+//! union of what each asked for), sees the sites that concern it (without the names of
+//! the other holders) and leaves them; analysts read. A site that does not concern a
+//! holder is the same 404 as one that does not exist.
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use zhiwen_store::{NewWatchedSite, Outcome, Timestamp};
+use zhiwen_store::{Left, NewWatchedSite, Outcome, Timestamp, WatchedSite};
 
 use super::{State, EVERYONE, WRITERS};
 use crate::auth::Caller;
@@ -32,14 +34,33 @@ async fn list_sites(state: State, caller: Caller, q: web::Query<ListParams>) -> 
         Some(mine) => Some(mine.to_owned()),
         None => q.owner.clone().filter(|o| !o.is_empty()),
     };
-    let items = state.stores.cases.list_watched_sites(owner.as_deref()).await?;
+    let items: Vec<WatchedSite> =
+        state.stores.cases.list_watched_sites(owner.as_deref()).await?.into_iter().map(|s| shown(&caller, s)).collect();
     Ok(HttpResponse::Ok().json(serde_json::json!({ "items": items })))
+}
+
+/// Whether the caller may see the site: admins and analysts all, a holder those that
+/// concern it.
+fn sees(caller: &Caller, site: &WatchedSite) -> bool {
+    caller.scope().is_none_or(|mine| site.concerns(mine))
+}
+
+/// The site as the caller may see it: a holder learns no other holder's name (the site
+/// shows as its own).
+fn shown(caller: &Caller, mut site: WatchedSite) -> WatchedSite {
+    if let Some(mine) = caller.scope() {
+        site.owner = mine.to_owned();
+        site.holders = vec![mine.to_owned()];
+    } else {
+        site.holders = site.all_holders();
+    }
+    site
 }
 
 async fn get_site(state: State, caller: Caller, id: web::Path<String>) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "read watched sites")?;
     match state.stores.cases.get_watched_site(&id).await? {
-        Some(s) if caller.sees(&s.owner) => Ok(HttpResponse::Ok().json(s)),
+        Some(s) if sees(&caller, &s) => Ok(HttpResponse::Ok().json(shown(&caller, s))),
         _ => Err(ApiError::not_found("watched site", id.as_str())),
     }
 }
@@ -83,9 +104,10 @@ async fn add_site(state: State, caller: Caller, body: web::Json<SiteBody>) -> Ap
     };
     let (site, outcome) = match state.stores.cases.put_watched_site(&new, &caller.actor(), Timestamp::now()).await {
         Ok(r) => r,
-        // Another holder's site: a holder learns no more than that it may not have it.
+        // An id of another holder's site on another host: a holder learns no more than
+        // that it may not use that id.
         Err(zhiwen_store::StoreError::Conflict { .. }) if caller.scope().is_some() => {
-            return Err(ApiError::new(ErrorCode::Forbidden, "this site is watched for another holder"))
+            return Err(ApiError::new(ErrorCode::Forbidden, "this id names a site of another host"))
         }
         Err(e) => return Err(e.into()),
     };
@@ -94,18 +116,25 @@ async fn add_site(state: State, caller: Caller, body: web::Json<SiteBody>) -> Ap
     state.worker_wake.notify_one();
     let status = if outcome == Outcome::Inserted { 201 } else { 200 };
     Ok(HttpResponse::build(actix_web::http::StatusCode::from_u16(status).unwrap_or_default())
-        .json(serde_json::json!({ "outcome": outcome, "site": site })))
+        .json(serde_json::json!({ "outcome": outcome, "site": shown(&caller, site) })))
 }
 
 async fn delete_site(state: State, caller: Caller, id: web::Path<String>) -> ApiResult<HttpResponse> {
     caller.require(EVERYONE, "read watched sites")?;
-    match state.stores.cases.get_watched_site(&id).await? {
-        Some(s) if caller.sees(&s.owner) => {
-            caller.require(WRITERS, "remove watched sites")?;
-            state.stores.cases.delete_watched_site(&s.id).await?;
-            tracing::info!(id = %s.id, owner = %s.owner, actor = %caller.actor(), "watched site removed");
-            Ok(HttpResponse::Ok().json(serde_json::json!({ "deleted": s.id })))
-        }
-        _ => Err(ApiError::not_found("watched site", id.as_str())),
+    let Some(site) = state.stores.cases.get_watched_site(&id).await?.filter(|s| sees(&caller, s)) else {
+        return Err(ApiError::not_found("watched site", id.as_str()));
+    };
+    caller.require(WRITERS, "remove watched sites")?;
+    // A holder leaves the site (it stays for the others); an admin stops it for all.
+    let outcome = match caller.scope() {
+        Some(mine) => state.stores.cases.leave_watched_site(&site.id, mine, &caller.actor(), Timestamp::now()).await?,
+        None if state.stores.cases.delete_watched_site(&site.id).await? => Left::Deleted,
+        None => Left::NotWatched,
+    };
+    if outcome == Left::NotWatched {
+        return Err(ApiError::not_found("watched site", id.as_str()));
     }
+    tracing::info!(id = %site.id, ?outcome, actor = %caller.actor(), "watched site removed");
+    // A holder is told the site is gone for it, whether or not others still watch it.
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "deleted": site.id })))
 }

@@ -42,13 +42,10 @@ pub(crate) async fn add_list_remove_and_match(env: &Env) {
     let r = env.call("POST", "/api/v1/watched-sites", Some(&env.holder), Some(body.clone())).await;
     assert_eq!((r.status, r.json()["outcome"].as_str()), (200, Some("unchanged")), "{}", r.text());
 
-    // Another holder can neither take it over nor add one for the first holder, nor
-    // see or remove it; an analyst only reads.
-    assert_error(
-        &env.call("POST", "/api/v1/watched-sites", Some(&env.other), Some(body.clone())).await,
-        403,
-        "forbidden",
-    );
+    // Another holder can neither add one for the first holder, nor use the site's id for
+    // another host, nor see or remove it (until it joins it, below); an analyst only reads.
+    let elsewhere = json!({"entry_points": ["http://elsewhere.example/"], "id": id});
+    assert_error(&env.call("POST", "/api/v1/watched-sites", Some(&env.other), Some(elsewhere)).await, 403, "forbidden");
     let theirs = json!({"owner": "jinling-press", "entry_points": [site.url("/other.xml")], "id": "x"});
     assert_error(&env.call("POST", "/api/v1/watched-sites", Some(&env.other), Some(theirs)).await, 403, "forbidden");
     assert_error(
@@ -66,13 +63,13 @@ pub(crate) async fn add_list_remove_and_match(env: &Env) {
     assert_eq!(mine["items"].as_array().map(Vec::len), Some(0), "{mine}");
     let all = env.get("/api/v1/watched-sites", &env.analyst).await.json();
     assert_eq!(all["items"].as_array().map(Vec::len), Some(1), "{all}");
-    // An admin must name the owner, and cannot move a site to another holder.
+    // An admin must name the owner, and cannot point a site's id at another host.
     assert_error(
         &env.call("POST", "/api/v1/watched-sites", Some(&env.admin), Some(body.clone())).await,
         400,
         "bad_request",
     );
-    let moved = json!({"owner": "luoguan-books", "entry_points": [site.url("/rss.xml")]});
+    let moved = json!({"owner": "luoguan-books", "entry_points": ["http://elsewhere.example/"], "id": id});
     assert_error(&env.call("POST", "/api/v1/watched-sites", Some(&env.admin), Some(moved)).await, 409, "conflict");
 
     // Bad input is a JSON 400 that names the problem, and writes nothing.
@@ -133,10 +130,30 @@ pub(crate) async fn add_list_remove_and_match(env: &Env) {
     assert_eq!((e["visits"].as_u64(), e["visits_with_new"].as_u64()), (Some(3), Some(2)), "{s}");
     assert_eq!((e["visits_with_copies"].as_u64(), e["interval_secs"].as_u64()), (Some(1), Some(60)), "{s}");
 
-    // The holder stops watching it.
+    // A second holder adds the same host: it joins the site (one schedule, kept), sees it
+    // as its own, and learns no other holder's name; an analyst sees both.
+    let also = json!({"entry_points": [site.url("/rss.xml"), site.url("/latest.html")]});
+    let r = env.call("POST", "/api/v1/watched-sites", Some(&env.other), Some(also)).await;
+    assert_eq!((r.status, r.json()["outcome"].as_str()), (200, Some("updated")), "{}", r.text());
+    let theirs = env.get(&format!("/api/v1/watched-sites/{id}"), &env.other).await.json();
+    assert_eq!(theirs["holders"], json!(["luoguan-books"]), "{theirs}");
+    assert_eq!(theirs["owner"], json!("luoguan-books"), "{theirs}");
+    assert_eq!(theirs["entry_points"][0]["visits"].as_u64(), Some(3), "{theirs}");
+    assert_eq!(theirs["entry_points"].as_array().map(Vec::len), Some(2), "{theirs}");
+    assert!(theirs["chapter_patterns"].as_array().is_some_and(Vec::is_empty), "no patterns on one side: every link");
+    let seen = env.get(&format!("/api/v1/watched-sites/{id}"), &env.analyst).await.json();
+    assert_eq!(seen["holders"], json!(["jinling-press", "luoguan-books"]), "{seen}");
+
+    // The first holder stops watching it: it stays watched for the second, then the
+    // second stops too and the site is gone.
     let r = env.call("DELETE", &format!("/api/v1/watched-sites/{id}"), Some(&env.holder), None).await;
     assert_eq!((r.status, r.json()["deleted"].as_str()), (200, Some(id.as_str())), "{}", r.text());
     assert_error(&env.get(&format!("/api/v1/watched-sites/{id}"), &env.holder).await, 404, "not_found");
+    let seen = env.get(&format!("/api/v1/watched-sites/{id}"), &env.admin).await.json();
+    assert_eq!((seen["owner"].as_str(), seen["holders"].clone()), (Some("luoguan-books"), json!(["luoguan-books"])));
+    let r = env.call("DELETE", &format!("/api/v1/watched-sites/{id}"), Some(&env.other), None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_error(&env.get(&format!("/api/v1/watched-sites/{id}"), &env.admin).await, 404, "not_found");
     the_task_loop_runs_watch_passes(env).await;
 }
 

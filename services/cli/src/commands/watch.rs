@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use zhiwen_store::{NewWatchedSite, Timestamp};
+use zhiwen_store::{Left, NewWatchedSite, Timestamp};
 
 use crate::output::outln;
 use crate::settings::{DataArgs, Settings};
@@ -13,21 +13,26 @@ use crate::settings::{DataArgs, Settings};
 #[derive(Debug, Subcommand)]
 pub enum WatchCommand {
     /// Watch a site, or update the one of the same id (entry points kept keep their
-    /// schedule; new ones are visited at once).
+    /// schedule; new ones are visited at once); a site of other holders is joined (its
+    /// definition becomes the union of what each asked for).
     Add(WatchAddArgs),
     /// List the watched sites with the schedule of each entry point.
     List {
-        /// Only this holder's.
+        /// Only the sites that concern this holder.
         #[arg(long)]
         owner: Option<String>,
         /// Print JSON (one object per line) instead of a table.
         #[arg(long)]
         json: bool,
     },
-    /// Stop watching a site (the pages it stored stay).
+    /// Stop watching a site (the pages it stored stay): for every holder, or with
+    /// `--owner` for that holder only (the site stays for the others).
     Remove {
         /// The site's id (see `zhiwen watch list`).
         id: String,
+        /// Only this holder leaves the site.
+        #[arg(long)]
+        owner: Option<String>,
     },
 }
 
@@ -72,11 +77,11 @@ pub async fn run(data: &DataArgs, cmd: &WatchCommand) -> Result<()> {
             };
             let (site, outcome) = stores.cases.put_watched_site(&new, "cli", Timestamp::now()).await?;
             outln!(
-                "{} {} ({} entry points, owner {})",
+                "{} {} ({} entry points, holders {})",
                 format!("{outcome:?}").to_lowercase(),
                 site.id,
                 site.entry_points.len(),
-                site.owner
+                site.all_holders().join(", ")
             )?;
         }
         WatchCommand::List { owner, json } => {
@@ -87,7 +92,8 @@ pub async fn run(data: &DataArgs, cmd: &WatchCommand) -> Result<()> {
                     continue;
                 }
                 let delay = s.min_delay_secs.map_or_else(|| "default".into(), |d| format!("{d} s"));
-                outln!("{}\towner {}\tpoliteness {delay}\tpatterns {}", s.id, s.owner, s.chapter_patterns.join(" "))?;
+                let holders = s.all_holders().join(",");
+                outln!("{}\tholders {holders}\tpoliteness {delay}\tpatterns {}", s.id, s.chapter_patterns.join(" "))?;
                 for e in &s.entry_points {
                     outln!(
                         "  {}\tlast {}\tnext {}\tevery {} s\tvisits {} (304: {}, new: {})\t{}",
@@ -106,11 +112,18 @@ pub async fn run(data: &DataArgs, cmd: &WatchCommand) -> Result<()> {
                 outln!("no watched sites")?;
             }
         }
-        WatchCommand::Remove { id } => {
+        WatchCommand::Remove { id, owner: None } => {
             if !stores.cases.delete_watched_site(id).await? {
                 bail!("no watched site {id:?}");
             }
             outln!("removed {id}")?;
+        }
+        WatchCommand::Remove { id, owner: Some(owner) } => {
+            match stores.cases.leave_watched_site(id, owner, "cli", Timestamp::now()).await? {
+                Left::Left => outln!("{owner} left {id}; it stays watched for the other holders")?,
+                Left::Deleted => outln!("removed {id} ({owner} was its last holder)")?,
+                Left::NotWatched => bail!("no watched site {id:?} of {owner}"),
+            }
         }
     }
     Ok(())

@@ -44,9 +44,18 @@ pub async fn watched_sites_life_cycle(s: &Stores) {
     assert_eq!((rss.visits_with_copies, rss.recent_pages.as_slice()), (1, &[11, 12][..]));
     assert_eq!((updated.entry_points[1].visits, updated.entry_points.len()), (0, 2));
     assert_eq!(s.cases.get_watched_site("pirate.example").await.unwrap(), Some(updated.clone()));
-    // Another holder cannot take the site over.
+    // Another holder joins the site: its entry point is added, the others keep their state.
     let theirs = site("b", &["http://pirate.example/"]);
-    assert!(matches!(s.cases.put_watched_site(&theirs, "b", Timestamp(4)).await, Err(StoreError::Conflict { .. })));
+    let (joined, outcome) = s.cases.put_watched_site(&theirs, "b", Timestamp(4)).await.unwrap();
+    assert_eq!((outcome, joined.owner.as_str()), (Outcome::Updated, "o"));
+    assert_eq!(joined.all_holders(), ["o", "b"]);
+    assert_eq!(joined.entry_points.len(), 3);
+    assert_eq!(joined.entry_points[0].etag.as_deref(), Some("\"v1\""));
+    let (same, outcome) = s.cases.put_watched_site(&theirs, "b", Timestamp(5)).await.unwrap();
+    assert_eq!((outcome, same.version), (Outcome::Unchanged, joined.version), "joining again changes nothing");
+    // An id names one host.
+    let elsewhere = NewWatchedSite { id: Some("pirate.example".into()), ..site("b", &["http://other.example/"]) };
+    assert!(matches!(s.cases.put_watched_site(&elsewhere, "b", Timestamp(4)).await, Err(StoreError::Conflict { .. })));
     // Bad input writes nothing.
     let bad = NewWatchedSite { chapter_patterns: vec!["([".into()], ..site("b", &["http://other.example/"]) };
     assert!(matches!(s.cases.put_watched_site(&bad, "b", Timestamp(4)).await, Err(StoreError::InvalidInput { .. })));
@@ -56,8 +65,21 @@ pub async fn watched_sites_life_cycle(s: &Stores) {
     assert_eq!((n.id.as_str(), n.host.as_str()), ("feeds", "127.0.0.1:8080"));
     let all: Vec<String> = s.cases.list_watched_sites(None).await.unwrap().into_iter().map(|w| w.id).collect();
     assert_eq!(all, ["pirate.example", "feeds"]);
-    let of_b: Vec<String> = s.cases.list_watched_sites(Some("b")).await.unwrap().into_iter().map(|w| w.id).collect();
-    assert_eq!(of_b, ["feeds"]);
+    let of = |h: &'static str| {
+        let cases = s.cases.clone();
+        async move { cases.list_watched_sites(Some(h)).await.unwrap().into_iter().map(|w| w.id).collect::<Vec<_>>() }
+    };
+    assert_eq!(of("b").await, ["pirate.example", "feeds"]);
+    assert_eq!(of("o").await, ["pirate.example"]);
+    // Holders leave one by one; the last one's leaving deletes the site.
+    assert_eq!(s.cases.leave_watched_site("pirate.example", "c", "c", Timestamp(6)).await.unwrap(), Left::NotWatched);
+    assert_eq!(s.cases.leave_watched_site("pirate.example", "o", "o", Timestamp(6)).await.unwrap(), Left::Left);
+    let rest = s.cases.get_watched_site("pirate.example").await.unwrap().unwrap();
+    assert_eq!((rest.owner.as_str(), rest.all_holders()), ("b", vec!["b".to_string()]));
+    assert_eq!(rest.entry_points.len(), 3, "the definition stays");
+    assert!(of("o").await.is_empty());
+    assert_eq!(s.cases.leave_watched_site("feeds", "b", "b", Timestamp(7)).await.unwrap(), Left::Deleted);
+    assert_eq!(of("b").await, ["pirate.example"]);
     assert!(s.cases.delete_watched_site("pirate.example").await.unwrap());
     assert!(!s.cases.delete_watched_site("pirate.example").await.unwrap());
     assert_eq!(s.cases.get_watched_site("pirate.example").await.unwrap(), None);
