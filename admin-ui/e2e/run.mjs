@@ -691,6 +691,41 @@ async function main() {
       await hctx.close();
     });
 
+    await step('watched sites: a holder watches a site from the dashboard, the server visits it at once, the holder stops watching it; the overview lists its newest matches live', async () => {
+      const wctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
+      const wp = await wctx.newPage();
+      await signIn(wp, base, keys.demo);
+      const liveRows = await waitRowsSettled(wp, 'live-table');
+      const newest = (await api(base, keys.demo, '/api/v1/matches?sort=-id&limit=1')).body.items[0];
+      assert.match((await liveRows.first().innerText()), new RegExp(newest.work_title.slice(0, 4)), 'the newest match first');
+      await wp.getByTestId('nav').getByText('监测站点').click();
+      await wp.getByText('还没有监测站点').waitFor();
+      await wp.getByTestId('watched-add-entries').fill(`${live.base}sitemap.xml`);
+      // a pattern no link of the site matches: the visit stores nothing, the later steps see no new task
+      await wp.getByTestId('watched-add-patterns').fill('/never-a-chapter-[0-9]+\\.html$');
+      await wp.getByTestId('watched-add-submit').click();
+      const host = new URL(live.base).host;
+      await wp.getByText(`已开始监测 ${host}`).waitFor();
+      const listed = (await api(base, keys.demo, '/api/v1/watched-sites')).body.items;
+      assert.deepEqual(listed.map((s) => [s.host, s.owner]), [[host, 'demo']]);
+      // a new entry point is due at once: the server's watch loop visits it
+      let visited = null;
+      for (let i = 0; i < 120 && !visited; i++) {
+        const s = (await api(base, keys.demo, `/api/v1/watched-sites/${encodeURIComponent(listed[0].id)}`)).body;
+        if (s.entry_points[0].visits >= 1) visited = s;
+        else await sleep(500);
+      }
+      assert.ok(visited, 'the site was visited within 60 s');
+      await wp.reload();
+      await wp.getByTestId('watched-visits').filter({ hasText: /^[1-9][0-9]* 次/ }).waitFor();
+      await shot(wp, 'watched-sites');
+      await wp.getByTestId('watched-remove').click();
+      await wp.getByTestId('watched-remove-ok').click();
+      await wp.getByText(`已停止监测 ${host}`).waitFor();
+      assert.equal((await api(base, keys.demo, '/api/v1/watched-sites')).body.items.length, 0);
+      await wctx.close();
+    });
+
     await step('an analyst watches tasks but gets no start or upload buttons', async () => {
       const actx = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'zh-CN' });
       const ap = await actx.newPage();

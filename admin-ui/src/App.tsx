@@ -13,6 +13,7 @@ import { Tasks } from './pages/Tasks';
 import { Holders } from './pages/Holders';
 import { Notices } from './pages/Notices';
 import { Removals } from './pages/Removals';
+import { WatchedSites } from './pages/WatchedSites';
 
 export function App() {
   const { session, restore } = useAuth();
@@ -45,6 +46,7 @@ export function App() {
         <Route path="/holders/:owner" element={<Holders />} />
         <Route path="/notices" element={<Notices />} />
         <Route path="/removals" element={<Removals />} />
+        <Route path="/watched" element={<WatchedSites />} />
         <Route path="/tasks" element={<Tasks />} />
         <Route path="*" element={<Navigate to="/" replace />} />
       </Route>

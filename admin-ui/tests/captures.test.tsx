@@ -1,10 +1,10 @@
-import { useEffect, type ReactNode } from 'react';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { App as AntApp } from 'antd';
+import { SignedIn } from './support';
 import { I18nProvider } from '../src/i18n/I18nProvider';
 import { dictionaries } from '../src/i18n/dict';
-import { AuthProvider, useAuth } from '../src/auth';
+import { AuthProvider } from '../src/auth';
 import { EvidenceCaptures, newestFirst } from '../src/pages/EvidenceCaptures';
 import { ApiClient } from '../src/api/client';
 import { fileSize, shortHash } from '../src/lib/format';
@@ -73,14 +73,6 @@ function fakeServer(opts: { captures: (CaptureList | Response)[]; verification?:
   }) as typeof fetch;
   vi.stubGlobal('fetch', fn);
   return { calls, listCalls: () => listCalls };
-}
-
-function SignedIn({ children }: { children: ReactNode }) {
-  const { session, signIn } = useAuth();
-  useEffect(() => {
-    void signIn('zw_testkey');
-  }, [signIn]);
-  return session ? <>{children}</> : null;
 }
 
 function renderCaptures(lang: 'zh' | 'en' = 'zh') {

@@ -1,4 +1,6 @@
 import type {
+  NewWatchedSiteBody,
+  WatchedSite,
   BulkReviewResult,
   CaptureList,
   ContactSuggestion,
@@ -369,6 +371,19 @@ export class ApiClient {
 
   removalStats(owner?: string): Promise<RemovalStats> {
     return this.json(`/api/v1/removals/stats${query({ owner })}`);
+  }
+
+  watchedSites(owner?: string): Promise<{ items: WatchedSite[] }> {
+    return this.json(`/api/v1/watched-sites${query({ owner })}`);
+  }
+
+  /** Add a site, or update the one with the same host (idempotent). */
+  addWatchedSite(body: NewWatchedSiteBody): Promise<{ outcome: 'inserted' | 'updated' | 'unchanged'; site: WatchedSite }> {
+    return this.send('POST', '/api/v1/watched-sites', body);
+  }
+
+  deleteWatchedSite(id: string): Promise<{ deleted: string }> {
+    return this.json(`/api/v1/watched-sites/${encodeURIComponent(id)}`, { method: 'DELETE' });
   }
 }
 

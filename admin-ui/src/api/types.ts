@@ -468,3 +468,42 @@ export interface RemovalStats {
   by_site: RemovalFigures[];
   by_holder: RemovalFigures[];
 }
+
+/** The schedule state of one entry point of a watched site. */
+export interface WatchedEntryPoint {
+  url: string;
+  last_visit: Millis | null;
+  next_visit: Millis;
+  /** Current interval between two visits, in seconds (0: not visited yet). */
+  interval_secs: number;
+  visits: number;
+  not_modified: number;
+  visits_with_new: number;
+  visits_with_copies: number;
+  last_outcome: string | null;
+}
+
+/** A site re-visited on a schedule for a holder (`/api/v1/watched-sites`). */
+export interface WatchedSite {
+  id: string;
+  /** The holder who added it; a holder's key sees itself here. */
+  owner: string;
+  /** Every holder it concerns (a holder's key: itself only). */
+  holders: string[];
+  host: string;
+  entry_points: WatchedEntryPoint[];
+  chapter_patterns: string[];
+  min_delay_secs: number | null;
+  created_at: Millis;
+  updated_at: Millis;
+  updated_by: string;
+  version: number;
+}
+
+/** The body of `POST /api/v1/watched-sites`. */
+export interface NewWatchedSiteBody {
+  owner?: string;
+  entry_points: string[];
+  chapter_patterns?: string[];
+  min_delay_secs?: number;
+}

@@ -1,5 +1,5 @@
 import { Button, Layout, Menu, Space, Tag, Typography } from 'antd';
-import { DashboardOutlined, BookOutlined, AlertOutlined, SyncOutlined, LogoutOutlined, TranslationOutlined, IdcardOutlined, MailOutlined, FieldTimeOutlined } from '@ant-design/icons';
+import { DashboardOutlined, BookOutlined, AlertOutlined, SyncOutlined, LogoutOutlined, TranslationOutlined, IdcardOutlined, MailOutlined, FieldTimeOutlined, RadarChartOutlined } from '@ant-design/icons';
 import { Outlet, useLocation, useNavigate } from 'react-router-dom';
 import { useAuth } from '../auth';
 import type { Key } from '../i18n/dict';
@@ -18,6 +18,7 @@ export function AppLayout() {
     { key: '/matches', icon: <AlertOutlined />, label: t('nav.matches') },
     { key: '/notices', icon: <MailOutlined />, label: t('nav.notices') },
     { key: '/removals', icon: <FieldTimeOutlined />, label: t('nav.removals') },
+    { key: '/watched', icon: <RadarChartOutlined />, label: t('nav.watched') },
     { key: '/holders', icon: <IdcardOutlined />, label: t('nav.holders') },
     ...(can('tasks.read') ? [{ key: '/tasks', icon: <SyncOutlined />, label: t('nav.tasks') }] : []),
   ];

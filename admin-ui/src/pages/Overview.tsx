@@ -1,4 +1,5 @@
-import { Button, Card, Col, Row, Statistic, Table, Typography } from 'antd';
+import { Badge, Button, Card, Col, Row, Statistic, Table, Tag, Typography } from 'antd';
+import { useCallback, useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
 import type { EChartsOption } from 'echarts';
 import { useApiClient, useAuth } from '../auth';
@@ -6,8 +7,10 @@ import { useI18n } from '../i18n/I18nProvider';
 import { useLoad } from '../lib/useLoad';
 import { EmptyState, Loadable } from '../components/States';
 import { Chart } from '../components/Chart';
-import { count, fillDays } from '../lib/format';
-import { MATCH_KINDS, type Stats } from '../api/types';
+import { count, dateTime, fillDays } from '../lib/format';
+import { LIVE_EMPTY, liveUpdate, usePolling, type LiveState } from '../lib/live';
+import { KindTag, ScoreBar } from '../components/Tags';
+import { MATCH_KINDS, type MatchItem, type Stats } from '../api/types';
 import type { Key } from '../i18n/dict';
 
 export function Overview() {
@@ -18,7 +21,82 @@ export function Overview() {
     <div data-testid="page-overview">
       <Typography.Title level={3}>{t('overview.title')}</Typography.Title>
       <Loadable state={state}>{(s) => <OverviewBody stats={s} />}</Loadable>
+      <LiveMatches />
     </div>
+  );
+}
+
+/** How often the live panel asks for new matches. */
+export const LIVE_POLL_MS = 10_000;
+/** Matches the live panel shows. */
+const LIVE_LIMIT = 20;
+
+/**
+ * The newest matches, asked for again every {@link LIVE_POLL_MS} while the tab is visible:
+ * those found since the page opened (by any process: the list is the store's) are marked.
+ */
+export function LiveMatches({ pollMs = LIVE_POLL_MS }: { pollMs?: number }) {
+  const { t } = useI18n();
+  const api = useApiClient();
+  const [live, setLive] = useState<LiveState>(LIVE_EMPTY);
+  const [failed, setFailed] = useState(false);
+  const poll = useCallback(() => {
+    api.matches({ sort: '-id' }, null, LIVE_LIMIT).then(
+      (page) => {
+        setFailed(false);
+        setLive((s) => liveUpdate(s, page.items, LIVE_LIMIT));
+      },
+      // A failed poll keeps what is shown; the next one tries again.
+      () => setFailed(true),
+    );
+  }, [api]);
+  useEffect(() => poll(), [poll]);
+  usePolling(poll, pollMs);
+  const fresh = new Set(live.fresh);
+  const freshCount = `${count(live.fresh.length)}${live.more ? '+' : ''}`;
+  return (
+    <Card
+      style={{ marginTop: 16 }}
+      data-testid="live-matches"
+      title={
+        <span>
+          <Badge status={failed ? 'error' : 'processing'} /> {t('live.title')}
+        </span>
+      }
+      extra={
+        <Typography.Text type="secondary" data-testid="live-fresh">
+          {failed ? t('live.failed') : t('live.fresh', { n: freshCount, s: Math.round(pollMs / 1000) })}
+        </Typography.Text>
+      }
+    >
+      <Table<MatchItem>
+        size="small"
+        rowKey="id"
+        pagination={false}
+        loading={live.baseline === null && !failed}
+        data-testid="live-table"
+        dataSource={live.items}
+        locale={{ emptyText: t('overview.noMatches') }}
+        rowClassName={(m) => (fresh.has(m.id) ? 'live-fresh' : '')}
+        columns={[
+          {
+            title: t('matches.firstSeen'),
+            dataIndex: 'first_seen',
+            key: 'first_seen',
+            width: 170,
+            render: (v: number, m) => (
+              <span>
+                {dateTime(v)} {fresh.has(m.id) && <Tag color="red" data-testid="live-new">{t('live.new')}</Tag>}
+              </span>
+            ),
+          },
+          { title: t('matches.work'), dataIndex: 'work_title', key: 'work', ellipsis: true, render: (v: string, m) => <Link to={`/matches/${m.id}`}>{v}</Link> },
+          { title: t('matches.site'), dataIndex: 'site', key: 'site', width: 160, ellipsis: true },
+          { title: t('matches.kind'), dataIndex: 'kind', key: 'kind', width: 110, render: (k: string) => <KindTag kind={k} /> },
+          { title: t('matches.score'), dataIndex: 'score', key: 'score', width: 140, render: (v: number) => <ScoreBar score={v} /> },
+        ]}
+      />
+    </Card>
   );
 }
 
