@@ -20,7 +20,8 @@
 # `mongo-redis` is the shape of deploy/: SecantusDB (a MongoDB-wire server, the test
 # server of .test-servers/; $ZHIWEN_SECANTUSD names another) and redis-server
 # ($ZHIWEN_REDIS_SERVER), `zhiwen serve --no-scheduler --crawls-only` with [watch] off,
-# one `zhiwen crawl --watch` and two `zhiwen worker`s. Evidence captures are off in both
+# one `zhiwen crawl --watch` and two `zhiwen worker`s, each restarted when it ends (as
+# the deployment's `restart: unless-stopped`; restarts are reported). Evidence captures are off in both
 # (`--no-capture`): they are not on the alert's path, and their cost is measured by
 # scripts/bench-captures.sh.
 #
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
         --mode) MODE="$2"; shift 2 ;;
         --drain-secs) DRAIN="$2"; shift 2 ;;
         --watch) WATCH_KEYS+=("$2"); shift 2 ;;
-        -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -93,21 +94,42 @@ wait_for() { # wait_for SECONDS COMMAND...: until COMMAND succeeds
     return 1
 }
 
-# CPU seconds (user + system) of the given processes, as JSON {pid: seconds}.
+# CPU seconds (user + system) of the given processes and their descendants (those
+# running, and those ended and waited for), as JSON {pid: seconds}.
 cpu_json() {
     python3 - "$@" <<'PY'
 import json, os, sys
 tck = os.sysconf("SC_CLK_TCK")
-out = {}
-for pid in sys.argv[1:]:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        out[pid] = (int(fields[11]) + int(fields[12])) / tck
-    except OSError:
-        out[pid] = None
-print(json.dumps(out))
+stats = {}
+for d in os.listdir("/proc"):
+    if d.isdigit():
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            stats[int(d)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+        except OSError:
+            pass
+def total(pid):
+    return stats[pid][1] + sum(total(c) for c, (ppid, _) in stats.items() if ppid == pid)
+print(json.dumps({p: (total(int(p)) / tck if int(p) in stats else None) for p in sys.argv[1:]}))
 PY
+}
+
+# Run a command again whenever it ends, as the deployment's `restart: unless-stopped`
+# does (SIGTERM stops it for good); each restart is logged to $1.
+supervise() {
+    local restarts="$1"
+    shift
+    local child=""
+    trap 'kill -TERM "$child" 2>/dev/null; wait "$child" 2>/dev/null; exit 0' TERM
+    while :; do
+        "$@" &
+        child=$!
+        local s=0
+        wait "$child" || s=$?
+        echo "$(date -u +%FT%TZ) $* exited with status $s; restarted" >>"$restarts"
+        sleep 1
+    done
 }
 
 stop_pids() { # SIGTERM, then wait (at most 60 s each)
@@ -198,15 +220,15 @@ run_mode() {
         PIDS+=($!)
         procs+=($!)
     else
-        "$ZHIWEN" serve --listen "127.0.0.1:$api" --no-scheduler --crawls-only --crawl-allow-loopback --no-capture \
-            >"$D/serve.log" 2>&1 &
+        supervise "$D/restarts.log" "$ZHIWEN" serve --listen "127.0.0.1:$api" --no-scheduler --crawls-only \
+            --crawl-allow-loopback --no-capture >"$D/serve.log" 2>&1 &
         PIDS+=($!)
         procs+=($!)
-        "$ZHIWEN" crawl --watch --allow-loopback >"$D/watcher.log" 2>&1 &
+        supervise "$D/restarts.log" "$ZHIWEN" crawl --watch --allow-loopback >"$D/watcher.log" 2>&1 &
         PIDS+=($!)
         procs+=($!)
         for w in 1 2; do
-            "$ZHIWEN" worker >"$D/worker-$w.log" 2>&1 &
+            supervise "$D/restarts.log" "$ZHIWEN" worker >"$D/worker-$w.log" 2>&1 &
             PIDS+=($!)
             procs+=($!)
         done
@@ -244,6 +266,10 @@ PY
     "$ZHIWEN" report export --format json --out "$D/net/matches-after.jsonl" >>"$D/report.log" 2>&1
     cleanup
     cat "$D/match.log" >&2
+    if [ -s "$D/restarts.log" ]; then
+        log "$mode: processes restarted during the run (as the deployment's restart policy would):"
+        cat "$D/restarts.log" >&2
+    fi
     local status=0
     python3 scripts/bench_latency.py report --dir "$D/net" --mode "$mode" --json "$D/result.json" || status=$?
     return "$status"
