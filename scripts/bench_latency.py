@@ -507,7 +507,9 @@ def cmd_report(args):
         works[line["id"]] = line
     first_alert = {}
     for a in alerts:
-        first_alert.setdefault(a["url"], a)
+        # Only the alerts of the run: the daily task afterwards sends its own new matches.
+        if a["t"] <= req["drained"]:
+            first_alert.setdefault(a["url"], a)
     stored = {}
     for m in before:
         stored.setdefault(m["url"], []).append(m)
