@@ -108,7 +108,13 @@ impl Worker {
     /// Connect to Redis.
     pub async fn connect(matcher: Matcher, settings: StreamSettings) -> Result<Worker> {
         let client = redis::Client::open(settings.url.as_str()).map_err(stream_err("connect"))?;
-        let redis = ConnectionManager::new(client).await.map_err(stream_err("connect"))?;
+        // XREADGROUP blocks up to `block_ms`: the response timeout must outlast it. The
+        // client's default (500 ms) failed every read that waited its whole block, and
+        // with it the worker process (issue #29's benchmark: a worker exited every few
+        // seconds while a task's stream had no entry for it).
+        let timeout = Duration::from_millis(settings.workers.block_ms) + Duration::from_secs(5);
+        let config = redis::aio::ConnectionManagerConfig::new().set_response_timeout(Some(timeout));
+        let redis = ConnectionManager::new_with_config(client, config).await.map_err(stream_err("connect"))?;
         let announce = Announce::new(&matcher, &TaskHooks::default())?;
         Ok(Worker {
             matcher,
