@@ -40,13 +40,13 @@
 //!
 //! [watch]                       # watched sites (`zhiwen watch`, docs/operations.md)
 //! enabled = true                # visit them from `zhiwen serve`'s task loop
-//! min_interval_secs = 60        # shortest interval between two visits of an entry point
+//! min_interval_secs = 15        # shortest interval between two visits of an entry point
 //! max_interval_secs = 21600     # longest (6 h): the interval doubles up to it when
 //!                               # nothing is new, halves down to the shortest when it is
 //! politeness_secs = 1           # seconds between two requests to a host, for a site
 //!                               # that sets none (robots.txt Crawl-delay may raise it)
 //! max_new_per_visit = 200       # new chapter links fetched per visit (the rest next time)
-//! concurrency = 4               # sites visited at once (one request at a time per host)
+//! concurrency = 32              # sites visited at once (one request at a time per host)
 //!
 //! [mail]                        # the SMTP relay takedown notices are sent through
 //! url = "smtp://127.0.0.1:25"   # smtp://user:pass@host:587?tls=required, smtps://host:465;

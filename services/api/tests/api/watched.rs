@@ -97,7 +97,9 @@ pub(crate) async fn add_list_remove_and_match(env: &Env) {
     site.set("/book/2.html", 200, chapter("第二章", &copied.chars().take(3000).collect::<String>()));
     site.set_typed("/rss.xml", 200, "application/rss+xml", rss(&site, &["/book/1.html"]));
     let policy = AddressPolicy { allow_loopback: true, allow_private: false };
-    let watcher = zhiwen_api::worker::server_watcher(&env.state, policy, &WatchConfig::default()).unwrap();
+    // The schedule below is asserted in these units, whatever the default.
+    let config = WatchConfig { min_interval: std::time::Duration::from_secs(60), ..WatchConfig::default() };
+    let watcher = zhiwen_api::worker::server_watcher(&env.state, policy, &config).unwrap();
     let t0 = Timestamp::now();
     let first = zhiwen_api::worker::run_watch_pass(&env.state, &watcher, t0).await.unwrap();
     assert_eq!((first.visits, first.stored.len()), (1, 1), "{first}");

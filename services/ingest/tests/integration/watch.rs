@@ -20,6 +20,8 @@ fn config(policy: AddressPolicy) -> WatchConfig {
             max_retries: 0,
             ..CrawlConfig::default()
         },
+        // The schedule below is asserted in these units, whatever the default.
+        min_interval: Duration::from_secs(60),
         ..WatchConfig::default()
     }
 }
