@@ -78,6 +78,17 @@ pub enum IngestError {
     /// The configuration is unusable.
     #[error("ingest configuration: {0}")]
     Config(String),
+    /// A host lease could not be taken, renewed or given back (Redis unreachable or
+    /// failing): the site is skipped this pass.
+    #[error("host lease {op} {host}: {source}")]
+    Lease {
+        /// `acquire`, `renew`, `release` or `connect`.
+        op: &'static str,
+        /// The host (or the server, for `connect`).
+        host: String,
+        /// Redis' error.
+        source: redis::RedisError,
+    },
 }
 
 impl IngestError {
@@ -85,6 +96,8 @@ impl IngestError {
     pub fn is_retryable(&self) -> bool {
         match self {
             IngestError::Fetch { retryable, .. } => *retryable,
+            // Redis unreachable: the next pass asks again.
+            IngestError::Lease { .. } => true,
             IngestError::Store(e) => e.is_retryable(),
             IngestError::Io { source, .. } => matches!(
                 source.kind(),
@@ -107,7 +120,7 @@ impl IngestError {
                 source.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidData
             ),
-            IngestError::Fetch { .. } | IngestError::Frontier { .. } => false,
+            IngestError::Fetch { .. } | IngestError::Frontier { .. } | IngestError::Lease { .. } => false,
         }
     }
 

@@ -37,6 +37,7 @@ pub mod url;
 mod warc;
 pub mod works;
 
+pub use crawler::lease::{HostLeases, Lease, LocalLeases, RedisLeases};
 pub use crawler::watch::{WatchConfig, WatchSummary, Watcher};
 pub use crawler::{read_seeds, AddressPolicy, CrawlConfig, CrawlSummary, Crawler};
 pub use error::{IngestError, Result};

@@ -17,5 +17,7 @@ mod pages;
 mod render;
 #[path = "integration/watch.rs"]
 mod watch;
+#[path = "integration/watch_shared.rs"]
+mod watch_shared;
 #[path = "integration/works.rs"]
 mod works;

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -41,6 +41,15 @@ pub struct Site {
     hits: Hits,
     versions: std::sync::atomic::AtomicU64,
     down: Arc<AtomicBool>,
+    load: Arc<Load>,
+}
+
+/// Requests being answered, the most at once, and how long each answer waits.
+#[derive(Default)]
+struct Load {
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
+    latency_ms: AtomicU64,
 }
 
 impl Site {
@@ -54,6 +63,8 @@ impl Site {
         let counted = hits.clone();
         let down = Arc::new(AtomicBool::new(false));
         let stop = down.clone();
+        let load = Arc::new(Load::default());
+        let measured = load.clone();
         // Accepts without blocking, so that `shut_down` can close the port.
         listener.set_nonblocking(true).expect("a non-blocking listener");
         std::thread::spawn(move || {
@@ -71,6 +82,7 @@ impl Site {
                 }
                 let served = served.clone();
                 let counted = counted.clone();
+                let measured = measured.clone();
                 std::thread::spawn(move || {
                     let Ok(read_half) = stream.try_clone() else { return };
                     let mut reader = std::io::BufReader::new(read_half);
@@ -94,6 +106,15 @@ impl Site {
                             }
                         }
                     }
+                    // In flight from the request read until its answer starts (before the
+                    // client can see it, so a next request never overlaps this one falsely).
+                    let now = measured.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                    measured.max_in_flight.fetch_max(now, Ordering::SeqCst);
+                    let latency = measured.latency_ms.load(Ordering::SeqCst);
+                    if latency > 0 {
+                        std::thread::sleep(Duration::from_millis(latency));
+                    }
+                    measured.in_flight.fetch_sub(1, Ordering::SeqCst);
                     let found = served.lock().map(|p| p.get(&path).cloned()).unwrap_or(None);
                     let mut stream = stream;
                     let Some(page) = found else {
@@ -136,7 +157,7 @@ impl Site {
                 });
             }
         });
-        Site { port, pages, hits, versions: std::sync::atomic::AtomicU64::new(0), down }
+        Site { port, pages, hits, versions: std::sync::atomic::AtomicU64::new(0), down, load }
     }
 
     /// Close the port for good: from now on nothing listens (a connection is refused), as
@@ -185,6 +206,16 @@ impl Site {
     /// Requests for `path` answered `304 Not Modified` so far.
     pub fn not_modified(&self, path: &str) -> u64 {
         self.hits.lock().map(|h| h.get(path).map_or(0, |c| c.1)).unwrap_or(0)
+    }
+
+    /// Wait `latency` before each answer from now on (so that requests made at once overlap).
+    pub fn set_latency(&self, latency: Duration) {
+        self.load.latency_ms.store(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX), Ordering::SeqCst);
+    }
+
+    /// The most requests answered at once so far.
+    pub fn max_in_flight(&self) -> u64 {
+        self.load.max_in_flight.load(Ordering::SeqCst)
     }
 
     /// Take `path` down (404 from now on).

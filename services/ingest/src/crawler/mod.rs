@@ -7,6 +7,7 @@
 
 pub mod fetch;
 pub mod frontier;
+pub mod lease;
 pub mod policy;
 pub mod robots;
 pub mod watch;

@@ -14,20 +14,31 @@
 //! to a floor: the minimum interval, and never below the site's politeness budget), a
 //! visit that found nothing doubles it (up to the maximum). The store keeps it, so a
 //! restart continues where the schedule was.
+//!
+//! Several processes may watch the same sites: a host's sites are visited only while the
+//! process holds the host's lease ([`HostLeases`]: in Redis when processes share one,
+//! in memory otherwise), renewed while the visit runs. The politeness budget (when this
+//! process last asked a host) is per process; across processes the lease keeps two of
+//! them from asking one host at once, and the stored schedule, read again once the lease
+//! is held, keeps the next holder from visiting again an entry point the last one has
+//! just visited. (Only an entry point of the same host that falls due in the moment
+//! between can be asked sooner than the budget after the other process's last request.)
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
 use quick_xml::encoding::Decoder;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use url::Url;
 use zhiwen_core::canon;
 use zhiwen_store::{Stores, Timestamp, Visit, WatchedSite};
 
 use super::fetch::{fetch_conditional, Conditional, FetchRules, Validators};
 use super::frontier::Entry;
+use super::lease::{HostLeases, Lease, LocalLeases};
 use super::robots::parse_sitemap;
 use super::{http_client, page_links, process, CrawlConfig, Done, Shared};
 use crate::error::{IngestError, Result};
@@ -52,6 +63,9 @@ pub struct WatchConfig {
     pub concurrency: usize,
     /// How long a host's robots.txt is trusted before it is read again.
     pub robots_ttl: Duration,
+    /// Time to live of a host lease: how long a process that dies holding a host keeps
+    /// the other processes from it. A visit renews its lease every third of it.
+    pub lease_ttl: Duration,
 }
 
 impl Default for WatchConfig {
@@ -71,6 +85,7 @@ impl Default for WatchConfig {
             // pages per second the watcher keeps up with (~32 at a 1 s budget).
             concurrency: 32,
             robots_ttl: Duration::from_secs(3600),
+            lease_ttl: Duration::from_secs(60),
         }
     }
 }
@@ -89,21 +104,25 @@ pub struct WatchSummary {
     pub stored: Vec<i64>,
     /// URLs robots.txt forbids (not fetched).
     pub disallowed: Vec<String>,
-    /// URLs that failed, with the reason.
+    /// URLs that failed, with the reason (a host whose lease could not be asked for:
+    /// the host, and Redis' error).
     pub failed: Vec<(String, String)>,
+    /// Due sites left to the process that holds their host's lease.
+    pub held_elsewhere: u64,
 }
 
 impl std::fmt::Display for WatchSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "visited {} entry points ({} not modified), new links {}, stored {}, disallowed {}, failed {}",
+            "visited {} entry points ({} not modified), new links {}, stored {}, disallowed {}, failed {}, held elsewhere {}",
             self.visits,
             self.not_modified,
             self.new_links,
             self.stored.len(),
             self.disallowed.len(),
-            self.failed.len()
+            self.failed.len(),
+            self.held_elsewhere
         )
     }
 }
@@ -117,6 +136,7 @@ pub struct Watcher {
     client: reqwest::Client,
     rules: FetchRules,
     hosts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Instant>>>>>,
+    leases: Arc<dyn HostLeases>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -137,6 +157,8 @@ struct VisitResult {
     disallowed: Vec<String>,
     failed: Vec<(String, String)>,
     delay: Duration,
+    /// The host's lease was lost before the visit ended: it stopped, nothing is recorded.
+    lost: bool,
 }
 
 impl Watcher {
@@ -147,6 +169,9 @@ impl Watcher {
         }
         if config.min_interval.is_zero() || config.max_interval < config.min_interval {
             return Err(IngestError::Config("watch intervals: 0 < minimum <= maximum".into()));
+        }
+        if config.lease_ttl < Duration::from_millis(30) {
+            return Err(IngestError::Config("watch host lease ttl: at least 30 ms".into()));
         }
         let mut crawl = config.crawl.clone();
         // Only the pages themselves: links are chosen by the pass, sitemaps are entry points.
@@ -163,7 +188,15 @@ impl Watcher {
             client,
             rules,
             hosts: Mutex::new(HashMap::new()),
+            leases: Arc::new(LocalLeases::new()),
         })
+    }
+
+    /// Take host leases from `leases` ([`RedisLeases`](super::lease::RedisLeases) where
+    /// several processes watch) instead of this process's memory.
+    pub fn with_leases(mut self, leases: Arc<dyn HostLeases>) -> Self {
+        self.leases = leases;
+        self
     }
 
     fn shared(config: &WatchConfig, stores: &Stores, client: &reqwest::Client, rules: &FetchRules) -> Arc<Shared> {
@@ -201,10 +234,15 @@ impl Watcher {
         let shared = self.current_shared();
         let due: Vec<WatchedSite> =
             sites.into_iter().filter(|s| s.entry_points.iter().any(|e| e.next_visit <= now)).collect();
-        let results: Vec<Result<WatchSummary>> = futures::stream::iter(due)
-            .map(|site| {
+        // One unit of work per host: its sites are visited one after the other under one lease.
+        let mut hosts: BTreeMap<String, Vec<WatchedSite>> = BTreeMap::new();
+        for site in due {
+            hosts.entry(site.host.clone()).or_default().push(site);
+        }
+        let results: Vec<Result<WatchSummary>> = futures::stream::iter(hosts)
+            .map(|(host, sites)| {
                 let shared = shared.clone();
-                async move { self.visit_site(&shared, &site, now).await }
+                async move { self.visit_host(&shared, &host, &sites, now).await }
             })
             .buffer_unordered(self.config.concurrency)
             .collect()
@@ -218,14 +256,101 @@ impl Watcher {
             summary.stored.extend(s.stored);
             summary.disallowed.extend(s.disallowed);
             summary.failed.extend(s.failed);
+            summary.held_elsewhere += s.held_elsewhere;
         }
         summary.stored.sort_unstable();
         summary.stored.dedup();
         Ok(summary)
     }
 
-    async fn visit_site(&self, shared: &Arc<Shared>, site: &WatchedSite, now: Timestamp) -> Result<WatchSummary> {
+    /// Visit the due `sites` of `host` while holding its lease: none when another process
+    /// holds it, or when the lease cannot be asked for (logged, the pass goes on).
+    async fn visit_host(
+        &self,
+        shared: &Arc<Shared>,
+        host: &str,
+        sites: &[WatchedSite],
+        now: Timestamp,
+    ) -> Result<WatchSummary> {
+        let ttl = self.config.lease_ttl;
+        let lease = match self.leases.acquire(host, ttl).await {
+            Ok(Some(lease)) => lease,
+            Ok(None) => {
+                tracing::debug!(host, "watched host held by another process");
+                return Ok(WatchSummary { held_elsewhere: sites.len() as u64, ..WatchSummary::default() });
+            }
+            Err(e) => {
+                tracing::error!(host, error = %e, "cannot take the lease of a watched host; its sites are skipped");
+                return Ok(WatchSummary { failed: vec![(host.to_owned(), e.to_string())], ..WatchSummary::default() });
+            }
+        };
+        let lost = CancellationToken::new();
+        let visits = async {
+            let mut summary = WatchSummary::default();
+            for site in sites {
+                if lost.is_cancelled() {
+                    break;
+                }
+                let s = self.visit_site(shared, site, now, &lost).await?;
+                summary.visits += s.visits;
+                summary.not_modified += s.not_modified;
+                summary.new_links += s.new_links;
+                summary.stored.extend(s.stored);
+                summary.disallowed.extend(s.disallowed);
+                summary.failed.extend(s.failed);
+            }
+            Ok(summary)
+        };
+        let result = {
+            tokio::pin!(visits);
+            tokio::select! {
+                r = &mut visits => r,
+                () = self.keep(&lease, &lost) => visits.await,
+            }
+        };
+        if !lost.is_cancelled() {
+            if let Err(e) = self.leases.release(&lease).await {
+                tracing::warn!(host, error = %e, "cannot give back a watched host's lease; it expires on its own");
+            }
+        }
+        result
+    }
+
+    /// Renew `lease` every third of its ttl; returns once it is lost (or cannot be
+    /// renewed: another process may take it when it expires), with `lost` cancelled.
+    async fn keep(&self, lease: &Lease, lost: &CancellationToken) {
+        let ttl = self.config.lease_ttl;
+        loop {
+            tokio::time::sleep(ttl / 3).await;
+            match self.leases.renew(lease, ttl).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!(host = %lease.host, "watched host's lease lost; the visit stops");
+                    break;
+                }
+                Err(e) => {
+                    tracing::error!(host = %lease.host, error = %e, "cannot renew a watched host's lease; the visit stops");
+                    break;
+                }
+            }
+        }
+        lost.cancel();
+    }
+
+    /// Visit the entry points of `site` due at `now`, as the store has them now: read
+    /// again under the lease, so that what another process visited meanwhile is not due.
+    async fn visit_site(
+        &self,
+        shared: &Arc<Shared>,
+        site: &WatchedSite,
+        now: Timestamp,
+        lost: &CancellationToken,
+    ) -> Result<WatchSummary> {
         let mut summary = WatchSummary::default();
+        let Some(site) = self.stores.cases.get_watched_site(&site.id).await? else {
+            return Ok(summary);
+        };
+        let site = &site;
         // Validated when stored; a pattern this build cannot compile skips the site alone.
         let patterns = match chapter_patterns(site) {
             Ok(p) => p,
@@ -240,8 +365,17 @@ impl Watcher {
                 etag: entry.etag.clone().filter(|v| !v.is_empty()),
                 last_modified: entry.last_modified.clone().filter(|v| !v.is_empty()),
             };
+            if lost.is_cancelled() {
+                break;
+            }
             let copies = self.copies_found(&entry.recent_pages).await;
-            let r = self.visit_entry(shared, site, &entry.url, &validators, &patterns).await;
+            let r = self.visit_entry(shared, site, &entry.url, &validators, &patterns, lost).await;
+            if r.lost {
+                // Its holder now visits the entry point again (what was stored stays).
+                summary.stored.extend(&r.stored);
+                tracing::warn!(site = %site.id, entry = %entry.url, "watched entry point's visit stopped: host lease lost");
+                break;
+            }
             summary.visits += 1;
             summary.not_modified += u64::from(r.not_modified);
             summary.new_links += r.new_links;
@@ -291,8 +425,9 @@ impl Watcher {
         false
     }
 
-    /// Wait for the politeness budget of `host`, then hold it for one request.
-    async fn polite(&self, host: &str, delay: Duration) {
+    /// Wait for the politeness budget of `host`, then hold it for one request: `false`
+    /// (no request) when the host's lease was lost meanwhile.
+    async fn polite(&self, host: &str, delay: Duration, lost: &CancellationToken) -> bool {
         let slot = {
             let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
             hosts.entry(host.to_owned()).or_default().clone()
@@ -301,7 +436,11 @@ impl Watcher {
         if let Some(at) = *last {
             tokio::time::sleep_until(at + delay).await;
         }
+        if lost.is_cancelled() {
+            return false;
+        }
         *last = Some(Instant::now());
+        true
     }
 
     async fn visit_entry(
@@ -311,6 +450,7 @@ impl Watcher {
         url: &str,
         validators: &Validators,
         patterns: &[regex::Regex],
+        lost: &CancellationToken,
     ) -> VisitResult {
         let mut r = VisitResult::default();
         let base_delay = site.min_delay_secs.map_or(self.config.crawl.per_host_delay, Duration::from_secs);
@@ -331,7 +471,10 @@ impl Watcher {
             return r;
         }
         let host = zurl::host_key(&url);
-        self.polite(&host, delay).await;
+        if !self.polite(&host, delay, lost).await {
+            r.lost = true;
+            return r;
+        }
         let rules = FetchRules { pages_only: false, ..shared.rules.clone() };
         let robots_hop = robots.clone();
         let allowed = move |u: Url| {
@@ -386,7 +529,10 @@ impl Watcher {
                 tracing::debug!(url = %link, why, "chapter link disallowed by robots.txt");
                 continue;
             }
-            self.polite(&host, delay).await;
+            if !self.polite(&host, delay, lost).await {
+                r.lost = true;
+                return r;
+            }
             let result = process(shared.clone(), Entry { id: 0, url: link.to_string(), depth: 0 }).await;
             match result.done {
                 Done::Stored { outcome, page_id, .. } => {
