@@ -1,16 +1,19 @@
 //! The task worker and the daily scheduler that `zhiwen serve` runs next to the API:
 //! matching tasks (the matcher's persisted, resumable tasks, telling the holders'
 //! alerts of their new matches), crawl tasks started from the API, the daily alert
-//! digest and the watch passes over the watched sites, one at a time, woken at once when
-//! the API enqueues one. A task cancelled through the API stops at its next page (a
+//! digest, one at a time, woken at once when the API enqueues one; and next to them the
+//! watch loop over the watched sites. A task cancelled through the API stops at its next page (a
 //! watcher polls its state).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
-use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler, WatchConfig, WatchSummary, Watcher};
+use zhiwen_ingest::{
+    AddressPolicy, Arrivals, CancellationToken, CrawlConfig, Crawler, HostLeases, WatchConfig, Watcher,
+};
 use zhiwen_matcher::task::{enqueue_arrival, run_next_task, worker_name, TaskControl, TaskProgress};
 use zhiwen_matcher::MatcherError;
 use zhiwen_store::{Progress, Task, TaskState};
@@ -47,42 +50,84 @@ pub struct WorkerOptions {
     /// Run watch passes over the watched sites (`None`: off). Its crawl settings'
     /// address policy, canonicalisation and page bound are replaced by the server's.
     pub watch: Option<WatchConfig>,
+    /// Host leases shared with the other processes that watch (Redis); `None`: this
+    /// process's memory (it watches alone).
+    pub leases: Option<Arc<dyn HostLeases>>,
 }
 
-/// How often the task loop looks for watched entry points that are due.
-const WATCH_POLL: Duration = Duration::from_secs(5);
-
 /// A watcher for the server: `config` with the server's address policy,
-/// canonicalisation and page bound.
-pub fn server_watcher(state: &AppState, address_policy: AddressPolicy, config: &WatchConfig) -> Option<Watcher> {
+/// canonicalisation and page bound, host leases from `leases` (Redis, where several
+/// processes watch; this process's memory otherwise), the matching of what each site's
+/// visit stores queued at once ([`QueueMatching`]). `None` when the settings are refused
+/// (logged).
+pub fn server_watcher(
+    state: &AppState,
+    address_policy: AddressPolicy,
+    config: &WatchConfig,
+    leases: Option<Arc<dyn HostLeases>>,
+) -> Option<Watcher> {
     let mut config = config.clone();
     config.crawl.address_policy = address_policy;
     config.crawl.canon = state.matcher.fingerprinter().params().canon.clone();
     config.crawl.max_page_bytes = state.config.import_limits.max_page_bytes;
-    Watcher::new(config, state.stores.clone())
+    let watcher = Watcher::new(config, state.stores.clone())
         .inspect_err(|e| tracing::error!(error = %e, "watch settings refused; watched sites are not visited"))
-        .ok()
+        .ok()?;
+    let watcher =
+        watcher.with_arrivals(Arc::new(QueueMatching::new(state.matcher.clone(), Some(state.worker_wake.clone()))));
+    Some(match leases {
+        Some(l) => watcher.with_leases(l),
+        None => watcher,
+    })
 }
 
-/// One watch pass at `now` over the entry points due, then the matching of the pages it
-/// stored queued ([`match_arrivals`]). `None` when the pass failed (logged; the next
-/// pass tries again).
-pub async fn run_watch_pass(state: &AppState, watcher: &Watcher, now: zhiwen_store::Timestamp) -> Option<WatchSummary> {
-    match watcher.pass(now).await {
-        Ok(summary) => {
-            if summary.visits > 0 {
-                tracing::info!(%summary, "watch pass");
+/// Queues the matching of the pages a watched site's visit stored, as soon as the visit
+/// ends ([`Arrivals`]), and wakes this process's task loop when it has one. A burst is
+/// one task: `enqueue_arrival` reuses a queued arrival task.
+pub struct QueueMatching {
+    matcher: zhiwen_matcher::Matcher,
+    wake: Option<Arc<tokio::sync::Notify>>,
+}
+
+impl QueueMatching {
+    /// Queue into `matcher`'s task store; `wake` the local task loop (`None`: the tasks are
+    /// run by other processes).
+    pub fn new(matcher: zhiwen_matcher::Matcher, wake: Option<Arc<tokio::sync::Notify>>) -> Self {
+        QueueMatching { matcher, wake }
+    }
+
+    /// Queue, and wake; the task's id, or `None` when it could not be queued (logged: the
+    /// data is stored either way, and the daily task is the safety net).
+    async fn queue(&self) -> Option<i64> {
+        match enqueue_arrival(&self.matcher).await {
+            Ok(task) => {
+                if let Some(wake) = &self.wake {
+                    wake.notify_one();
+                }
+                Some(task.id)
             }
-            if !summary.stored.is_empty() {
-                match_arrivals(state).await;
+            Err(e) => {
+                tracing::error!(error = %e, "cannot queue the matching of new data; the daily task will match it");
+                None
             }
-            Some(summary)
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "watch pass failed");
-            None
         }
     }
+}
+
+impl Arrivals for QueueMatching {
+    fn arrived<'a>(&'a self, pages: &'a [i64]) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(task_id) = self.queue().await {
+                tracing::info!(task_id, pages = pages.len(), "matching of watched pages queued");
+            }
+        })
+    }
+}
+
+/// The watch loop of the server ([`Watcher::run_until`]), next to the task loop rather
+/// than inside it, so that a long matching task never delays a visit.
+async fn watch_sites(watcher: Watcher, shutdown: CancellationToken) {
+    watcher.run_until(&shutdown, |summary| tracing::info!(%summary, "watch pass")).await;
 }
 
 #[derive(Default)]
@@ -119,8 +164,11 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
     let crawl_cancel = Arc::new(std::sync::Mutex::new(None::<CancellationToken>));
     let cancels = tokio::spawn(watch(state.clone(), current.clone(), cancel_flag.clone(), crawl_cancel.clone()));
     let scheduler = options.scheduler.then(|| tokio::spawn(schedule(state.clone(), shutdown.clone())));
-    let watcher = options.watch.as_ref().and_then(|c| server_watcher(&state, options.address_policy, c));
-    let mut next_watch = tokio::time::Instant::now();
+    let watching = options
+        .watch
+        .as_ref()
+        .and_then(|c| server_watcher(&state, options.address_policy, c, options.leases.clone()))
+        .map(|w| tokio::spawn(watch_sites(w, shutdown.clone())));
     let captures = state.evidence.clone().map(|service| {
         let webhook = zhiwen_matcher::webhook::Webhook::from_config(&state.matcher.config().webhook)
             .inspect_err(|e| tracing::error!(error = %e, "webhook misconfigured; tree heads are not sent"))
@@ -173,17 +221,6 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
             }
         };
         let crawled = run_crawl(&state, &worker, &options, &current, &crawl_cancel, &shutdown).await;
-        if let Some(w) = &watcher {
-            if tokio::time::Instant::now() >= next_watch {
-                tokio::select! {
-                    _ = run_watch_pass(&state, w, zhiwen_store::Timestamp::now()) => {}
-                    // In-flight fetches are abandoned; what was stored stays, and an entry
-                    // point whose visit was not recorded is visited again.
-                    _ = shutdown.cancelled() => break,
-                }
-                next_watch = tokio::time::Instant::now() + WATCH_POLL;
-            }
-        }
         if busy || crawled {
             continue;
         }
@@ -209,6 +246,11 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
         }
     }
     cancels.abort();
+    if let Some(w) = watching {
+        // It stops at `shutdown` by itself: in-flight fetches are abandoned, what was
+        // stored stays, an entry point whose visit was not recorded is visited again.
+        let _ = w.await;
+    }
     if let Some(s) = scheduler {
         s.abort();
     }
@@ -224,16 +266,7 @@ pub async fn run(state: Arc<AppState>, options: WorkerOptions, shutdown: Cancell
 /// task). The id of the task, or `None` when it could not be queued: the data is stored
 /// either way, and the daily task is the safety net.
 pub async fn match_arrivals(state: &AppState) -> Option<i64> {
-    match enqueue_arrival(&state.matcher).await {
-        Ok(task) => {
-            state.worker_wake.notify_one();
-            Some(task.id)
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "cannot queue the matching of new data; the daily task will match it");
-            None
-        }
-    }
+    QueueMatching::new(state.matcher.clone(), Some(state.worker_wake.clone())).queue().await
 }
 
 /// Claim and run one queued digest task (the daily alert e-mails of the holders in

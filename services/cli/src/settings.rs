@@ -39,7 +39,7 @@
 //! timeout_secs = 30             # longest wait for one page ("cannot tell" after)
 //!
 //! [watch]                       # watched sites (`zhiwen watch`, docs/operations.md)
-//! enabled = true                # visit them from `zhiwen serve`'s task loop
+//! enabled = true                # visit them from `zhiwen serve` too (beside its task loop)
 //! min_interval_secs = 15        # shortest interval between two visits of an entry point
 //! max_interval_secs = 21600     # longest (6 h): the interval doubles up to it when
 //!                               # nothing is new, halves down to the shortest when it is
@@ -529,6 +529,25 @@ impl Settings {
         zhiwen_takedown::Alerts::new(stores.clone(), self.mail.clone(), self.alerts.clone())
     }
 
+    /// The host leases of the watched sites: in the Redis of the index when the index is
+    /// there (every process that watches with the same Redis and prefix shares the
+    /// sites), `None` otherwise (the embedded default: one process watches, its leases
+    /// are in its memory).
+    pub async fn host_leases(&self) -> Result<Option<Arc<dyn zhiwen_ingest::HostLeases>>> {
+        if self.index_backend != IndexBackend::Redis {
+            return Ok(None);
+        }
+        let leases = zhiwen_ingest::RedisLeases::connect(
+            &self.redis.url,
+            &self.redis.prefix,
+            self.redis.cluster,
+            LEASE_COMMAND_TIMEOUT,
+        )
+        .await
+        .with_context(|| format!("cannot connect to Redis at {} for the watched hosts' leases", self.redis.url))?;
+        Ok(Some(Arc::new(leases)))
+    }
+
     /// Open the index, wrapped in the retrying decorator.
     pub async fn open_index(&self) -> Result<Arc<dyn CandidateIndex>> {
         let inner: Arc<dyn CandidateIndex> = match self.index_backend {
@@ -550,6 +569,9 @@ impl Settings {
         Ok(Arc::new(RetryingIndex::new(inner, RetryPolicy::default())))
     }
 }
+
+/// How long one lease command may take before the host is skipped for the pass.
+const LEASE_COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn read_file(path: &Path) -> Result<FileConfig> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read settings {}", path.display()))?;

@@ -38,7 +38,7 @@ mod warc;
 pub mod works;
 
 pub use crawler::lease::{HostLeases, Lease, LocalLeases, RedisLeases};
-pub use crawler::watch::{WatchConfig, WatchSummary, Watcher};
+pub use crawler::watch::{Arrivals, WatchConfig, WatchSummary, Watcher, WATCH_POLL};
 pub use crawler::{read_seeds, AddressPolicy, CrawlConfig, CrawlSummary, Crawler};
 pub use error::{IngestError, Result};
 pub use files::running_import_readers;

@@ -99,9 +99,9 @@ pub(crate) async fn add_list_remove_and_match(env: &Env) {
     let policy = AddressPolicy { allow_loopback: true, allow_private: false };
     // The schedule below is asserted in these units, whatever the default.
     let config = WatchConfig { min_interval: std::time::Duration::from_secs(60), ..WatchConfig::default() };
-    let watcher = zhiwen_api::worker::server_watcher(&env.state, policy, &config).unwrap();
+    let watcher = zhiwen_api::worker::server_watcher(&env.state, policy, &config, None).unwrap();
     let t0 = Timestamp::now();
-    let first = zhiwen_api::worker::run_watch_pass(&env.state, &watcher, t0).await.unwrap();
+    let first = watcher.pass(t0).await.unwrap();
     assert_eq!((first.visits, first.stored.len()), (1, 1), "{first}");
     while run_next_task(&env.state.matcher, "watch-test", &TaskControl::default(), &NoProgress).await.unwrap().is_some()
     {
@@ -110,7 +110,7 @@ pub(crate) async fn add_list_remove_and_match(env: &Env) {
     // it queues finds the copy.
     site.set_typed("/rss.xml", 200, "application/rss+xml", rss(&site, &["/book/2.html", "/book/1.html"]));
     let t1 = Timestamp(t0.0 + 3_600_000);
-    let second = zhiwen_api::worker::run_watch_pass(&env.state, &watcher, t1).await.unwrap();
+    let second = watcher.pass(t1).await.unwrap();
     assert_eq!((second.visits, second.new_links, second.stored.len()), (1, 1, 1), "{second}");
     let ran = run_next_task(&env.state.matcher, "watch-test", &TaskControl::default(), &NoProgress).await.unwrap();
     assert!(ran.is_some(), "the pass queued a matching task");
@@ -124,7 +124,7 @@ pub(crate) async fn add_list_remove_and_match(env: &Env) {
     // The next visit finds the feed unchanged (304), but the chapter it fetched last time
     // was matched since: a copy found, so the interval does not grow.
     let t2 = Timestamp(t1.0 + 3_600_000);
-    let third = zhiwen_api::worker::run_watch_pass(&env.state, &watcher, t2).await.unwrap();
+    let third = watcher.pass(t2).await.unwrap();
     assert_eq!((third.visits, third.not_modified, third.stored.len()), (1, 1, 0), "{third}");
     // The schedule is visible through the API.
     let s = env.get(&format!("/api/v1/watched-sites/{id}"), &env.holder).await.json();

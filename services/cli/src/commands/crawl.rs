@@ -4,19 +4,17 @@
 //! `zhiwen crawl --watch`: the watch role: run watch passes over the watched sites until
 //! Ctrl-C or SIGTERM, and queue the matching of the pages they store.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use zhiwen_api::worker::QueueMatching;
 use zhiwen_ingest::{AddressPolicy, CancellationToken, CrawlConfig, Crawler, Watcher};
-use zhiwen_store::Timestamp;
 
 use crate::cli::CrawlArgs;
 use crate::output::outln;
 use crate::progress::Bar;
 use crate::settings::{DataArgs, ImportLimitArgs, Settings};
-
-/// Longest pause between two watch passes (a site added meanwhile waits at most this).
-const WATCH_POLL: Duration = Duration::from_secs(5);
 
 pub async fn run(data: &DataArgs, args: &CrawlArgs) -> Result<()> {
     let settings = Settings::resolve(data)?;
@@ -60,15 +58,21 @@ pub async fn run(data: &DataArgs, args: &CrawlArgs) -> Result<()> {
     Ok(())
 }
 
-/// Watch passes until Ctrl-C or SIGTERM; each pass that stored pages queues their matching
-/// (a `zhiwen serve`, `zhiwen worker` or `zhiwen match` runs it).
+/// Watch passes until Ctrl-C or SIGTERM; the matching of what each site's visit stores is
+/// queued at once (a `zhiwen serve`, `zhiwen worker` or `zhiwen match` runs it). Processes
+/// that share a Redis share the watched sites through its host leases.
 async fn watch(settings: &Settings, args: &CrawlArgs) -> Result<()> {
     let matcher = settings.open_matcher().await?;
     let policy = AddressPolicy { allow_loopback: args.allow_loopback, allow_private: args.allow_private };
     let bounds =
         settings.import_bounds(&ImportLimitArgs { max_page_kb: args.max_page_kb, ..ImportLimitArgs::default() })?;
     let config = settings.watch.config(policy, &settings.params, &bounds);
-    let watcher = Watcher::new(config, matcher.stores().clone()).context("cannot start the watch passes")?;
+    let mut watcher = Watcher::new(config, matcher.stores().clone())
+        .context("cannot start the watch passes")?
+        .with_arrivals(Arc::new(QueueMatching::new(matcher.clone(), None)));
+    if let Some(leases) = settings.host_leases().await? {
+        watcher = watcher.with_leases(leases);
+    }
     let stop = CancellationToken::new();
     let on_signal = stop.clone();
     tokio::spawn(async move {
@@ -76,38 +80,14 @@ async fn watch(settings: &Settings, args: &CrawlArgs) -> Result<()> {
         on_signal.cancel();
     });
     eprintln!("zhiwen: watching the watched sites until Ctrl-C");
-    while !stop.is_cancelled() {
-        let pass = tokio::select! {
-            r = watcher.pass(Timestamp::now()) => r,
-            // In-flight fetches are abandoned: what was stored stays, an entry point whose
-            // visit was not recorded is visited again.
-            _ = stop.cancelled() => break,
-        };
-        match pass {
-            Ok(summary) => {
-                if summary.visits > 0 {
-                    outln!("{summary}")?;
-                }
-                if !summary.stored.is_empty() {
-                    match zhiwen_matcher::task::enqueue_arrival(&matcher).await {
-                        Ok(task) => tracing::info!(task_id = task.id, pages = summary.stored.len(), "matching queued"),
-                        Err(e) => {
-                            tracing::error!(error = %e, "cannot queue the matching of new pages; the daily task will match them")
-                        }
-                    }
-                }
+    watcher
+        .run_until(&stop, |summary| {
+            if let Err(e) = outln!("{summary}") {
+                // stdout closed (a broken pipe): the passes go on, logged only.
+                tracing::debug!(error = %e, "cannot print the watch pass");
             }
-            Err(e) => tracing::error!(error = %e, "watch pass failed"),
-        }
-        let wait = match watcher.next_due().await {
-            Ok(Some(t)) => Duration::from_millis(t.0.saturating_sub(Timestamp::now().0).max(0) as u64).min(WATCH_POLL),
-            _ => WATCH_POLL,
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = stop.cancelled() => break,
-        }
-    }
+        })
+        .await;
     eprintln!("zhiwen: watch stopped");
     Ok(())
 }

@@ -99,12 +99,18 @@ pub async fn run(data: &DataArgs, args: &ServeArgs) -> Result<()> {
     let handle = server.handle();
     let http = tokio::spawn(server);
     let shutdown = CancellationToken::new();
+    let watch = settings.watch.enabled.then(|| settings.watch.config(crawl_policy, &settings.params, &watch_bounds));
+    let leases = match &watch {
+        Some(_) if !args.no_worker => settings.host_leases().await?,
+        _ => None,
+    };
     let worker = (!args.no_worker).then(|| {
         let options = WorkerOptions {
             scheduler: !args.no_scheduler,
             crawls_only: args.crawls_only,
             address_policy: crawl_policy,
-            watch: settings.watch.enabled.then(|| settings.watch.config(crawl_policy, &settings.params, &watch_bounds)),
+            watch,
+            leases,
         };
         tokio::spawn(worker::run(state.clone(), options, shutdown.clone()))
     });

@@ -6,8 +6,10 @@
 //! [`AddressPolicy`](super::AddressPolicy) on every hop, the size cap, timeouts,
 //! redirects), robots.txt, and its page processing, so a page a watch pass stores lands
 //! exactly as a crawled one. The pass returns the ids of the pages it stored new or
-//! changed; the caller queues their matching (the matcher is not a dependency of the
-//! ingest).
+//! changed, and tells [`Arrivals`] of them site by site as each visit ends: the caller
+//! queues their matching (the matcher is not a dependency of the ingest).
+//! [`Watcher::run_until`] is the one loop of passes, for `zhiwen serve` and
+//! `zhiwen crawl --watch` alike.
 //!
 //! The schedule adapts per entry point: a visit that found new links, or found that the
 //! pages the visit before stored were matched since (copies), halves its interval (down
@@ -28,6 +30,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use futures::StreamExt;
 use quick_xml::encoding::Decoder;
 use tokio::time::Instant;
@@ -111,6 +114,35 @@ pub struct WatchSummary {
     pub held_elsewhere: u64,
 }
 
+impl WatchSummary {
+    /// Add `other`'s counts and lists to these.
+    fn absorb(&mut self, other: WatchSummary) {
+        self.visits += other.visits;
+        self.not_modified += other.not_modified;
+        self.new_links += other.new_links;
+        self.stored.extend(other.stored);
+        self.disallowed.extend(other.disallowed);
+        self.failed.extend(other.failed);
+        self.held_elsewhere += other.held_elsewhere;
+    }
+}
+
+/// Told of the pages a site's visit stored as soon as that visit ends, not when the whole
+/// pass does, so that their matching starts while other hosts are still being visited
+/// (the matcher is above the ingest: the caller says what "queue their matching" means).
+pub trait Arrivals: Send + Sync {
+    /// `pages` (ids) were stored new or changed.
+    fn arrived<'a>(&'a self, pages: &'a [i64]) -> BoxFuture<'a, ()>;
+}
+
+/// How often [`Watcher::run_until`] looks at the schedule when nothing is due sooner
+/// (a site added meanwhile is seen within it).
+pub const WATCH_POLL: Duration = Duration::from_secs(5);
+
+/// The least time between two passes of [`Watcher::run_until`]: a site whose host another
+/// process holds stays due, and is asked for again no more often than this.
+const PASS_GAP: Duration = Duration::from_secs(1);
+
 impl std::fmt::Display for WatchSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -137,6 +169,7 @@ pub struct Watcher {
     rules: FetchRules,
     hosts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Instant>>>>>,
     leases: Arc<dyn HostLeases>,
+    arrivals: Option<Arc<dyn Arrivals>>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -189,6 +222,7 @@ impl Watcher {
             rules,
             hosts: Mutex::new(HashMap::new()),
             leases: Arc::new(LocalLeases::new()),
+            arrivals: None,
         })
     }
 
@@ -197,6 +231,45 @@ impl Watcher {
     pub fn with_leases(mut self, leases: Arc<dyn HostLeases>) -> Self {
         self.leases = leases;
         self
+    }
+
+    /// Tell `arrivals` of the pages each site's visit stores, as soon as it ends.
+    pub fn with_arrivals(mut self, arrivals: Arc<dyn Arrivals>) -> Self {
+        self.arrivals = Some(arrivals);
+        self
+    }
+
+    /// Run passes until `stop` is cancelled: each as soon as an entry point is due (at
+    /// most [`WATCH_POLL`] apart, at least a second), `on_pass` told of each pass that did
+    /// something. A pass that fails (the store unreachable) is logged and tried again at
+    /// the next poll. In-flight fetches are abandoned at `stop`: what was stored stays,
+    /// an entry point whose visit was not recorded is visited again.
+    pub async fn run_until(&self, stop: &CancellationToken, mut on_pass: impl FnMut(&WatchSummary)) {
+        while !stop.is_cancelled() {
+            let pass = tokio::select! {
+                r = self.pass(Timestamp::now()) => r,
+                () = stop.cancelled() => break,
+            };
+            match pass {
+                Ok(summary) if summary.visits > 0 || !summary.failed.is_empty() => on_pass(&summary),
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %e, "watch pass failed"),
+            }
+            let wait = match self.next_due().await {
+                Ok(Some(t)) => {
+                    Duration::from_millis(u64::try_from(t.0.saturating_sub(Timestamp::now().0)).unwrap_or(0))
+                }
+                Ok(None) => WATCH_POLL,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read the watch schedule");
+                    WATCH_POLL
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(wait.clamp(PASS_GAP, WATCH_POLL)) => {}
+                () = stop.cancelled() => break,
+            }
+        }
     }
 
     fn shared(config: &WatchConfig, stores: &Stores, client: &reqwest::Client, rules: &FetchRules) -> Arc<Shared> {
@@ -249,14 +322,7 @@ impl Watcher {
             .await;
         let mut summary = WatchSummary::default();
         for r in results {
-            let s = r?;
-            summary.visits += s.visits;
-            summary.not_modified += s.not_modified;
-            summary.new_links += s.new_links;
-            summary.stored.extend(s.stored);
-            summary.disallowed.extend(s.disallowed);
-            summary.failed.extend(s.failed);
-            summary.held_elsewhere += s.held_elsewhere;
+            summary.absorb(r?);
         }
         summary.stored.sort_unstable();
         summary.stored.dedup();
@@ -292,12 +358,12 @@ impl Watcher {
                     break;
                 }
                 let s = self.visit_site(shared, site, now, &lost).await?;
-                summary.visits += s.visits;
-                summary.not_modified += s.not_modified;
-                summary.new_links += s.new_links;
-                summary.stored.extend(s.stored);
-                summary.disallowed.extend(s.disallowed);
-                summary.failed.extend(s.failed);
+                if !s.stored.is_empty() {
+                    if let Some(arrivals) = &self.arrivals {
+                        arrivals.arrived(&s.stored).await;
+                    }
+                }
+                summary.absorb(s);
             }
             Ok(summary)
         };

@@ -179,3 +179,43 @@ async fn sitemaps_robots_and_the_address_policy() {
     assert_eq!((pass.visits, pass.stored.len(), pass.failed.len()), (1, 0, 1), "{pass}");
     assert_eq!(site.hits("/sitemap.xml"), before);
 }
+
+/// Records each hand-over of stored pages, and how often the slow site's chapter had been
+/// asked for at that moment.
+struct Recorder {
+    slow: std::sync::Arc<Site>,
+    seen: std::sync::Mutex<Vec<(Vec<i64>, u64)>>,
+}
+
+impl zhiwen_ingest::Arrivals for Recorder {
+    fn arrived<'a>(&'a self, pages: &'a [i64]) -> futures::future::BoxFuture<'a, ()> {
+        let hits = self.slow.hits("/book/1.html");
+        self.seen.lock().unwrap().push((pages.to_vec(), hits));
+        Box::pin(async {})
+    }
+}
+
+/// A site's stored pages are handed over (their matching queued) when that site's visit
+/// ends, not when the pass does: a fast site's chapter arrives while a slow site is still
+/// being visited, and each site's chapter arrives once.
+#[tokio::test]
+async fn a_sites_pages_arrive_as_its_visit_ends_not_at_the_end_of_the_pass() {
+    let st = common::store().await;
+    let ch = classics(2);
+    let fast = Site::start();
+    let slow = std::sync::Arc::new(Site::start());
+    for (site, c) in [(&fast, &ch[0]), (&*slow, &ch[1])] {
+        site.set("/book/1.html", 200, chapter_html(&c.title, &c.text));
+        site.set("/list.html", 200, "<html><body><a href=\"/book/1.html\">1</a></body></html>".into());
+        watch(&st.stores, site, &["/list.html"], &[r"/book/\d+\.html$"]).await;
+    }
+    slow.set_latency(Duration::from_millis(700));
+    let recorder = std::sync::Arc::new(Recorder { slow: slow.clone(), seen: std::sync::Mutex::new(Vec::new()) });
+    let watcher = Watcher::new(config(loopback()), st.stores.clone()).unwrap().with_arrivals(recorder.clone());
+    let pass = watcher.pass(Timestamp(1_000_000)).await.unwrap();
+    assert_eq!((pass.visits, pass.stored.len()), (2, 2), "{pass}");
+    let fast_page = st.stores.pages.find_page(&fast.url("/book/1.html")).await.unwrap().expect("stored").id;
+    let slow_page = st.stores.pages.find_page(&slow.url("/book/1.html")).await.unwrap().expect("stored").id;
+    let seen = recorder.seen.lock().unwrap().clone();
+    assert_eq!(seen, [(vec![fast_page], 0), (vec![slow_page], 1)], "the fast site's chapter arrived first, alone");
+}
