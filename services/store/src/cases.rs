@@ -476,8 +476,9 @@ pub trait CaseStore: Send + Sync {
         json: &str,
         expected: u64,
     ) -> StoreResult<(StoredDoc, Outcome)>;
-    /// Delete the document of `kind` under `key`; `true` when there was one.
-    async fn delete_doc(&self, kind: DocKind, key: &str) -> StoreResult<bool>;
+    /// Delete the document of `kind` under `key` (only while its version is `expected`,
+    /// if given); `true` when one was deleted.
+    async fn delete_doc(&self, kind: DocKind, key: &str, expected: Option<u64>) -> StoreResult<bool>;
 
     /// A watched site by id.
     async fn get_watched_site(&self, id: &str) -> StoreResult<Option<WatchedSite>> {
@@ -559,7 +560,7 @@ pub trait CaseStore: Send + Sync {
 
     /// Stop watching a site for every holder; `true` when it was watched.
     async fn delete_watched_site(&self, id: &str) -> StoreResult<bool> {
-        self.delete_doc(watched::KIND, id).await
+        self.delete_doc(watched::KIND, id, None).await
     }
 
     /// Stop watching a site for `holder`: the site stays for the other holders, and is
@@ -585,14 +586,12 @@ pub trait CaseStore: Send + Sync {
                         version: site.version,
                         answer: watched::Left::Left,
                     }),
-                    None => Ok(Cas::Done(watched::Left::Deleted)),
+                    // At the version read: a holder joining meanwhile keeps the site.
+                    None => Ok(Cas::Delete { version: site.version, answer: watched::Left::Deleted }),
                 }
             },
         )
         .await?;
-        if left == watched::Left::Deleted && !self.delete_doc(watched::KIND, id).await? {
-            return Ok(watched::Left::NotWatched);
-        }
         Ok(left)
     }
 
@@ -752,11 +751,14 @@ pub(crate) enum Cas<T> {
     /// Write `json` (of `owner`) at `version`, the version read (0: create it); once
     /// written, `answer` is the answer.
     Write { owner: String, json: String, version: u64, answer: T },
+    /// Delete the document at `version`, the version read; once deleted, `answer`.
+    Delete { version: u64, answer: T },
 }
 
 /// The read-modify-write of one document with compare-and-set: read the document of
 /// `kind` under `key`, let `step` (a pure rule) decide, write at the version read, and
-/// start again on a concurrent change (`Conflict`, or a document created meanwhile),
+/// (or delete at it), and start again on a concurrent change (`Conflict`, a document
+/// created meanwhile, a delete that found another version),
 /// with a short jittered pause, up to 16 times. Returns the answer and, when it wrote,
 /// the stored document with the write's outcome. `what` names the document in the error
 /// after too many conflicts in a row.
@@ -781,6 +783,12 @@ where
         let (owner, json, version, answer) = match step(current.as_ref())? {
             Cas::Done(answer) => return Ok((answer, None)),
             Cas::Write { owner, json, version, answer } => (owner, json, version, answer),
+            Cas::Delete { version, answer } => {
+                if store.delete_doc(kind, key, Some(version)).await? {
+                    return Ok((answer, None));
+                }
+                continue; // changed or deleted meanwhile
+            }
         };
         match store.put_doc(kind, key, &owner, &json, version).await {
             Ok((_, Outcome::Unchanged)) if version == 0 => continue, // created meanwhile

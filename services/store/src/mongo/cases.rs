@@ -108,7 +108,11 @@ impl CaseStore for MongoStore {
         }
     }
 
-    async fn delete_doc(&self, kind: DocKind, key: &str) -> StoreResult<bool> {
-        Ok(self.coll(COLL).delete_one(doc! {"_id": id(kind, key)}).await?.deleted_count > 0)
+    async fn delete_doc(&self, kind: DocKind, key: &str, expected: Option<u64>) -> StoreResult<bool> {
+        let mut filter = doc! {"_id": id(kind, key)};
+        if let Some(v) = expected {
+            filter.insert("version", i64::try_from(v).unwrap_or(i64::MAX));
+        }
+        Ok(self.coll(COLL).delete_one(filter).await?.deleted_count > 0)
     }
 }

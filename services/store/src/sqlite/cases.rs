@@ -116,10 +116,15 @@ impl CaseStore for SqliteStore {
         .await
     }
 
-    async fn delete_doc(&self, kind: DocKind, key: &str) -> StoreResult<bool> {
+    async fn delete_doc(&self, kind: DocKind, key: &str, expected: Option<u64>) -> StoreResult<bool> {
         let key = key.to_owned();
+        let expected = expected.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
         self.run(move |c| {
-            Ok(c.execute("DELETE FROM case_docs WHERE kind = ?1 AND key = ?2", params![kind.as_str(), key])? > 0)
+            let deleted = c.execute(
+                "DELETE FROM case_docs WHERE kind = ?1 AND key = ?2 AND (?3 IS NULL OR version = ?3)",
+                params![kind.as_str(), key, expected],
+            )?;
+            Ok(deleted > 0)
         })
         .await
     }

@@ -80,6 +80,13 @@ pub async fn watched_sites_life_cycle(s: &Stores) {
     assert!(of("o").await.is_empty());
     assert_eq!(s.cases.leave_watched_site("feeds", "b", "b", Timestamp(7)).await.unwrap(), Left::Deleted);
     assert_eq!(of("b").await, ["pirate.example"]);
+    // A delete at the version read leaves a document changed meanwhile alone (the last
+    // holder leaving while another joins keeps the site for the one who joined).
+    let v = s.cases.get_watched_site("pirate.example").await.unwrap().unwrap().version;
+    assert!(!s.cases.delete_doc(DocKind::WatchedSite, "pirate.example", Some(v + 1)).await.unwrap());
+    assert!(s.cases.get_watched_site("pirate.example").await.unwrap().is_some());
+    assert!(s.cases.delete_doc(DocKind::WatchedSite, "pirate.example", Some(v)).await.unwrap());
+    s.cases.put_watched_site(&site("b", &["http://pirate.example/"]), "b", Timestamp(8)).await.unwrap();
     assert!(s.cases.delete_watched_site("pirate.example").await.unwrap());
     assert!(!s.cases.delete_watched_site("pirate.example").await.unwrap());
     assert_eq!(s.cases.get_watched_site("pirate.example").await.unwrap(), None);
