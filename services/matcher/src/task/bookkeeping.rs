@@ -103,6 +103,24 @@ impl<'a> TaskBooks<'a> {
         Ok(())
     }
 
+    /// The scope the task matches. A task "new since the last run" that starts for the
+    /// first time (nothing done yet) resolves it now, from the last successful task as it
+    /// is now, and keeps it in its checkpoint: queued while the task before it ran, it
+    /// would otherwise match that task's pages again. Resumed, it keeps what it resolved.
+    pub(crate) async fn scope(&mut self, task: &Task) -> Result<super::TaskParams> {
+        if let Some(p) = self.cp.resolved {
+            return Ok(p);
+        }
+        let queued = params(task)?;
+        if queued.scope != super::Scope::NewSinceLastRun || self.cp != Checkpoint::default() {
+            return Ok(queued);
+        }
+        let now = super::resolve_scope(self.matcher, queued.scope).await?;
+        self.cp.resolved = Some(now);
+        self.save().await?;
+        Ok(now)
+    }
+
     /// Write the progress and the checkpoint.
     pub(crate) async fn save(&self) -> Result<()> {
         save(self.matcher, self.task_id, self.progress, &self.cp).await
@@ -118,10 +136,18 @@ pub(crate) fn checkpoint(task: &Task) -> Result<Checkpoint> {
     }
 }
 
-/// The parameters of a task.
+/// The parameters of a task as queued.
 pub(crate) fn params(task: &Task) -> Result<super::TaskParams> {
     serde_json::from_value(task.params.clone())
         .map_err(|e| MatcherError::BadTask { task_id: task.id, reason: e.to_string() })
+}
+
+/// The scope a task matches: as resolved when it first started, else as queued.
+pub(crate) fn scope_of(task: &Task) -> Result<super::TaskParams> {
+    match checkpoint(task)?.resolved {
+        Some(p) => Ok(p),
+        None => params(task),
+    }
 }
 
 /// What became of one page of a batch.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use zhiwen_store::{Progress, Task, TaskState, Timestamp};
 
-use super::bookkeeping::{notify, params, Announce, PageCounter, PageResult, PageScope, TaskBooks, WorkObserver};
+use super::bookkeeping::{notify, Announce, PageCounter, PageResult, PageScope, TaskBooks, WorkObserver};
 use super::lease::{is_abandoned, worker_name, ActiveGuard};
 use super::{
     enqueue_task, live_running_task, ProgressSink, TaskControl, TaskProgress, TaskSpec, TaskSummary, TASK_KIND,
@@ -160,7 +160,6 @@ async fn execute_inner(
     sink: &dyn ProgressSink,
     summary: &mut TaskSummary,
 ) -> Result<()> {
-    let params = params(task)?;
     let mut books = TaskBooks::of(matcher, task)?;
     if books.cp.stream.take().is_some() {
         // Begun by scale-out workers: published pages may not all be matched yet.
@@ -173,6 +172,7 @@ async fn execute_inner(
     matcher.revalidate_sections();
     let s = matcher.stores();
     let announce = Announce::new(matcher, &control.hooks)?;
+    let params = books.scope(task).await?;
     let pages_in_scope = PageScope::read(s, &params).await?;
 
     // Totals for the progress bar: works and pages in scope.

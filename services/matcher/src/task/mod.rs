@@ -97,8 +97,10 @@ impl TaskSpec {
     }
 }
 
-/// Persisted parameters: the scope resolved at enqueue time, so a resumed task matches
-/// exactly the pages the interrupted one would have.
+/// Persisted parameters: the scope resolved at enqueue time. A task "new since the last
+/// run" resolves it again when it first starts (kept in its [`Checkpoint::resolved`], so
+/// a resumed task matches exactly the pages the interrupted one would have): queued while
+/// the task before it ran, it would otherwise take that task's pages again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskParams {
     /// The scope asked for.
@@ -131,6 +133,10 @@ pub struct Checkpoint {
     /// Every page of a shared task is published to its stream.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub published: bool,
+    /// The scope "new since the last run" as resolved when the task first started
+    /// ([`TaskParams`] of the task are as resolved when it was queued).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<TaskParams>,
 }
 
 /// Progress as reported to a [`ProgressSink`].
@@ -328,21 +334,7 @@ pub(crate) async fn enqueue_task(matcher: &Matcher, spec: &TaskSpec) -> Result<(
             format!("match:manual:{}", Timestamp::now().0)
         }
     };
-    // Read before the last success: a page stored in between is in both scopes (matched
-    // twice, idempotent), never in neither.
-    let page_mark = Some(matcher.stores().pages.max_page_id().await?);
-    let (since, stored_after) = match spec.scope {
-        Scope::All => (None, None),
-        Scope::Since(t) => (Some(t), None),
-        Scope::NewSinceLastRun => match last_successful_task(matcher).await? {
-            Some(last) => {
-                let mark = serde_json::from_value::<TaskParams>(last.params.clone()).ok().and_then(|p| p.page_mark);
-                (Some(last.started_at.unwrap_or(last.created_at)), mark)
-            }
-            None => (None, None),
-        },
-    };
-    let params = serde_json::to_value(TaskParams { scope: spec.scope, since, stored_after, page_mark })
+    let params = serde_json::to_value(resolve_scope(matcher, spec.scope).await?)
         .map_err(|e| MatcherError::Internal(format!("task parameters: {e}")))?;
     let new = NewTask { key, kind: TASK_KIND.into(), params };
     let (task, outcome) = match tasks.create_task(&new).await {
@@ -356,6 +348,27 @@ pub(crate) async fn enqueue_task(matcher: &Matcher, spec: &TaskSpec) -> Result<(
         Err(e) => return Err(e.into()),
     };
     Ok((task, outcome == Outcome::Inserted))
+}
+
+/// `scope` resolved now: the pages and works it covers. "New since the last run" is
+/// what changed since the last successful task started, and every page stored after the
+/// greatest page id that task saw.
+pub(crate) async fn resolve_scope(matcher: &Matcher, scope: Scope) -> Result<TaskParams> {
+    // Read before the last success: a page stored in between is in both scopes (matched
+    // twice, idempotent), never in neither.
+    let page_mark = Some(matcher.stores().pages.max_page_id().await?);
+    let (since, stored_after) = match scope {
+        Scope::All => (None, None),
+        Scope::Since(t) => (Some(t), None),
+        Scope::NewSinceLastRun => match last_successful_task(matcher).await? {
+            Some(last) => {
+                let mark = bookkeeping::scope_of(&last).ok().and_then(|p| p.page_mark);
+                (Some(last.started_at.unwrap_or(last.created_at)), mark)
+            }
+            None => (None, None),
+        },
+    };
+    Ok(TaskParams { scope, since, stored_after, page_mark })
 }
 
 /// The matching task of `scope` that has not ended (a running one, which has progress,

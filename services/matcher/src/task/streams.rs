@@ -28,9 +28,7 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 use zhiwen_store::{Task, TaskState, Timestamp};
 
-use super::bookkeeping::{
-    checkpoint, notify, params, Announce, NoObserver, PageCounter, PageResult, PageScope, TaskBooks,
-};
+use super::bookkeeping::{checkpoint, notify, Announce, NoObserver, PageCounter, PageResult, PageScope, TaskBooks};
 use super::lease::{is_abandoned, worker_name, ActiveGuard};
 use super::{TaskHooks, TASK_KIND};
 pub use crate::config::WorkersConfig;
@@ -228,7 +226,6 @@ impl Worker {
     }
 
     async fn publish(&mut self, task: &Task) -> Result<()> {
-        let params = params(task)?;
         self.matcher.check_index().await?;
         let mut books = TaskBooks::of(&self.matcher, task)?;
         if books.cp.stream.is_none() {
@@ -236,6 +233,7 @@ impl Worker {
             books.cp.last_page_id = 0;
         }
         let key = self.stream_key(task.id);
+        let params = books.scope(task).await?;
         books.cp.stream = Some(key.clone());
         let created: redis::RedisResult<()> = self.redis.xgroup_create_mkstream(&key, GROUP, "0").await;
         if let Err(e) = created {

@@ -84,3 +84,24 @@ async fn a_run_refused_by_a_live_worker_leaves_nothing_queued() {
     }
     assert_eq!(match_tasks(&e).await, vec![(TaskState::Running, "match:server".to_owned())]);
 }
+
+/// A task "new since the last run" queued before the one ahead of it ran (as an arrival
+/// queued while a task runs is) takes only what that one left: its scope is resolved
+/// when it starts, not when it was queued, and kept for a resumed run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_queued_behind_another_takes_only_what_that_one_left() {
+    use zhiwen_matcher::task::{enqueue, run_next_task};
+    let e = populated().await;
+    let spec = |k: &str| TaskSpec { scope: Scope::NewSinceLastRun, key: Some(k.into()) };
+    let first = enqueue(&e.matcher, &spec("match:arrival:1")).await.expect("queued");
+    let second = enqueue(&e.matcher, &spec("match:arrival:2")).await.expect("queued");
+    assert_ne!(first.id, second.id);
+    let a = run_next_task(&e.matcher, "w", &TaskControl::default(), &NoProgress).await.expect("runs").expect("a task");
+    assert_eq!((a.task_id, a.pages), (first.id, 16), "{a:?}");
+    // One page arrives after the first task started.
+    let (_, news) = bundled("site/filler.jsonl").swap_remove(0);
+    e.stores.pages.upsert_page(&text_page("http://s9.example/late", &news)).await.expect("page");
+    let b = run_next_task(&e.matcher, "w", &TaskControl::default(), &NoProgress).await.expect("runs").expect("a task");
+    assert_eq!((b.task_id, b.pages), (second.id, 1), "only the page stored after the first task began: {b:?}");
+    assert!(run_next_task(&e.matcher, "w", &TaskControl::default(), &NoProgress).await.expect("runs").is_none());
+}
