@@ -6,7 +6,8 @@
 //! [`AddressPolicy`](super::AddressPolicy) on every hop, the size cap, timeouts,
 //! redirects), robots.txt, and its page processing, so a page a watch pass stores lands
 //! exactly as a crawled one. The pass returns the ids of the pages it stored new or
-//! changed, and tells [`Arrivals`] of them site by site as each visit ends: the caller
+//! changed, and tells [`Arrivals`] of them as each site's visit ends (at most every
+//! `arrival_interval`, the rest at the end of the pass): the caller
 //! queues their matching (the matcher is not a dependency of the ingest).
 //! [`Watcher::run_until`] is the one loop of passes, for `zhiwen serve` and
 //! `zhiwen crawl --watch` alike.
@@ -69,6 +70,11 @@ pub struct WatchConfig {
     /// Time to live of a host lease: how long a process that dies holding a host keeps
     /// the other processes from it. A visit renews its lease every third of it.
     pub lease_ttl: Duration,
+    /// The least time between two hand-overs of stored pages to [`Arrivals`] within a
+    /// pass (each one queues a matching task, whose fixed cost is paid per task): pages
+    /// stored sooner wait for the next site's visit to end after it, or for the end of
+    /// the pass, which hands over whatever is left.
+    pub arrival_interval: Duration,
 }
 
 impl Default for WatchConfig {
@@ -89,6 +95,7 @@ impl Default for WatchConfig {
             concurrency: 32,
             robots_ttl: Duration::from_secs(3600),
             lease_ttl: Duration::from_secs(60),
+            arrival_interval: Duration::from_secs(2),
         }
     }
 }
@@ -130,6 +137,8 @@ impl WatchSummary {
 /// Told of the pages a site's visit stored as soon as that visit ends, not when the whole
 /// pass does, so that their matching starts while other hosts are still being visited
 /// (the matcher is above the ingest: the caller says what "queue their matching" means).
+/// At most once per [`WatchConfig::arrival_interval`] within a pass, then once more at
+/// its end with what is left.
 pub trait Arrivals: Send + Sync {
     /// `pages` (ids) were stored new or changed.
     fn arrived<'a>(&'a self, pages: &'a [i64]) -> BoxFuture<'a, ()>;
@@ -170,6 +179,8 @@ pub struct Watcher {
     hosts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Instant>>>>>,
     leases: Arc<dyn HostLeases>,
     arrivals: Option<Arc<dyn Arrivals>>,
+    /// Pages stored and not handed over yet, and when the last hand-over was.
+    pending: Mutex<(Vec<i64>, Option<Instant>)>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -223,6 +234,7 @@ impl Watcher {
             hosts: Mutex::new(HashMap::new()),
             leases: Arc::new(LocalLeases::new()),
             arrivals: None,
+            pending: Mutex::new((Vec::new(), None)),
         })
     }
 
@@ -320,6 +332,8 @@ impl Watcher {
             .buffer_unordered(self.config.concurrency)
             .collect()
             .await;
+        // Whatever the pass stored and has not handed over yet, also when a host failed.
+        self.hand_over(&[], true).await;
         let mut summary = WatchSummary::default();
         for r in results {
             summary.absorb(r?);
@@ -358,11 +372,7 @@ impl Watcher {
                     break;
                 }
                 let s = self.visit_site(shared, site, now, &lost).await?;
-                if !s.stored.is_empty() {
-                    if let Some(arrivals) = &self.arrivals {
-                        arrivals.arrived(&s.stored).await;
-                    }
-                }
+                self.hand_over(&s.stored, false).await;
                 summary.absorb(s);
             }
             Ok(summary)
@@ -380,6 +390,23 @@ impl Watcher {
             }
         }
         result
+    }
+
+    /// Hand `stored` to [`Arrivals`] with the pages still pending, when `arrival_interval`
+    /// has passed since the last hand-over (or `now_anyway`, at the end of a pass).
+    async fn hand_over(&self, stored: &[i64], now_anyway: bool) {
+        let Some(arrivals) = &self.arrivals else { return };
+        let batch = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.0.extend_from_slice(stored);
+            let due = now_anyway || pending.1.is_none_or(|t| t.elapsed() >= self.config.arrival_interval);
+            if pending.0.is_empty() || !due {
+                return;
+            }
+            pending.1 = Some(Instant::now());
+            std::mem::take(&mut pending.0)
+        };
+        arrivals.arrived(&batch).await;
     }
 
     /// Renew `lease` every third of its ttl; returns once it is lost (or cannot be

@@ -219,3 +219,29 @@ async fn a_sites_pages_arrive_as_its_visit_ends_not_at_the_end_of_the_pass() {
     let seen = recorder.seen.lock().unwrap().clone();
     assert_eq!(seen, [(vec![fast_page], 0), (vec![slow_page], 1)], "the fast site's chapter arrived first, alone");
 }
+
+/// Hand-overs within a pass are at least `arrival_interval` apart (each queues a matching
+/// task): the first site's chapter goes at once, the others' wait for the end of the pass,
+/// which hands over all that is left in one go.
+#[tokio::test]
+async fn hand_overs_within_a_pass_are_spaced_and_the_pass_hands_over_the_rest() {
+    let st = common::store().await;
+    let ch = classics(3);
+    let sites: Vec<Site> = (0..3).map(|_| Site::start()).collect();
+    for (site, c) in sites.iter().zip(&ch) {
+        site.set("/book/1.html", 200, chapter_html(&c.title, &c.text));
+        site.set("/list.html", 200, "<html><body><a href=\"/book/1.html\">1</a></body></html>".into());
+        watch(&st.stores, site, &["/list.html"], &[r"/book/\d+\.html$"]).await;
+    }
+    let idle = std::sync::Arc::new(Site::start());
+    let recorder = std::sync::Arc::new(Recorder { slow: idle, seen: std::sync::Mutex::new(Vec::new()) });
+    let config = WatchConfig { arrival_interval: Duration::from_secs(600), concurrency: 1, ..config(loopback()) };
+    let watcher = Watcher::new(config, st.stores.clone()).unwrap().with_arrivals(recorder.clone());
+    let pass = watcher.pass(Timestamp(1_000_000)).await.unwrap();
+    assert_eq!(pass.stored.len(), 3, "{pass}");
+    let seen: Vec<usize> = recorder.seen.lock().unwrap().iter().map(|(pages, _)| pages.len()).collect();
+    assert_eq!(seen, [1, 2], "one at once, the rest at the end of the pass");
+    let handed: std::collections::BTreeSet<i64> =
+        recorder.seen.lock().unwrap().iter().flat_map(|(p, _)| p.clone()).collect();
+    assert_eq!(handed, pass.stored.iter().copied().collect(), "every stored page handed over once");
+}
