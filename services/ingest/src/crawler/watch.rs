@@ -119,6 +119,11 @@ pub struct WatchSummary {
     pub failed: Vec<(String, String)>,
     /// Due sites left to the process that holds their host's lease.
     pub held_elsewhere: u64,
+    /// When the next pass has something to do, as far as this pass knows: the earliest
+    /// `next_visit` of the entry points that were not due, and `min_interval` after the
+    /// pass's start for those that were (visited here, held by another process, failed).
+    /// `None`: nothing is watched.
+    pub next_due: Option<Timestamp>,
 }
 
 impl WatchSummary {
@@ -148,8 +153,7 @@ pub trait Arrivals: Send + Sync {
 /// (a site added meanwhile is seen within it).
 pub const WATCH_POLL: Duration = Duration::from_secs(5);
 
-/// The least time between two passes of [`Watcher::run_until`]: a site whose host another
-/// process holds stays due, and is asked for again no more often than this.
+/// The least time between two passes of [`Watcher::run_until`].
 const PASS_GAP: Duration = Duration::from_secs(1);
 
 impl std::fmt::Display for WatchSummary {
@@ -251,8 +255,9 @@ impl Watcher {
         self
     }
 
-    /// Run passes until `stop` is cancelled: each as soon as an entry point is due (at
-    /// most [`WATCH_POLL`] apart, at least a second), `on_pass` told of each pass that did
+    /// Run passes until `stop` is cancelled: each as soon as an entry point is due as the
+    /// last pass saw the schedule ([`WatchSummary::next_due`]; at most [`WATCH_POLL`]
+    /// apart, at least a second), `on_pass` told of each pass that did
     /// something. A pass that fails (the store unreachable) is logged and tried again at
     /// the next poll. In-flight fetches are abandoned at `stop`: what was stored stays,
     /// an entry point whose visit was not recorded is visited again.
@@ -262,21 +267,23 @@ impl Watcher {
                 r = self.pass(Timestamp::now()) => r,
                 () = stop.cancelled() => break,
             };
-            match pass {
-                Ok(summary) if summary.visits > 0 || !summary.failed.is_empty() => on_pass(&summary),
-                Ok(_) => {}
-                Err(e) => tracing::error!(error = %e, "watch pass failed"),
-            }
-            let wait = match self.next_due().await {
-                Ok(Some(t)) => {
-                    Duration::from_millis(u64::try_from(t.0.saturating_sub(Timestamp::now().0)).unwrap_or(0))
+            // The schedule as the pass read it, not read again: a host another process
+            // holds is not asked for again until the other's visit has moved it on.
+            let next = match pass {
+                Ok(summary) => {
+                    if summary.visits > 0 || !summary.failed.is_empty() {
+                        on_pass(&summary);
+                    }
+                    summary.next_due
                 }
-                Ok(None) => WATCH_POLL,
                 Err(e) => {
-                    tracing::error!(error = %e, "cannot read the watch schedule");
-                    WATCH_POLL
+                    tracing::error!(error = %e, "watch pass failed");
+                    None
                 }
             };
+            let wait = next.map_or(WATCH_POLL, |t| {
+                Duration::from_millis(u64::try_from(t.0.saturating_sub(Timestamp::now().0)).unwrap_or(0))
+            });
             tokio::select! {
                 () = tokio::time::sleep(wait.clamp(PASS_GAP, WATCH_POLL)) => {}
                 () = stop.cancelled() => break,
@@ -317,6 +324,12 @@ impl Watcher {
     pub async fn pass(&self, now: Timestamp) -> Result<WatchSummary> {
         let sites = self.stores.cases.list_watched_sites(None).await?;
         let shared = self.current_shared();
+        let floor =
+            Timestamp(now.0.saturating_add(i64::try_from(self.config.min_interval.as_millis()).unwrap_or(i64::MAX)));
+        let next_due = sites
+            .iter()
+            .flat_map(|s| s.entry_points.iter().map(|e| if e.next_visit <= now { floor } else { e.next_visit }))
+            .min();
         let due: Vec<WatchedSite> =
             sites.into_iter().filter(|s| s.entry_points.iter().any(|e| e.next_visit <= now)).collect();
         // One unit of work per host: its sites are visited one after the other under one lease.
@@ -334,7 +347,7 @@ impl Watcher {
             .await;
         // Whatever the pass stored and has not handed over yet, also when a host failed.
         self.hand_over(&[], true).await;
-        let mut summary = WatchSummary::default();
+        let mut summary = WatchSummary { next_due, ..WatchSummary::default() };
         for r in results {
             summary.absorb(r?);
         }

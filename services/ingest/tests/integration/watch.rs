@@ -86,6 +86,8 @@ async fn feed_changes_are_fetched_and_an_unchanged_feed_costs_a_304() {
     let t0 = Timestamp(1_000_000);
     let first = watcher.pass(t0).await.unwrap();
     assert_eq!(first.visits, 2, "{first}");
+    // Both entry points were due: the next pass has work once the minimum interval passed.
+    assert_eq!(first.next_due, Some(Timestamp(t0.0 + 60_000)), "{first}");
     assert_eq!(first.stored.len(), 3, "{first}");
     assert_eq!(first.disallowed, [site.url("/vip/9.html")], "{first}");
     for i in 1..=3 {
@@ -104,6 +106,7 @@ async fn feed_changes_are_fetched_and_an_unchanged_feed_costs_a_304() {
     // Nothing is due before the interval.
     let early = watcher.pass(Timestamp(t0.0 + 1_000)).await.unwrap();
     assert_eq!(early.visits, 0);
+    assert_eq!(early.next_due, Some(Timestamp(t0.0 + 60_000)), "nothing due: the schedule as stored");
 
     // Second pass, nothing new: 304s, nothing stored, the interval doubles.
     let t1 = Timestamp(t0.0 + 60_000);
