@@ -20,7 +20,7 @@
 # `mongo-redis` is the shape of deploy/: SecantusDB (a MongoDB-wire server, the test
 # server of .test-servers/; $ZHIWEN_SECANTUSD names another) and redis-server
 # ($ZHIWEN_REDIS_SERVER), `zhiwen serve --no-scheduler --crawls-only` with [watch] off,
-# one `zhiwen crawl --watch` and two `zhiwen worker`s, each restarted when it ends (as
+# two `zhiwen crawl --watch` and two `zhiwen worker`s, each restarted when it ends (as
 # the deployment's `restart: unless-stopped`; restarts are reported). Evidence captures are off in both
 # (`--no-capture`): they are not on the alert's path, and their cost is measured by
 # scripts/bench-captures.sh.
@@ -224,9 +224,13 @@ run_mode() {
             --crawl-allow-loopback --no-capture >"$D/serve.log" 2>&1 &
         PIDS+=($!)
         procs+=($!)
-        supervise "$D/restarts.log" "$ZHIWEN" crawl --watch --allow-loopback >"$D/watcher.log" 2>&1 &
-        PIDS+=($!)
-        procs+=($!)
+        # Two watchers, as the deployment runs them: they share the sites through the
+        # host leases in Redis.
+        for w in 1 2; do
+            supervise "$D/restarts.log" "$ZHIWEN" crawl --watch --allow-loopback >"$D/watcher-$w.log" 2>&1 &
+            PIDS+=($!)
+            procs+=($!)
+        done
         for w in 1 2; do
             supervise "$D/restarts.log" "$ZHIWEN" worker >"$D/worker-$w.log" 2>&1 &
             PIDS+=($!)
