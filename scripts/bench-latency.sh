@@ -259,7 +259,7 @@ run_mode() {
     python3 - "$D/net/cpu.json" "$cpu0" "$cpu1" "$srv0" "$srv1" "$mode" <<'PY'
 import json, sys
 out, c0, c1, s0, s1, mode = sys.argv[1], *map(json.loads, sys.argv[2:6]), sys.argv[6]
-names = ["serve"] if mode == "embedded" else ["serve", "watcher", "worker-1", "worker-2"]
+names = ["serve"] if mode == "embedded" else ["serve", "watcher-1", "watcher-2", "worker-1", "worker-2"]
 by = {n: round(c1[p] - c0[p], 1) for n, p in zip(names, c0)}
 servers = {n: round(s1[p] - s0[p], 1) for n, p in zip(["secantusd", "redis"], s0)}
 json.dump({"zhiwen": sum(by.values()), "by_process": by, "servers": servers}, open(out, "w"))

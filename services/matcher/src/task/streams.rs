@@ -193,6 +193,7 @@ impl Worker {
         let now = Timestamp::now();
         let mut after = 0;
         let mut orphan = None;
+        let mut live = false;
         'scan: loop {
             let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
             let Some(last) = running.last() else { break };
@@ -203,6 +204,7 @@ impl Worker {
                     orphan = Some(t);
                     break 'scan;
                 }
+                live = true;
             }
         }
         let task = match orphan {
@@ -214,6 +216,10 @@ impl Worker {
                 }
                 None => return Ok(true),
             },
+            // One task at a time, as a local run: a task started while another is still
+            // matching would resolve its scope from the success before that one and match
+            // its pages again. The queued task gathers the arrivals meanwhile.
+            None if live => return Ok(false),
             None => match tasks.claim_task(Some(TASK_KIND), &self.name).await? {
                 Some(t) => t,
                 None => return Ok(false),
