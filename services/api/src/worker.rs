@@ -2,8 +2,8 @@
 //! matching tasks (the matcher's persisted, resumable tasks, telling the holders'
 //! alerts of their new matches), crawl tasks started from the API, the daily alert
 //! digest, one at a time, woken at once when the API enqueues one; and next to them the
-//! watch loop over the watched sites. A task cancelled through the API stops at its next page (a
-//! watcher polls its state).
+//! watch loop over the watched sites. A task cancelled through the API stops at its next
+//! page (a watcher polls its state).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;

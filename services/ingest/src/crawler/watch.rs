@@ -312,12 +312,6 @@ impl Watcher {
         guard.0.clone()
     }
 
-    /// When the next entry point is due (`None`: nothing is watched).
-    pub async fn next_due(&self) -> Result<Option<Timestamp>> {
-        let sites = self.stores.cases.list_watched_sites(None).await?;
-        Ok(sites.iter().flat_map(|s| s.entry_points.iter().map(|e| e.next_visit)).min())
-    }
-
     /// Visit every entry point due at `now` (its `next_visit` at or before it) and fetch
     /// the new chapter links they list; the schedule of each visited entry point is
     /// recorded with `now` as the time of the visit.

@@ -139,8 +139,9 @@ async fn feed_changes_are_fetched_and_an_unchanged_feed_costs_a_304() {
 
     // A new watcher (a restart) continues the stored schedule.
     let restarted = Watcher::new(config(loopback()), st.stores.clone()).unwrap();
-    assert_eq!(restarted.next_due().await.unwrap(), Some(Timestamp(t2.0 + 60_000)));
-    assert_eq!(restarted.pass(Timestamp(t2.0 + 1_000)).await.unwrap().visits, 0);
+    let resumed = restarted.pass(Timestamp(t2.0 + 1_000)).await.unwrap();
+    assert_eq!(resumed.next_due, Some(Timestamp(t2.0 + 60_000)));
+    assert_eq!(resumed.visits, 0);
 }
 
 #[tokio::test]
@@ -183,16 +184,16 @@ async fn sitemaps_robots_and_the_address_policy() {
     assert_eq!(site.hits("/sitemap.xml"), before);
 }
 
-/// Records each hand-over of stored pages, and how often the slow site's chapter had been
-/// asked for at that moment.
+/// Records each hand-over of stored pages, and how often the `probe` site's chapter had
+/// been asked for at that moment.
 struct Recorder {
-    slow: std::sync::Arc<Site>,
+    probe: std::sync::Arc<Site>,
     seen: std::sync::Mutex<Vec<(Vec<i64>, u64)>>,
 }
 
 impl zhiwen_ingest::Arrivals for Recorder {
     fn arrived<'a>(&'a self, pages: &'a [i64]) -> futures::future::BoxFuture<'a, ()> {
-        let hits = self.slow.hits("/book/1.html");
+        let hits = self.probe.hits("/book/1.html");
         self.seen.lock().unwrap().push((pages.to_vec(), hits));
         Box::pin(async {})
     }
@@ -213,7 +214,7 @@ async fn a_sites_pages_arrive_as_its_visit_ends_not_at_the_end_of_the_pass() {
         watch(&st.stores, site, &["/list.html"], &[r"/book/\d+\.html$"]).await;
     }
     slow.set_latency(Duration::from_millis(700));
-    let recorder = std::sync::Arc::new(Recorder { slow: slow.clone(), seen: std::sync::Mutex::new(Vec::new()) });
+    let recorder = std::sync::Arc::new(Recorder { probe: slow.clone(), seen: std::sync::Mutex::new(Vec::new()) });
     let watcher = Watcher::new(config(loopback()), st.stores.clone()).unwrap().with_arrivals(recorder.clone());
     let pass = watcher.pass(Timestamp(1_000_000)).await.unwrap();
     assert_eq!((pass.visits, pass.stored.len()), (2, 2), "{pass}");
@@ -237,7 +238,7 @@ async fn hand_overs_within_a_pass_are_spaced_and_the_pass_hands_over_the_rest() 
         watch(&st.stores, site, &["/list.html"], &[r"/book/\d+\.html$"]).await;
     }
     let idle = std::sync::Arc::new(Site::start());
-    let recorder = std::sync::Arc::new(Recorder { slow: idle, seen: std::sync::Mutex::new(Vec::new()) });
+    let recorder = std::sync::Arc::new(Recorder { probe: idle, seen: std::sync::Mutex::new(Vec::new()) });
     let config = WatchConfig { arrival_interval: Duration::from_secs(600), concurrency: 1, ..config(loopback()) };
     let watcher = Watcher::new(config, st.stores.clone()).unwrap().with_arrivals(recorder.clone());
     let pass = watcher.pass(Timestamp(1_000_000)).await.unwrap();
