@@ -11,6 +11,32 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// so that indices never move. A test checks that it holds the option's default.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// `mi_option_allow_thp` (mimalloc v3; unnamed in libmimalloc-sys, as above).
+const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
+
+/// No transparent huge pages for this process, unless `MIMALLOC_ALLOW_THP` is set.
+///
+/// mimalloc asks the kernel for huge pages on its arenas (`MADV_HUGEPAGE`), and a huge page
+/// is resident, and zeroed, as a whole 2 MiB as soon as one byte of it is touched: in
+/// `zhiwen match --all` on the evaluation set (docs/benchmarks.md, issue #31) that made the
+/// peak resident memory 510-600 MB instead of 330-370 MB, and most of the system time was
+/// the kernel zeroing those pages. What mimalloc does for `MIMALLOC_ALLOW_THP=0` at its
+/// start, done here: the option stops further `madvise` calls, and `PR_SET_THP_DISABLE`
+/// covers the arenas it reserved before `main` (the flag is checked at every page fault).
+pub fn no_transparent_huge_pages() {
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
+        return;
+    }
+    // SAFETY: as for the purge delay below: an option mimalloc reads when it maps memory.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0) }
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) only sets a flag of this process's
+    // memory map; a kernel without it returns an error, which leaves things as they were.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 /// Keep freed memory instead of returning it to the OS a second later (mimalloc's
 /// default), unless `MIMALLOC_PURGE_DELAY` is set. Fingerprinting allocates and frees the same
 /// amounts again and again: with purging, 20% of a matching process's CPU at 100k
@@ -42,5 +68,25 @@ mod tests {
         // 1,000 ms: the default of `mi_option_purge_delay` in mimalloc v3 (the version
         // libmimalloc-sys builds by default); no other option defaults to it.
         assert_eq!(delay, 1000);
+    }
+
+    #[test]
+    fn the_allow_thp_index_names_mimallocs_allow_thp_and_setting_it_disables_thp() {
+        if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
+            eprintln!("skipping: MIMALLOC_ALLOW_THP is set");
+            return;
+        }
+        // SAFETY: reads an option; no precondition.
+        let allow = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_ALLOW_THP) };
+        // 1: the default of `mi_option_allow_thp` on Linux. A weak check (other options
+        // default to 1 too): the index is counted in `mi_option_e` of the mimalloc.h that
+        // libmimalloc-sys builds, an enum that keeps its deprecated entries.
+        assert_eq!(allow, 1);
+        no_transparent_huge_pages();
+        // SAFETY: as above.
+        assert_eq!(unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_ALLOW_THP) }, 0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: reads this process's flag.
+        assert_eq!(unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) }, 1);
     }
 }

@@ -20,6 +20,7 @@ mod settings;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    alloc::no_transparent_huge_pages();
     // The API server returns memory it freed (an upload's, a report's) to the OS; the
     // processes that match keep it for reuse (see alloc.rs).
     if !matches!(args.command, cli::Command::Serve(_)) {

@@ -243,6 +243,30 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Bytes this analysis holds on the heap (capacities, not lengths): what keeping it in
+    /// a cache costs.
+    pub fn heap_bytes(&self) -> usize {
+        fn vec<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        let f = &self.fingerprints;
+        self.canonical.heap_bytes()
+            + vec(&self.tokens)
+            + vec(&self.initials.letters)
+            + vec(&self.initials.positions)
+            + vec(&self.chars.units)
+            + vec(&self.chars.positions)
+            + f.params_tag.capacity()
+            + vec(&f.dna)
+            + vec(&f.shingles)
+            + vec(&f.minhash)
+            + vec(&f.super_shingles)
+            + vec(&f.mega_shingles)
+            + vec(&f.lsh_bands)
+            + vec(&f.winnow_initials)
+            + vec(&f.winnow_chars)
+    }
+
     /// Has the word stage run (see [`Fingerprinter::analyze_streams`])? The MinHash
     /// signature has its configured number of values once it has, and none before.
     pub fn is_complete(&self) -> bool {

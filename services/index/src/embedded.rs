@@ -5,12 +5,14 @@
 //! which keeps the file small and the on-disk format trivial. Lookups only take a read
 //! lock on the in-memory maps, so they run at memory speed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::hash_map::Entry;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
 use async_trait::async_trait;
 use rusqlite::{params, Connection};
+use rustc_hash::FxHashMap;
 use zhiwen_core::{IndexFamily, IndexKey};
 
 use crate::lookup::Accumulator;
@@ -35,16 +37,34 @@ struct Db {
     conn: Mutex<Connection>,
 }
 
+/// One namespace in memory, laid out for size: a catalogue's postings are most of a
+/// matching process's memory (issue #31; docs/benchmarks.md).
+///
+/// - One map per fingerprint family, keyed by the key's 8-byte value (an [`IndexKey`] is
+///   16 bytes with its family and padding), hashed with FxHash (the values are hashes
+///   already; SipHash's protection against chosen keys buys nothing for them).
+/// - Most keys name one document (a winnowed k-gram of one section): such a posting
+///   holds it inline ([`Posting::One`]) instead of a vector on the heap.
+/// - A document's own key list (what removing or re-indexing it needs) is kept packed as
+///   on disk, 9 bytes a key.
 #[derive(Debug, Default)]
 struct Space {
-    postings: HashMap<IndexKey, Posting>,
-    docs: HashMap<DocId, Box<[IndexKey]>>,
+    postings: [FxHashMap<u64, Posting>; FAMILIES],
+    docs: FxHashMap<DocId, Box<[u8]>>,
     big: HashSet<IndexKey>,
     entries: u64,
 }
 
+/// Fingerprint families ([`IndexFamily::code`] runs from 1 to this).
+const FAMILIES: usize = IndexFamily::ALL.len();
+
+fn family_slot(family: IndexFamily) -> usize {
+    usize::from(family.code()) - 1
+}
+
 #[derive(Debug)]
 enum Posting {
+    One(DocId),
     Docs(Vec<DocId>),
     Big,
 }
@@ -57,43 +77,92 @@ impl Space {
         debug_assert!(keys.windows(2).all(|w| w[0] < w[1]), "keys not normalised");
         self.remove(doc);
         for &key in &keys {
-            let posting = self.postings.entry(key).or_insert_with(|| Posting::Docs(Vec::new()));
-            if let Posting::Docs(docs) = posting {
-                if docs.len() + 1 >= cap {
-                    self.entries -= docs.len() as u64;
-                    *posting = Posting::Big;
-                    self.big.insert(key);
-                } else {
-                    docs.push(doc);
+            let map = &mut self.postings[family_slot(key.family)];
+            let slot = match map.entry(key.value) {
+                Entry::Vacant(v) => {
+                    v.insert(Posting::One(doc));
                     self.entries += 1;
+                    continue;
                 }
+                Entry::Occupied(o) => o.into_mut(),
+            };
+            let len = match slot {
+                Posting::One(_) => 1,
+                Posting::Docs(docs) => docs.len(),
+                Posting::Big => continue,
+            };
+            if len + 1 >= cap {
+                self.entries -= len as u64;
+                *slot = Posting::Big;
+                self.big.insert(key);
+                continue;
             }
+            match slot {
+                Posting::One(first) => *slot = Posting::Docs(vec![*first, doc]),
+                Posting::Docs(docs) => docs.push(doc),
+                Posting::Big => {}
+            }
+            self.entries += 1;
         }
-        self.docs.insert(doc, keys.into_boxed_slice());
+        self.docs.insert(doc, pack_keys(&keys).into_boxed_slice());
     }
 
     fn remove(&mut self, doc: DocId) -> bool {
-        let Some(keys) = self.docs.remove(&doc) else {
+        let Some(packed) = self.docs.remove(&doc) else {
             return false;
         };
-        for key in keys.iter() {
-            if let Some(Posting::Docs(docs)) = self.postings.get_mut(key) {
-                if let Some(i) = docs.iter().position(|&d| d == doc) {
-                    docs.swap_remove(i);
+        // Written by `insert` from valid keys: every chunk unpacks.
+        for key in packed.chunks_exact(9).filter_map(unpack_key) {
+            let map = &mut self.postings[family_slot(key.family)];
+            let Entry::Occupied(mut slot) = map.entry(key.value) else { continue };
+            match slot.get_mut() {
+                Posting::One(only) if *only == doc => {
+                    slot.remove();
                     self.entries -= 1;
-                    if docs.is_empty() {
-                        self.postings.remove(key);
+                }
+                Posting::Docs(docs) => {
+                    if let Some(i) = docs.iter().position(|&d| d == doc) {
+                        docs.swap_remove(i);
+                        self.entries -= 1;
+                        if let [last] = docs[..] {
+                            *slot.get_mut() = Posting::One(last);
+                        }
                     }
                 }
+                _ => {}
             }
         }
         true
     }
 
+    /// Does `doc` have exactly these (normalised) keys already?
+    fn has_keys(&self, doc: DocId, keys: &[IndexKey]) -> bool {
+        self.docs.get(&doc).is_some_and(|packed| {
+            packed.len() == keys.len() * 9
+                && packed.chunks_exact(9).zip(keys).all(|(chunk, key)| unpack_key(chunk).as_ref() == Some(key))
+        })
+    }
+
+    fn documents(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Heap bytes, estimated from the maps' capacities (a hash map's slot is its entry
+    /// plus one control byte) and the vectors' lengths.
     fn heap_estimate(&self) -> u64 {
-        let key = std::mem::size_of::<IndexKey>() as u64;
-        let postings = self.postings.len() as u64 * (key + 48) + self.entries * 8;
-        let docs = self.docs.len() as u64 * 48 + self.docs.values().map(|k| k.len() as u64 * key).sum::<u64>();
+        let slot = (std::mem::size_of::<u64>() + std::mem::size_of::<Posting>() + 1) as u64;
+        let postings: u64 = self
+            .postings
+            .iter()
+            .map(|m| {
+                m.capacity() as u64 * slot
+                    + m.values()
+                        .map(|p| if let Posting::Docs(d) = p { d.capacity() as u64 * 8 } else { 0 })
+                        .sum::<u64>()
+            })
+            .sum();
+        let doc_slot = (std::mem::size_of::<DocId>() + std::mem::size_of::<Box<[u8]>>() + 1) as u64;
+        let docs = self.docs.capacity() as u64 * doc_slot + self.docs.values().map(|k| k.len() as u64).sum::<u64>();
         postings + docs
     }
 }
@@ -218,7 +287,8 @@ impl EmbeddedIndex {
         let space = self.read(ns);
         let mut acc = Accumulator::with_capacity(keys.len());
         for key in &keys {
-            match space.postings.get(key) {
+            match space.postings[family_slot(key.family)].get(&key.value) {
+                Some(Posting::One(doc)) => acc.posting(key.family, std::iter::once(*doc)),
                 Some(Posting::Docs(docs)) => acc.posting(key.family, docs.iter().copied()),
                 Some(Posting::Big) => acc.big(*key),
                 None => {}
@@ -240,7 +310,7 @@ impl CandidateIndex for EmbeddedIndex {
         // nothing: skipping them spares the disk write and the posting-list scans.
         {
             let space = self.read(ns);
-            docs.retain(|(doc, keys)| space.docs.get(doc).is_none_or(|old| **old != keys[..]));
+            docs.retain(|(doc, keys)| !space.has_keys(*doc, keys));
         }
         if docs.is_empty() {
             return Ok(());
@@ -290,7 +360,7 @@ impl CandidateIndex for EmbeddedIndex {
                 heap += s.heap_estimate();
                 NamespaceStats {
                     namespace: ns,
-                    documents: s.docs.len() as u64,
+                    documents: s.documents() as u64,
                     postings: s.entries,
                     big_buckets: s.big.len() as u64,
                 }

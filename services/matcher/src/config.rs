@@ -31,8 +31,15 @@ pub struct MatcherConfig {
     /// the matches 2 records, while at 100k sections it leaves 1.8 candidates per page to
     /// verify instead of 11.6 (`docs/bench-matcher.md`).
     pub min_winnow_hits: u32,
-    /// Section analyses kept in memory (sections are verified again and again).
+    /// Section analyses kept in memory (sections are verified again and again), at most
+    /// this many ...
     pub section_cache: usize,
+    /// ... and at most this many MiB of them together (an analysis is about 56 bytes per
+    /// character of its section: 225 KB for a 4,000-character chapter). The bound that
+    /// keeps a matching process's memory independent of the catalogue's size; a section
+    /// dropped from the cache is read and analysed again when it is next a candidate
+    /// (0 keeps none).
+    pub section_cache_mb: usize,
     /// Add every matched page to the page namespace of the index (needed by the reverse
     /// direction, work -> stored pages). Nothing else of a page's analysis is stored: a
     /// page is analysed again from its text whenever it is needed (verification in either
@@ -101,6 +108,7 @@ impl Default for MatcherConfig {
             min_candidate_hits: 3,
             min_winnow_hits: 5,
             section_cache: 20_000,
+            section_cache_mb: 128,
             index_pages: true,
             page_index_sampling: 8,
             concurrency: std::thread::available_parallelism().map_or(4, |n| n.get() * 2).clamp(2, 32),

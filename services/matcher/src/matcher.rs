@@ -96,6 +96,9 @@ struct Inner {
     /// ([`PreparedPage::text_key`]): a page with the same text as one verified before (a
     /// mirror under another URL) reuses it. Cleared whenever sections may have changed.
     texts: Mutex<BoundedCache<TextKey, Arc<TextResult>>>,
+    /// One permit per core: CPU-bound work ([`Matcher::on_cpu`]) runs at most this many
+    /// jobs at once.
+    cpu: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Matcher {
@@ -116,7 +119,7 @@ impl Matcher {
         fingerprinter: Fingerprinter,
         config: MatcherConfig,
     ) -> Self {
-        let cache = BoundedCache::new(config.section_cache);
+        let cache = BoundedCache::with_budget(config.section_cache, config.section_cache_mb.saturating_mul(1 << 20));
         Matcher {
             inner: Arc::new(Inner {
                 stores,
@@ -135,6 +138,7 @@ impl Matcher {
                 catalogue_checked: AtomicU64::new(u64::MAX),
                 catalogue_build: tokio::sync::Mutex::new(()),
                 texts: Mutex::new(BoundedCache::new(TEXT_RESULTS)),
+                cpu: Arc::new(tokio::sync::Semaphore::new(cpu_jobs())),
             }),
         }
     }
@@ -158,4 +162,30 @@ impl Matcher {
     pub fn fingerprinter(&self) -> &Fingerprinter {
         &self.inner.fp
     }
+
+    /// Run CPU-bound work (fingerprinting, verification, measuring) on the blocking pool,
+    /// at most one job per core at a time, whoever asks: the pages, sections and checks
+    /// of a task wait here, not as threads. More jobs than cores would not finish sooner;
+    /// each would hold its text's analysis in progress (hundreds of KB) and its own thread's
+    /// allocator pages, so the peak memory followed the number of jobs started (20 threads
+    /// on 2 cores in `match --all`, docs/benchmarks.md) instead of the cores.
+    async fn on_cpu<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> T + Send + 'static,
+    {
+        // The semaphore is never closed; were it, the work would run without a permit.
+        let permit = self.inner.cpu.clone().acquire_owned().await.ok();
+        let inner = self.inner.clone();
+        Ok(tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            f(&inner)
+        })
+        .await?)
+    }
+}
+
+/// CPU-bound jobs run at once: the cores this process may use.
+fn cpu_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }

@@ -87,6 +87,14 @@ pub struct CanonicalText {
 }
 
 impl CanonicalText {
+    /// Bytes this text holds on the heap (capacities, not lengths).
+    pub fn heap_bytes(&self) -> usize {
+        self.original.capacity()
+            + self.text.capacity()
+            + self.source.capacity() * std::mem::size_of::<SourceSpan>()
+            + self.title.as_ref().map_or(0, String::capacity)
+    }
+
     /// Assemble from parts. `source` must hold one span per character of `text`.
     pub(crate) fn from_parts(
         original: String,

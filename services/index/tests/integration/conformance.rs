@@ -21,6 +21,7 @@ macro_rules! conformance_suite {
                 lookup_counts_hits_per_family_and_ranks,
                 readding_replaces_old_keys,
                 ids_straddling_others_are_other_documents,
+                one_value_in_two_families_is_two_keys,
                 duplicates_and_repeated_docs_in_a_batch,
                 remove_forgets_a_document,
                 namespaces_are_separate,
@@ -117,6 +118,26 @@ pub async fn ids_straddling_others_are_other_documents(index: &dyn CandidateInde
     assert_eq!(docs(index.lookup(S, &key, 10).await.unwrap()), [a, b].into());
     assert!(index.remove(S, a).await.unwrap());
     assert_eq!(docs(index.lookup(S, &key, 10).await.unwrap()), [b].into());
+}
+
+/// A key is its family and its value: the same value in another family names other
+/// documents, and removing one document leaves the other family's posting alone.
+pub async fn one_value_in_two_families_is_two_keys(index: &dyn CandidateIndex) {
+    index.add_batch(S, &[(1, vec![k(Dna, 5)]), (2, vec![k(WinnowChars, 5)])]).await.unwrap();
+    index.add(S, 3, &[k(WinnowChars, 5)]).await.unwrap();
+    let docs = |r: LookupResult| r.candidates.iter().map(|c| c.doc).collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(docs(index.lookup(S, &[k(Dna, 5)], 10).await.unwrap()), [1].into());
+    assert_eq!(docs(index.lookup(S, &[k(WinnowChars, 5)], 10).await.unwrap()), [2, 3].into());
+    assert_eq!(index.stats().await.unwrap().namespace(S).postings, 3);
+    assert!(index.remove(S, 1).await.unwrap());
+    assert!(index.remove(S, 2).await.unwrap());
+    assert!(docs(index.lookup(S, &[k(Dna, 5)], 10).await.unwrap()).is_empty());
+    assert_eq!(docs(index.lookup(S, &[k(WinnowChars, 5)], 10).await.unwrap()), [3].into());
+    // Indexing a document again with the keys it has changes nothing.
+    index.add(S, 3, &[k(WinnowChars, 5)]).await.unwrap();
+    assert_eq!(index.stats().await.unwrap().namespace(S).postings, 1);
+    assert!(index.remove(S, 3).await.unwrap());
+    assert_eq!(index.stats().await.unwrap().namespace(S).postings, 0);
 }
 
 pub async fn duplicates_and_repeated_docs_in_a_batch(index: &dyn CandidateIndex) {

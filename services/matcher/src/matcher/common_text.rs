@@ -16,8 +16,12 @@ use super::Matcher;
 use crate::catalogue::CatalogueProfile;
 use crate::Result;
 
-/// Section fingerprint records read per store call.
-const SCAN_BATCH: u32 = 500;
+/// Section fingerprint records read per store call. Each record is decoded whole (its
+/// shingles, signature and both winnowed streams) before its `winnow_chars` are kept:
+/// 500 at a time were 10 MB at once, the largest single allocation of a matching task
+/// on the evaluation set (issue #31); 100 hold a fifth of it for five times the calls,
+/// one per 100 sections, once per change of the catalogue.
+const SCAN_BATCH: u32 = 100;
 
 impl Matcher {
     /// The catalogue-common keys of the current sections (measured when the cached
@@ -68,8 +72,7 @@ impl Matcher {
             keys.extend(recs.into_iter().filter(|r| r.params_tag == tag).map(|r| r.fingerprints.winnow_chars));
         }
         let mut profile =
-            tokio::task::spawn_blocking(move || CatalogueProfile::measure(keys.iter().map(|k| k.as_slice()), &config))
-                .await?;
+            self.on_cpu(move |_| CatalogueProfile::measure(keys.iter().map(|k| k.as_slice()), &config)).await?;
         (profile.version, profile.works) = (version, works);
         tracing::debug!(sections = profile.sections, kgrams = profile.kgrams.len(), "catalogue-common text measured");
         let profile = Arc::new(profile);

@@ -55,29 +55,29 @@ impl Matcher {
                 stored_of = read.into_iter().map(|r| (r.subject.id, r)).collect();
             }
             let stored = stored_of.remove(&section.id);
-            let inner = self.inner.clone();
             let id = section.id;
-            let fresh = tokio::task::spawn_blocking(move || -> Result<Option<Analysis>> {
-                if let Some(rec) = stored {
-                    if rec.params_tag == inner.fp.params_tag() {
-                        let canonical = canon::canonicalize_decoded(
-                            section.text.clone(),
-                            "UTF-8",
-                            InputFormat::Text,
-                            &inner.fp.params().canon,
-                        );
-                        if let Ok(c) = canonical {
-                            if hash_bytes(c.text().as_bytes()) == rec.fingerprints.content_hash {
-                                return Ok(None);
+            let fresh = self
+                .on_cpu(move |inner| -> Result<Option<Analysis>> {
+                    if let Some(rec) = stored {
+                        if rec.params_tag == inner.fp.params_tag() {
+                            let canonical = canon::canonicalize_decoded(
+                                section.text.clone(),
+                                "UTF-8",
+                                InputFormat::Text,
+                                &inner.fp.params().canon,
+                            );
+                            if let Ok(c) = canonical {
+                                if hash_bytes(c.text().as_bytes()) == rec.fingerprints.content_hash {
+                                    return Ok(None);
+                                }
                             }
                         }
                     }
-                }
-                inner
-                    .section_entry_from_text(id, section.work_id, &section.text, updated_at, true)
-                    .map(|e| Some(e.analysis.clone()))
-            })
-            .await??;
+                    inner
+                        .section_entry_from_text(id, section.work_id, &section.text, updated_at, true)
+                        .map(|e| Some(e.analysis.clone()))
+                })
+                .await??;
             match fresh {
                 None => report.unchanged += 1,
                 Some(analysis) => {

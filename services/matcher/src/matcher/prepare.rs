@@ -61,18 +61,16 @@ impl Matcher {
     /// Fingerprint a loaded page (boilerplate blanked), on the blocking pool.
     pub(super) async fn prepare_loaded(&self, page: Page) -> Result<PreparedPage> {
         let profile = self.site_profile(&page.site).await?;
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await?
+        self.on_cpu(move |inner| inner.prepare_page(page, &profile)).await?
     }
 
     /// The page with its complete analysis made (on the blocking pool).
     pub(super) async fn completed(&self, prepared: PreparedPage) -> Result<PreparedPage> {
-        let inner = self.inner.clone();
-        Ok(tokio::task::spawn_blocking(move || {
+        self.on_cpu(move |inner| {
             prepared.full(&inner.fp);
             prepared
         })
-        .await?)
+        .await
     }
 }
 

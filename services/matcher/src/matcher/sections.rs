@@ -5,6 +5,7 @@ use super::*;
 
 /// A section ready for verification.
 pub(super) struct SectionEntry {
+    pub(super) id: i64,
     pub(super) work_id: i64,
     pub(super) text_hash: u64,
     /// Epoch in which the entry was last checked against the store.
@@ -26,6 +27,11 @@ impl SectionEntry {
             return &self.analysis;
         }
         self.complete.get_or_init(|| fp.complete(self.analysis.clone()))
+    }
+
+    /// Bytes it holds: what it weighs in the section cache.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.analysis.heap_bytes() + self.complete.get().map_or(0, Analysis::heap_bytes)
     }
 }
 
@@ -79,10 +85,7 @@ impl Matcher {
             None => Ok(None),
             // A cache hit needs no trip to the blocking pool; only an analysis does.
             Some((_, SectionSource::Ready(entry))) => Ok(Some(entry)),
-            Some((_, text)) => {
-                let inner = self.inner.clone();
-                Ok(tokio::task::spawn_blocking(move || inner.ready(id, text)).await?)
-            }
+            Some((_, text)) => self.on_cpu(move |inner| inner.ready(id, text)).await,
         }
     }
 
@@ -200,6 +203,7 @@ impl Inner {
         .map_err(|source| MatcherError::Text { what: format!("section {id}"), source })?;
         let checked = AtomicU64::new(self.epoch.load(Ordering::Relaxed));
         let entry = Arc::new(SectionEntry {
+            id,
             work_id,
             text_hash: hash_bytes(text.as_bytes()),
             checked,
@@ -207,7 +211,19 @@ impl Inner {
             analysis,
             complete: OnceLock::new(),
         });
-        self.sections.lock().unwrap_or_else(|p| p.into_inner()).insert(id, entry.clone());
+        self.sections.lock().unwrap_or_else(|p| p.into_inner()).insert_weighted(id, entry.clone(), entry.heap_bytes());
         Ok(entry)
+    }
+
+    /// The complete analysis of a cached section, made now if it has only the streams;
+    /// the cache then weighs the entry with it.
+    pub(super) fn full_section<'a>(&self, entry: &'a SectionEntry) -> &'a Analysis {
+        let was_complete = entry.analysis.is_complete() || entry.complete.get().is_some();
+        let full = entry.full(&self.fp);
+        if !was_complete {
+            let weight = entry.heap_bytes();
+            self.sections.lock().unwrap_or_else(|p| p.into_inner()).reweigh(&entry.id, weight);
+        }
+        full
     }
 }

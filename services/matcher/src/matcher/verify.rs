@@ -111,13 +111,12 @@ impl Matcher {
         let mut texts = texts.into_iter().peekable();
         while texts.peek().is_some() {
             let chunk: Vec<(i64, SectionSource)> = texts.by_ref().take(per_job).collect();
-            let inner = self.inner.clone();
-            jobs.push(tokio::task::spawn_blocking(move || {
+            jobs.push(self.on_cpu(move |inner| {
                 chunk.into_iter().filter_map(|(id, s)| inner.ready(id, s).map(|e| (id, e))).collect::<Vec<_>>()
             }));
         }
-        for job in jobs {
-            out.extend(job.await?);
+        for found in futures::future::join_all(jobs).await {
+            out.extend(found?);
         }
         Ok(out)
     }
@@ -136,20 +135,20 @@ impl Matcher {
             return Ok((outcome, Vec::new()));
         }
         let catalogue = self.catalogue().await?;
-        let inner = self.inner.clone();
         outcome.verified = sections.len();
         let for_texts = outcome.clone();
-        let (copies, result, key) = tokio::task::spawn_blocking(move || {
-            let mut copies = Vec::new();
-            for (section_id, entry) in &sections {
-                if let Some((comparison, kind)) = inner.verify(entry, &prepared, &catalogue) {
-                    copies.push(FoundCopy::new(*section_id, entry.work_id, &prepared, comparison, kind));
+        let (copies, result, key) = self
+            .on_cpu(move |inner| {
+                let mut copies = Vec::new();
+                for (section_id, entry) in &sections {
+                    if let Some((comparison, kind)) = inner.verify(entry, &prepared, &catalogue) {
+                        copies.push(FoundCopy::new(*section_id, entry.work_id, &prepared, comparison, kind));
+                    }
                 }
-            }
-            let result = prepared.text_key.map(|_| TextResult::of(&prepared, &for_texts, &copies));
-            (copies, result, prepared.text_key)
-        })
-        .await?;
+                let result = prepared.text_key.map(|_| TextResult::of(&prepared, &for_texts, &copies));
+                (copies, result, prepared.text_key)
+            })
+            .await?;
         if let (Some(key), Some(result)) = (key, result) {
             self.inner.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(key, Arc::new(result));
         }
@@ -169,14 +168,13 @@ impl Matcher {
         let sources = self.candidate_sections(section_ids).await?;
         let sections = self.ready_sections(sources).await?;
         let catalogue = self.catalogue().await?;
-        let inner = self.inner.clone();
         let ids = section_ids.to_vec();
-        Ok(tokio::task::spawn_blocking(move || {
+        self.on_cpu(move |inner| {
             ids.into_iter()
                 .filter(|id| sections.get(id).is_some_and(|entry| inner.verify(entry, &prepared, &catalogue).is_some()))
                 .collect()
         })
-        .await?)
+        .await
     }
 
     /// Match a work (added or changed) against the pages already stored: index its
@@ -191,10 +189,9 @@ impl Matcher {
         let mut copies = Vec::new();
         for section in sections {
             let Some(entry) = self.section(section.id).await? else { continue };
-            let (e, inner) = (entry.clone(), self.inner.clone());
+            let e = entry.clone();
             let keys =
-                tokio::task::spawn_blocking(move || inner.config.page_index_keys(&e.full(&inner.fp).fingerprints))
-                    .await?;
+                self.on_cpu(move |inner| inner.config.page_index_keys(&inner.full_section(&e).fingerprints)).await?;
             let mut found = self.inner.index.lookup(Namespace::Pages, &keys, self.inner.config.candidate_limit).await?;
             // Pages are indexed sampled 1 in m, and the lookup may sample further by the
             // same rule (powers of two, by value): hits are about 1/max of shared keys.
@@ -205,8 +202,7 @@ impl Matcher {
                     let prepared = match s.pages.get_page(page_id).await? {
                         Some(page) => {
                             let profile = self.site_profile(&page.site).await?;
-                            let inner = self.inner.clone();
-                            match tokio::task::spawn_blocking(move || inner.prepare_page(page, &profile)).await? {
+                            match self.on_cpu(move |inner| inner.prepare_page(page, &profile)).await? {
                                 Ok(p) => Some(Arc::new(p)),
                                 Err(e) => {
                                     tracing::warn!(target: LOG_TARGET, page_id, error = %e, "page skipped");
@@ -220,10 +216,9 @@ impl Matcher {
                 }
                 let Some(Some(prepared)) = pages.get(&page_id).cloned() else { continue };
                 outcome.verified += 1;
-                let inner = self.inner.clone();
                 let (e, p) = (entry.clone(), prepared.clone());
                 let catalogue = self.catalogue().await?;
-                let verdict = tokio::task::spawn_blocking(move || inner.verify(&e, &p, &catalogue)).await?;
+                let verdict = self.on_cpu(move |inner| inner.verify(&e, &p, &catalogue)).await?;
                 if let Some((comparison, kind)) = verdict {
                     copies.push(FoundCopy::new(section.id, work_id, &prepared, comparison, kind));
                 }
@@ -257,19 +252,18 @@ impl Matcher {
         if refs.len() >= cfg.min_pages as usize {
             for r in refs {
                 if let Some(page) = s.pages.get_page(r.id).await? {
-                    let inner = self.inner.clone();
-                    if let Some(units) = tokio::task::spawn_blocking(move || inner.char_units(&page)).await? {
+                    if let Some(units) = self.on_cpu(move |inner| inner.char_units(&page)).await? {
                         streams.push(units);
                     }
                 }
             }
         }
-        let inner = self.inner.clone();
         let site_owned = site.to_owned();
-        let mut profile = tokio::task::spawn_blocking(move || {
-            SiteProfile::measure(&site_owned, &streams, inner.fp.params().winnow.chars_k, &inner.config.boilerplate)
-        })
-        .await?;
+        let mut profile = self
+            .on_cpu(move |inner| {
+                SiteProfile::measure(&site_owned, &streams, inner.fp.params().winnow.chars_k, &inner.config.boilerplate)
+            })
+            .await?;
         profile.built = Some(Instant::now());
         tracing::debug!(target: LOG_TARGET,
             site,
@@ -302,7 +296,7 @@ impl Inner {
         if !crate::candidates::may_be_copy(&section.analysis, view, passages, self.fp.params(), t) {
             return None;
         }
-        let full = section.full(&self.fp);
+        let full = self.full_section(section);
         let page_full = page.full(&self.fp)?;
         let mut c = compare_with(full, page_full, passages, self.fp.params(), t);
         catalogue.discount(&mut c, full, page_full, self.fp.params().winnow.chars_k, t);

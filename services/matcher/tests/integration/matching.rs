@@ -186,3 +186,31 @@ async fn matches_on_licensed_domains_are_labelled_and_relabelled() {
     let licensed = MatchQuery { status: Some(ReviewStatus::Licensed), ..MatchQuery::default() };
     assert!(e.stores.matches.list_matches(&licensed, 0, 10).await.unwrap().is_empty());
 }
+
+/// A section cache that keeps nothing (`section_cache_mb = 0`: every analysis is over the
+/// budget and dropped at once) changes no verdict: a candidate section that is not cached
+/// is read and analysed again, and an entry completed after it left is weighed for nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_cache_that_keeps_nothing_finds_the_same_copies() {
+    let mut found = Vec::new();
+    for mb in [0, MatcherConfig::default().section_cache_mb] {
+        let e = env(MatcherConfig { section_cache_mb: mb, ..Default::default() }).await;
+        let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+        let ch3 = classics()["novel-hongloumeng-003"].1.clone();
+        let w = e
+            .stores
+            .works
+            .upsert_work(&work("HLM", "红楼梦", &[("第一回", &ch1), ("第三回", &ch3)]))
+            .await
+            .expect("work");
+        e.matcher.index_work(w.id).await.expect("index work");
+        let page = html_page("http://pirate.example/hlm/1.html", sample("pirate-copy-big5.html"));
+        let p = e.stores.pages.upsert_page(&page).await.expect("page");
+        let out = e.matcher.match_page(p.id).await.expect("match");
+        let again = e.matcher.match_page(p.id).await.expect("match again");
+        assert!(again.matches.iter().all(|m| m.outcome == Outcome::Unchanged), "{again:?}");
+        found.push(out.matches.iter().map(|m| (m.kind, m.score, m.evidence_page.clone())).collect::<Vec<_>>());
+    }
+    assert_eq!(found[0].len(), 1, "{found:?}");
+    assert_eq!(found[0], found[1]);
+}
