@@ -96,9 +96,49 @@ struct Inner {
     /// ([`PreparedPage::text_key`]): a page with the same text as one verified before (a
     /// mirror under another URL) reuses it. Cleared whenever sections may have changed.
     texts: Mutex<BoundedCache<TextKey, Arc<TextResult>>>,
-    /// One permit per core: CPU-bound work ([`Matcher::on_cpu`]) runs at most this many
-    /// jobs at once.
-    cpu: Arc<tokio::sync::Semaphore>,
+    /// The threads CPU-bound work ([`Matcher::on_cpu`]) runs on, one per core.
+    cpu: CpuPool,
+}
+
+/// A blocking pool of its own, one thread per core, for the matcher's CPU-bound work:
+/// tokio's blocking pool of a runtime that is never driven otherwise. Jobs beyond the
+/// threads wait in its queue.
+struct CpuPool {
+    /// `None` once dropped, or if it could not be built (the caller's blocking pool is
+    /// used then).
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl CpuPool {
+    fn new(threads: usize) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .max_blocking_threads(threads.max(1))
+            .thread_name("zhiwen-cpu")
+            // Kept: each thread's allocator pages serve its next jobs.
+            .thread_keep_alive(Duration::from_secs(600))
+            .build();
+        if let Err(e) = &runtime {
+            tracing::warn!(target: LOG_TARGET, error = %e, "no CPU pool of its own; matching uses the runtime's blocking pool");
+        }
+        CpuPool { runtime: runtime.ok() }
+    }
+
+    fn spawn<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> tokio::task::JoinHandle<T> {
+        match &self.runtime {
+            Some(runtime) => runtime.spawn_blocking(job),
+            None => tokio::task::spawn_blocking(job),
+        }
+    }
+}
+
+impl Drop for CpuPool {
+    fn drop(&mut self) {
+        // A runtime dropped inside another one's task would block it: let its threads end
+        // on their own after the jobs they run.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl std::fmt::Debug for Matcher {
@@ -138,7 +178,7 @@ impl Matcher {
                 catalogue_checked: AtomicU64::new(u64::MAX),
                 catalogue_build: tokio::sync::Mutex::new(()),
                 texts: Mutex::new(BoundedCache::new(TEXT_RESULTS)),
-                cpu: Arc::new(tokio::sync::Semaphore::new(cpu_jobs())),
+                cpu: CpuPool::new(cpu_jobs()),
             }),
         }
     }
@@ -163,25 +203,19 @@ impl Matcher {
         &self.inner.fp
     }
 
-    /// Run CPU-bound work (fingerprinting, verification, measuring) on the blocking pool,
-    /// at most one job per core at a time, whoever asks: the pages, sections and checks
-    /// of a task wait here, not as threads. More jobs than cores would not finish sooner;
-    /// each would hold its text's analysis in progress (hundreds of KB) and its own thread's
-    /// allocator pages, so the peak memory followed the number of jobs started (20 threads
-    /// on 2 cores in `match --all`, docs/benchmarks.md) instead of the cores.
+    /// Run CPU-bound work (fingerprinting, verification, measuring) on the matcher's own
+    /// threads, one per core, whoever asks: the pages, sections and checks of a task
+    /// queue there. On the runtime's blocking pool every job waiting for a core was a
+    /// thread of its own (20 on 2 cores in `match --all`), each holding its text's
+    /// analysis in progress and, once done, its allocator's pages: the peak memory
+    /// followed the jobs started instead of the cores (docs/benchmarks.md).
     async fn on_cpu<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Inner) -> T + Send + 'static,
     {
-        // The semaphore is never closed; were it, the work would run without a permit.
-        let permit = self.inner.cpu.clone().acquire_owned().await.ok();
         let inner = self.inner.clone();
-        Ok(tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            f(&inner)
-        })
-        .await?)
+        Ok(self.inner.cpu.spawn(move || f(&inner)).await?)
     }
 }
 
