@@ -51,20 +51,20 @@ impl PreparedPage {
 }
 
 impl Matcher {
-    /// Load a page and fingerprint it (boilerplate blanked), on the blocking pool.
+    /// Load a page and fingerprint it (boilerplate blanked), on the CPU pool.
     pub(super) async fn load_and_prepare(&self, page_id: i64) -> Result<PreparedPage> {
         let s = &self.inner.stores;
         let page = s.pages.get_page(page_id).await?.ok_or(MatcherError::NotFound { what: "page", id: page_id })?;
         self.prepare_loaded(page).await
     }
 
-    /// Fingerprint a loaded page (boilerplate blanked), on the blocking pool.
+    /// Fingerprint a loaded page (boilerplate blanked), on the CPU pool.
     pub(super) async fn prepare_loaded(&self, page: Page) -> Result<PreparedPage> {
         let profile = self.site_profile(&page.site).await?;
         self.on_cpu(move |inner| inner.prepare_page(page, &profile)).await?
     }
 
-    /// The page with its complete analysis made (on the blocking pool).
+    /// The page with its complete analysis made (on the CPU pool).
     pub(super) async fn completed(&self, prepared: PreparedPage) -> Result<PreparedPage> {
         self.on_cpu(move |inner| {
             prepared.full(&inner.fp);

@@ -83,7 +83,7 @@ impl Matcher {
     pub(super) async fn section(&self, id: i64) -> Result<Option<Arc<SectionEntry>>> {
         match self.candidate_sections(&[id]).await?.pop() {
             None => Ok(None),
-            // A cache hit needs no trip to the blocking pool; only an analysis does.
+            // A cache hit needs no trip to the CPU pool; only an analysis does.
             Some((_, SectionSource::Ready(entry))) => Ok(Some(entry)),
             Some((_, text)) => self.on_cpu(move |inner| inner.ready(id, text)).await,
         }
@@ -91,7 +91,7 @@ impl Matcher {
 
     /// The sections `ids` (stored ones only, in the order given): cached analyses as they
     /// are, the others' texts read in one store call and left to analyse
-    /// ([`Inner::ready`]) on the blocking pool, with the verification that needs them.
+    /// ([`Inner::ready`]) on the CPU pool, with the verification that needs them.
     ///
     /// A cached analysis is checked once per epoch, against its work's `updated_at` from
     /// the epoch's listing ([`Matcher::work_versions`]): the text is read again only when

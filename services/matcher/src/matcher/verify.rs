@@ -87,7 +87,7 @@ impl Matcher {
     }
 
     /// The analyses of candidate sections, by id: cached ones as they are, the others made
-    /// now (and cached), `concurrency` at a time on the blocking pool. A section that
+    /// now (and cached), in `concurrency` jobs on the CPU pool. A section that
     /// cannot be fingerprinted is left out (with a warning).
     pub(super) async fn ready_sections(
         &self,
@@ -122,7 +122,7 @@ impl Matcher {
     }
 
     /// Verify a looked-up page against its candidate sections (best first), on the
-    /// blocking pool: its outcome and the copies found.
+    /// CPU pool: its outcome and the copies found.
     /// The result is remembered for the page's text ([`Matcher::remember_text`]).
     pub(super) async fn verify_against(
         &self,
