@@ -309,6 +309,7 @@ pub fn compare_with(
             rarity: formulaic::mean_idf(&a.tokens, p.a_start, p.a_end),
             differences: *d,
             template_wording: wording[i],
+            seen_elsewhere: 0,
             counted,
         });
     }

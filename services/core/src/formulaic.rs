@@ -396,9 +396,16 @@ pub struct PassageReason {
     /// the template's wording ([`template_wording`])?
     #[serde(default)]
     pub template_wording: bool,
+    /// Documents found holding the passage when it was weighed by how often zhiwen has
+    /// seen it (the registered section and stored pages that hold it and nothing else of
+    /// the section; the page judged not counted); 0 when it was not weighed, `u32::MAX`
+    /// when most of its keys are held by too many pages to list. A passage seen in enough
+    /// documents is a formula, not copied text, and does not count.
+    #[serde(default)]
+    pub seen_elsewhere: u32,
     /// Does the passage count towards an excerpt? A passage whose only differences are
     /// figures (a template filled twice) does not, nor one that only repeats the
-    /// template's wording.
+    /// template's wording, nor one that many other documents hold.
     pub counted: bool,
 }
 
@@ -415,6 +422,10 @@ pub struct Explanation {
     /// figures-only passage ([`template_wording`]).
     #[serde(default)]
     pub template_wording_chars: usize,
+    /// Characters of passages not counted because many other documents hold them (text
+    /// seen elsewhere: a formula, weighed by the matcher against the stored pages).
+    #[serde(default)]
+    pub seen_elsewhere_chars: usize,
     /// Of [`crate::compare::Comparison::copied_chars`], those found only in passages that
     /// do not count (figures only, or the template's wording): no verdict, containment included, is reached on them.
     #[serde(default)]
@@ -470,10 +481,12 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
                     Differences::Figures => "仅数字、日期、届次不同（模板套用）",
                     Differences::Edits => "存在零散的字词改动",
                 };
-                let counted = match (p.counted, p.template_wording) {
-                    (true, _) => "计入",
-                    (false, true) => "仅重复模板段落的固定文字，不计入",
-                    (false, false) => "不计入",
+                let counted = match (p.counted, p.template_wording, p.seen_elsewhere) {
+                    (true, _, _) => "计入".to_owned(),
+                    (false, true, _) => "仅重复模板段落的固定文字，不计入".to_owned(),
+                    (false, false, u32::MAX) => "大量文档含有此段（套话、常见条文），不计入".to_owned(),
+                    (false, false, n) if n > 0 => format!("{n} 篇文档含有此段（套话、常见条文），不计入"),
+                    (false, false, _) => "不计入".to_owned(),
                 };
                 format!(
                     "段落 {}：{} 字（其中网址、编号 {} 字），用词{}（平均 IDF {}），{}；{}",
@@ -492,10 +505,16 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
                     Differences::Figures => "only numbers, dates and session numbers differ (a template filled twice)",
                     Differences::Edits => "scattered character edits",
                 };
-                let counted = match (p.counted, p.template_wording) {
-                    (true, _) => "counted",
-                    (false, true) => "only the wording of a templated passage, not counted",
-                    (false, false) => "not counted",
+                let counted = match (p.counted, p.template_wording, p.seen_elsewhere) {
+                    (true, _, _) => "counted".to_owned(),
+                    (false, true, _) => "only the wording of a templated passage, not counted".to_owned(),
+                    (false, false, u32::MAX) => {
+                        "held by too many documents to list (a formula or stock clause), not counted".to_owned()
+                    }
+                    (false, false, n) if n > 0 => {
+                        format!("held by {n} documents (a formula or stock clause), not counted")
+                    }
+                    (false, false, _) => "not counted".to_owned(),
                 };
                 format!(
                     "passage {}: {} characters ({} in URLs and ids), {} words (mean IDF {}), {}; {}",
@@ -536,6 +555,17 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
             Lang::En => format!(
                 "{} characters of passages that only repeat a templated passage's wording do not count as an excerpt",
                 explanation.template_wording_chars
+            ),
+        });
+    }
+    if explanation.seen_elsewhere_chars > 0 {
+        out.push(match lang {
+            Lang::ZhCn => {
+                format!("多篇其他文档同样含有的段落共 {} 字，不计入摘录", explanation.seen_elsewhere_chars)
+            }
+            Lang::En => format!(
+                "{} characters of passages many other documents hold too do not count as an excerpt",
+                explanation.seen_elsewhere_chars
             ),
         });
     }
@@ -721,11 +751,13 @@ mod tests {
                 rarity: Some(11.0),
                 differences: Differences::Figures,
                 template_wording: false,
+                seen_elsewhere: 0,
                 counted: false,
             }],
             non_prose_chars: 40,
             figures_only_chars: 120,
             template_wording_chars: 0,
+            seen_elsewhere_chars: 0,
             uncounted_copied_chars: 120,
         };
         let zh = render(&e, Lang::ZhCn).join("\n");
@@ -733,5 +765,18 @@ mod tests {
         let en = render(&e, Lang::from_tag("en-US")).join("\n");
         assert!(en.contains("template") && en.contains("rare") && en.contains("URLs"), "{en}");
         assert_eq!(Lang::from_tag("zh-CN"), Lang::ZhCn);
+
+        // A passage many other documents hold.
+        let mut seen = e.clone();
+        seen.passages[0].differences = Differences::None;
+        seen.passages[0].seen_elsewhere = 4;
+        (seen.figures_only_chars, seen.seen_elsewhere_chars) = (0, 120);
+        let zh = render(&seen, Lang::ZhCn).join("\n");
+        assert!(zh.contains("4 篇文档含有此段") && zh.contains("多篇其他文档同样含有的段落共 120 字"), "{zh}");
+        let en = render(&seen, Lang::En).join("\n");
+        assert!(en.contains("held by 4 documents") && en.contains("120 characters of passages many other"), "{en}");
+        seen.passages[0].seen_elsewhere = u32::MAX;
+        assert!(render(&seen, Lang::ZhCn)[0].contains("大量文档含有此段"));
+        assert!(render(&seen, Lang::En)[0].contains("too many documents to list"));
     }
 }

@@ -85,6 +85,19 @@ impl CatalogueProfile {
     /// on each side, the content characters inside the evidence passages and not under
     /// a common key; the smaller of the two counts (as the comparison's own count).
     pub fn distinctive_chars(&self, c: &Comparison, a: &Analysis, b: &Analysis, k: usize) -> usize {
+        self.distinctive_chars_of(c, a, b, k, |_| true)
+    }
+
+    /// [`CatalogueProfile::distinctive_chars`] over the evidence passages `keep` keeps.
+    fn distinctive_chars_of(
+        &self,
+        c: &Comparison,
+        a: &Analysis,
+        b: &Analysis,
+        k: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> usize {
+        let evidence = || c.evidence.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, e)| e);
         let side = |x: &Analysis, ranges: Vec<(usize, usize)>| -> usize {
             let marked = self.common_units(&x.chars.units, k);
             let ranges = zhiwen_core::compare::merge_ranges(ranges);
@@ -95,9 +108,46 @@ impl CatalogueProfile {
                 .filter(|&(&pos, &m)| !m && inside(&ranges, x.canonical.source_of(pos as usize).start as usize))
                 .count()
         };
-        let da = side(a, c.evidence.iter().map(|e| (e.a_start, e.a_end)).collect());
-        let db = side(b, c.evidence.iter().map(|e| (e.b_start, e.b_end)).collect());
+        let da = side(a, evidence().map(|e| (e.a_start, e.a_end)).collect());
+        let db = side(b, evidence().map(|e| (e.b_start, e.b_end)).collect());
         da.min(db).min(c.copied_chars)
+    }
+
+    /// Decide `c` again without the evidence passages `seen` lists (passages seen
+    /// elsewhere, [`crate::seen`]: index in the evidence, and the documents found holding
+    /// it), its catalogue-common characters discounted as well: only the counted passages
+    /// not listed count towards an excerpt, and (as for a template's figures-only
+    /// passages) no verdict, containment included, is reached on the characters of the
+    /// listed ones alone. They are marked in the explanation (no longer counted,
+    /// `seen_elsewhere` set). Returns whether the verdict changed.
+    pub fn discount_passages(
+        &self,
+        c: &mut Comparison,
+        a: &Analysis,
+        b: &Analysis,
+        k: usize,
+        t: &Thresholds,
+        seen: &[(usize, u32)],
+    ) -> bool {
+        if seen.is_empty() || !c.verdict.duplicate {
+            return false;
+        }
+        for &(i, documents) in seen {
+            if let Some(p) = c.explanation.passages.iter_mut().find(|p| p.evidence == i) {
+                if p.counted {
+                    c.explanation.seen_elsewhere_chars += p.chars;
+                    c.explanation.uncounted_copied_chars += p.chars;
+                }
+                p.counted = false;
+                p.seen_elsewhere = documents;
+            }
+        }
+        let counted = |i: usize| c.explanation.passages.iter().any(|p| p.evidence == i && p.counted);
+        let distinctive = self.distinctive_chars_of(c, a, b, k, counted);
+        let verdict = decide_excerpt(c, distinctive, a.chars.units.len(), b.chars.units.len(), t);
+        let changed = verdict != c.verdict;
+        c.verdict = verdict;
+        changed
     }
 
     /// Decide `c` again with its catalogue-common characters discounted (see the module

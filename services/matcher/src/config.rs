@@ -67,6 +67,8 @@ pub struct MatcherConfig {
     pub boilerplate: BoilerplateConfig,
     /// Text common to many registered sections is no evidence of an excerpt.
     pub catalogue: CatalogueConfig,
+    /// Text many stored pages hold too (a formula) is no evidence of an excerpt.
+    pub seen_text: SeenTextConfig,
     /// The daily schedule.
     pub schedule: ScheduleConfig,
     /// Notification of new high-confidence matches.
@@ -115,6 +117,7 @@ impl Default for MatcherConfig {
             batch_size: 64,
             boilerplate: BoilerplateConfig::default(),
             catalogue: CatalogueConfig::default(),
+            seen_text: SeenTextConfig::default(),
             schedule: ScheduleConfig::default(),
             webhook: WebhookConfig::default(),
             lease_seconds: 600,
@@ -181,6 +184,31 @@ impl Default for CatalogueConfig {
     /// Chosen on the evaluation (tuning seeds; `docs/parameters.md`).
     fn default() -> Self {
         CatalogueConfig { enabled: true, min_sections: 3 }
+    }
+}
+
+/// Text seen elsewhere ([`crate::seen`]): a passage of an excerpt that other stored
+/// pages hold too, pages that share nothing else of the section (a stock clause of the
+/// law, a portal's disclaimer, an official formula), is no evidence that the page copies
+/// the section. Weighed through the page namespace of the index (so only with
+/// `index_pages`), for verdicts that rest on an excerpt only: verdicts by containment are
+/// never weighed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SeenTextConfig {
+    /// Weigh passages by the pages that hold them at all.
+    pub enabled: bool,
+    /// A passage held by at least this many documents (the registered section and the
+    /// stored pages that witness it, the page judged not counted) does not count
+    /// (at least 2).
+    pub min_documents: u32,
+}
+
+impl Default for SeenTextConfig {
+    /// 3, as the catalogue's `min_sections`: the section and two pages besides the one
+    /// judged.
+    fn default() -> Self {
+        SeenTextConfig { enabled: true, min_documents: 3 }
     }
 }
 

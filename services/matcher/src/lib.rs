@@ -31,10 +31,13 @@ pub mod licensed;
 mod matcher;
 pub mod page_text;
 pub mod schedule;
+pub mod seen;
 pub mod task;
 pub mod webhook;
 
-pub use config::{BoilerplateConfig, CatalogueConfig, MatcherConfig, ScheduleConfig, WebhookConfig, WorkersConfig};
+pub use config::{
+    BoilerplateConfig, CatalogueConfig, MatcherConfig, ScheduleConfig, SeenTextConfig, WebhookConfig, WorkersConfig,
+};
 pub use error::{MatcherError, Result};
 pub use kind::MatchKind;
 pub use matcher::{IndexReport, MatchRecord, Matcher, PageOutcome, PreparedPages, VerifiedPages, WorkOutcome};

@@ -165,8 +165,9 @@ impl Matcher {
             return Err(e);
         }
         let prepared = prepared.pages;
-        // The page-namespace keys serve the reverse direction only, so they are written
-        // while the batch is verified: the index and the cores work at the same time.
+        // The page-namespace keys serve the reverse direction (and the weighing of text
+        // seen elsewhere), so they are written while the batch is verified when nothing
+        // in the verification reads them: the index and the cores work at the same time.
         // Nothing else of a page's analysis is stored (a page is analysed again from its
         // text when it is needed). Nothing is recorded before the write succeeded, and a
         // batch repeated after a crash writes the same again.
@@ -184,10 +185,17 @@ impl Matcher {
             }
             Ok::<_, MatcherError>(())
         };
-        let verify = self.verify_batch(prepared);
-        let (indexed, verified) = tokio::join!(index_pages, verify);
-        indexed?;
-        let verified = verified?;
+        // Weighing text seen elsewhere looks passages up among the stored pages, this
+        // batch's included: then the batch is indexed first, so that what a page is
+        // weighed against does not depend on how the two overlapped.
+        let verified = if self.inner.config.seen_text.enabled {
+            index_pages.await?;
+            self.verify_batch(prepared).await?
+        } else {
+            let (indexed, verified) = tokio::join!(index_pages, self.verify_batch(prepared));
+            indexed?;
+            verified?
+        };
         let mut copies = Vec::new();
         let mut outcomes = Vec::with_capacity(verified.len());
         for (id, r) in verified {

@@ -12,9 +12,13 @@ use zhiwen_core::hash::hash_u64s;
 
 use zhiwen_store::SubjectKind;
 
-use super::Matcher;
+use zhiwen_core::compare::Comparison;
+use zhiwen_index::{DocId, Namespace};
+
+use super::{Matcher, PreparedPage, SectionEntry, LOG_TARGET};
 use crate::catalogue::CatalogueProfile;
-use crate::Result;
+use crate::kind::MatchKind;
+use crate::{seen, Result};
 
 /// Section fingerprint records read per store call. Each record is decoded whole (its
 /// shingles, signature and both winnowed streams) before its `winnow_chars` are kept:
@@ -78,6 +82,120 @@ impl Matcher {
         let profile = Arc::new(profile);
         *inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(profile.clone());
         Ok(profile)
+    }
+}
+
+impl Matcher {
+    /// Weigh a copy's counted passages by the stored pages that hold them too (text seen
+    /// elsewhere, [`crate::seen`]) and decide it again: its kind when it is still a copy.
+    /// Only a copy that neither holds most of the section nor is made almost entirely of
+    /// it is weighed ([`seen::weighable`]; three or more page-namespace lookups); any other
+    /// is returned as it is.
+    pub(super) async fn weigh_seen(
+        &self,
+        section: &SectionEntry,
+        page: &PreparedPage,
+        c: &mut Comparison,
+        kind: MatchKind,
+        catalogue: &CatalogueProfile,
+    ) -> Result<Option<MatchKind>> {
+        let inner = &self.inner;
+        let config = &inner.config;
+        if !config.seen_text.enabled || !config.index_pages {
+            return Ok(Some(kind));
+        }
+        let (a, Some(b)) = (inner.full_section(section), page.full(&inner.fp)) else { return Ok(Some(kind)) };
+        let t = &config.thresholds;
+        if !seen::weighable(c, t) {
+            return Ok(Some(kind));
+        }
+        let w = &inner.fp.params().winnow;
+        let modulus = config.page_sampling_modulus();
+        let passages = seen::passage_keys(c, a, false, w.chars_k, w.initials_k, modulus);
+        if passages.is_empty() {
+            return Ok(Some(kind));
+        }
+        let inside = |passages: &[seen::PassageKeys]| {
+            passages.iter().flat_map(|p| &p.keys).collect::<std::collections::HashSet<_>>().len()
+        };
+        let index = &inner.index;
+        let of_section =
+            index.lookup_sampled(Namespace::Pages, &config.page_index_keys(&a.fingerprints), modulus).await?;
+        let of_page = index.lookup_sampled(Namespace::Pages, &config.page_index_keys(&b.fingerprints), modulus).await?;
+        let section_shared = seen::Shared { whole: &of_section, inside: inside(&passages) };
+        let page_passages = seen::passage_keys(c, b, true, w.chars_k, w.initials_k, modulus);
+        let page_shared = seen::Shared { whole: &of_page, inside: inside(&page_passages) };
+        let page_id = page.page_id as u64;
+        let need = config.seen_text.min_documents.max(2);
+        let section_keys = config.page_index_keys(&a.fingerprints).len();
+        let mut sizes: HashMap<DocId, usize> = HashMap::new();
+        let mut seen_at = Vec::new();
+        for p in &passages {
+            let found = index.lookup_sampled(Namespace::Pages, &p.keys, modulus).await?;
+            let pages = match seen::Witnesses::of(&p.keys, &found, section_shared, page_shared, page_id) {
+                seen::Witnesses::Many => {
+                    seen_at.push((p.evidence, u32::MAX));
+                    continue;
+                }
+                seen::Witnesses::Pages(pages) => pages,
+            };
+            // The section counts as one document: too few pages to reach the minimum
+            // need not be read.
+            if (pages.len() as u32).saturating_add(1) < need {
+                tracing::trace!(target: LOG_TARGET,
+                    page_id,
+                    section_id = section.id,
+                    evidence = p.evidence,
+                    keys = p.keys.len(),
+                    holders = found.candidates.len(),
+                    pages = pages.len(),
+                    "passage weighed: too few pages"
+                );
+                continue;
+            }
+            let unread: Vec<i64> =
+                pages.iter().filter(|(d, _)| !sizes.contains_key(d)).map(|&(d, _)| d as i64).collect();
+            if !unread.is_empty() {
+                for read in inner.stores.pages.get_pages(&unread).await? {
+                    sizes.insert(read.id as u64, read.text.chars().filter(|c| c.is_alphanumeric()).count());
+                }
+            }
+            let witnesses = pages
+                .iter()
+                .filter(|(d, shared)| {
+                    sizes
+                        .get(d)
+                        .is_some_and(|&n| seen::mostly_other_text(*shared, a.chars.units.len(), section_keys, n))
+                })
+                .count() as u32;
+            let documents = witnesses.saturating_add(1);
+            tracing::trace!(target: LOG_TARGET,
+                page_id,
+                section_id = section.id,
+                evidence = p.evidence,
+                keys = p.keys.len(),
+                holders = found.candidates.len(),
+                pages = pages.len(),
+                documents,
+                "passage weighed"
+            );
+            if documents >= need {
+                seen_at.push((p.evidence, documents));
+            }
+        }
+        if seen_at.is_empty() {
+            return Ok(Some(kind));
+        }
+        catalogue.discount_passages(c, a, b, w.chars_k, t, &seen_at);
+        let kind = MatchKind::of(c, t);
+        tracing::debug!(target: LOG_TARGET,
+            page_id,
+            section_id = section.id,
+            passages = seen_at.len(),
+            still_copy = kind.is_some(),
+            "passages seen elsewhere"
+        );
+        Ok(kind)
     }
 }
 

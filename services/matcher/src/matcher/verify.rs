@@ -136,20 +136,26 @@ impl Matcher {
         }
         let catalogue = self.catalogue().await?;
         outcome.verified = sections.len();
-        let for_texts = outcome.clone();
-        let (copies, result, key) = self
+        let cat = catalogue.clone();
+        let (found, prepared) = self
             .on_cpu(move |inner| {
-                let mut copies = Vec::new();
-                for (section_id, entry) in &sections {
-                    if let Some((comparison, kind)) = inner.verify(entry, &prepared, &catalogue) {
-                        copies.push(FoundCopy::new(*section_id, entry.work_id, &prepared, comparison, kind));
-                    }
-                }
-                let result = prepared.text_key.map(|_| TextResult::of(&prepared, &for_texts, &copies));
-                (copies, result, prepared.text_key)
+                let found: Vec<_> = sections
+                    .into_iter()
+                    .filter_map(|(section_id, entry)| {
+                        inner.verify(&entry, &prepared, &cat).map(|(c, kind)| (section_id, entry, c, kind))
+                    })
+                    .collect();
+                (found, prepared)
             })
             .await?;
-        if let (Some(key), Some(result)) = (key, result) {
+        let mut copies = Vec::with_capacity(found.len());
+        for (section_id, entry, mut comparison, kind) in found {
+            if let Some(kind) = self.weigh_seen(&entry, &prepared, &mut comparison, kind, &catalogue).await? {
+                copies.push(FoundCopy::new(section_id, entry.work_id, &prepared, comparison, kind));
+            }
+        }
+        if let Some(key) = prepared.text_key {
+            let result = TextResult::of(&prepared, &outcome, &copies);
             self.inner.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(key, Arc::new(result));
         }
         Ok((outcome, copies))
@@ -169,12 +175,26 @@ impl Matcher {
         let sections = self.ready_sections(sources).await?;
         let catalogue = self.catalogue().await?;
         let ids = section_ids.to_vec();
-        self.on_cpu(move |inner| {
-            ids.into_iter()
-                .filter(|id| sections.get(id).is_some_and(|entry| inner.verify(entry, &prepared, &catalogue).is_some()))
-                .collect()
-        })
-        .await
+        let cat = catalogue.clone();
+        let (found, prepared) = self
+            .on_cpu(move |inner| {
+                let found: Vec<_> = ids
+                    .into_iter()
+                    .filter_map(|id| {
+                        let entry = sections.get(&id)?;
+                        inner.verify(entry, &prepared, &cat).map(|(c, kind)| (id, entry.clone(), c, kind))
+                    })
+                    .collect();
+                (found, prepared)
+            })
+            .await?;
+        let mut still = Vec::with_capacity(found.len());
+        for (id, entry, mut comparison, kind) in found {
+            if self.weigh_seen(&entry, &prepared, &mut comparison, kind, &catalogue).await?.is_some() {
+                still.push(id);
+            }
+        }
+        Ok(still)
     }
 
     /// Match a work (added or changed) against the pages already stored: index its
@@ -218,9 +238,12 @@ impl Matcher {
                 outcome.verified += 1;
                 let (e, p) = (entry.clone(), prepared.clone());
                 let catalogue = self.catalogue().await?;
-                let verdict = self.on_cpu(move |inner| inner.verify(&e, &p, &catalogue)).await?;
-                if let Some((comparison, kind)) = verdict {
-                    copies.push(FoundCopy::new(section.id, work_id, &prepared, comparison, kind));
+                let cat = catalogue.clone();
+                let verdict = self.on_cpu(move |inner| inner.verify(&e, &p, &cat)).await?;
+                if let Some((mut comparison, kind)) = verdict {
+                    if let Some(kind) = self.weigh_seen(&entry, &prepared, &mut comparison, kind, &catalogue).await? {
+                        copies.push(FoundCopy::new(section.id, work_id, &prepared, comparison, kind));
+                    }
                 }
             }
         }

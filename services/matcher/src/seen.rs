@@ -1,0 +1,230 @@
+//! Text seen elsewhere: passages that other stored pages hold too.
+//!
+//! A stock clause of the law (`处五日以上十日以下拘留，可以并处五百元以下罚款`), a portal's
+//! disclaimer, an official formula: such text is repeated verbatim by many documents that
+//! have nothing else in common. A page that shares it with a registered story has not shown
+//! that it copies the story, even when the clauses add up to an excerpt's length; its words
+//! are ordinary, so jieba's IDF table does not tell it from prose. What tells it is its
+//! document frequency over what zhiwen has seen: the catalogue rule ([`crate::catalogue`])
+//! counts registered sections, this counts stored pages, through the page namespace of the
+//! index (1 in `page_index_sampling` of every page's winnowed keys).
+//!
+//! For a copy that neither holds most of the section nor is made almost entirely of its
+//! text ([`weighable`]: an excerpt, or a short page half of which is the section's text; a
+//! chapter pirated whole or truncated on many sites stays a copy everywhere), each
+//! counted passage's keys (the section's winnowed keys inside it that the page namespace
+//! keeps) are looked up among the pages.
+//! A page **witnesses** the passage when it holds at least half of them, shares nothing
+//! more of either text than the counted passages hold (give or take two keys for chance)
+//! and is mostly text of its own (what it shares with the section, estimated from the
+//! keys, is less than half of its characters): it is neither a copy of the section (a
+//! whole, truncated or excerpted one) nor a mirror of the page judged. A passage held by at
+//! least `min_documents` documents, the section and its witnesses (the page judged not
+//! counted), is seen elsewhere: like a template's figures-only passage it counts neither
+//! towards an excerpt nor towards a containment verdict, and the verdict is decided again
+//! ([`crate::catalogue::CatalogueProfile::discount_passages`]).
+//!
+//! What it cannot tell: an excerpt of a chapter that several other pages quote (and
+//! nothing more of the chapter) looks like a formula; so does a passage every witness
+//! quotes from the same registered story. Both need `min_documents` pages that share that
+//! passage and nothing else of the section. A passage without a sampled key cannot be
+//! weighed and counts as before.
+
+use zhiwen_core::compare::{Comparison, Thresholds, VerdictKind};
+use zhiwen_core::{Analysis, IndexFamily, IndexKey};
+use zhiwen_index::{DocId, LookupResult};
+
+/// Chance keys a witness may share with the section beyond the page judged.
+const CHANCE_KEYS: u32 = 2;
+
+/// The keys of one counted evidence passage, as the page namespace keeps them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassageKeys {
+    /// Index of the passage in the comparison's evidence.
+    pub evidence: usize,
+    /// The section's winnowed keys inside the passage (side A), sampled as the page
+    /// namespace samples them; sorted, distinct.
+    pub keys: Vec<IndexKey>,
+}
+
+/// May the verdict of `c` be weighed: a copy (not an identical text) that neither holds
+/// most of the section (`containment`) nor is made almost entirely of the section's text
+/// (`near_duplicate`)? An excerpt is weighed, and so is a short page half of which is a
+/// paragraph of stock clauses; a whole or near-whole copy of the section (however many
+/// sites carry it) and a page that is the section's opening and little else (a
+/// truncated copy, whichever of its passages other pages quote) never are.
+pub fn weighable(c: &Comparison, t: &Thresholds) -> bool {
+    let section_inside_page = c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a);
+    let page_inside_section = c.containment_ba.max(c.winnow_containment_ba).max(c.evidence_coverage_b);
+    c.verdict.duplicate
+        && c.verdict.kind != VerdictKind::Identical
+        && section_inside_page < t.containment
+        && page_inside_section < t.near_duplicate
+}
+
+/// The page-namespace keys of `text` (side A of `c`, the section, or with `page_side` side
+/// B, the page) inside each counted evidence passage of `c`, for the passages that have
+/// any. `modulus`: the page namespace's sampling.
+pub fn passage_keys(
+    c: &Comparison,
+    text: &Analysis,
+    page_side: bool,
+    chars_k: usize,
+    initials_k: usize,
+    modulus: u64,
+) -> Vec<PassageKeys> {
+    let mask = modulus.max(1).next_power_of_two() - 1;
+    let section = text;
+    let source = |canonical: u32| section.canonical.source_of(canonical as usize);
+    // Every sampled winnowed key with the source range of its k-gram.
+    let mut located: Vec<(usize, usize, IndexKey)> = Vec::new();
+    let mut add = |family, fps: &[zhiwen_core::winnow::WinnowFp], positions: &[u32], k: usize| {
+        for f in fps.iter().filter(|f| f.hash & mask == 0) {
+            let first = f.pos as usize;
+            let (Some(&s), Some(&e)) = (positions.get(first), positions.get(first + k.max(1) - 1)) else { continue };
+            located.push((source(s).start as usize, source(e).end as usize, IndexKey { family, value: f.hash }));
+        }
+    };
+    let fps = &section.fingerprints;
+    add(IndexFamily::WinnowChars, &fps.winnow_chars, &section.chars.positions, chars_k);
+    add(IndexFamily::WinnowInitials, &fps.winnow_initials, &section.initials.positions, initials_k);
+    c.explanation
+        .passages
+        .iter()
+        .filter(|p| p.counted)
+        .filter_map(|p| {
+            let e = c.evidence.get(p.evidence)?;
+            let (start, end) = if page_side { (e.b_start, e.b_end) } else { (e.a_start, e.a_end) };
+            let mut keys: Vec<IndexKey> =
+                located.iter().filter(|(s, e, _)| *s >= start && *e <= end).map(|(_, _, k)| *k).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            (!keys.is_empty()).then_some(PassageKeys { evidence: p.evidence, keys })
+        })
+        .collect()
+}
+
+/// What a page shares with one of the two texts compared: the lookup of all that text's
+/// page-namespace keys, and how many of them lie inside the counted passages.
+#[derive(Debug, Clone, Copy)]
+pub struct Shared<'a> {
+    /// The lookup of the text's page-namespace keys among the pages.
+    pub whole: &'a LookupResult,
+    /// Its keys inside the counted passages of the comparison.
+    pub inside: usize,
+}
+
+impl Shared<'_> {
+    /// The keys of the text `doc` shares.
+    fn shared_by(&self, doc: DocId) -> u32 {
+        self.whole.candidates.iter().find(|c| c.doc == doc).map_or(0, |c| c.total)
+    }
+
+    /// Does `doc` share more of the text than its counted passages (and chance) hold?
+    fn exceeded_by(&self, doc: DocId) -> bool {
+        self.shared_by(doc) > self.inside as u32 + CHANCE_KEYS
+    }
+}
+
+/// The stored pages that may witness a passage, before their size is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Witnesses {
+    /// Most of the passage's keys are big buckets: held by so many pages that they are not
+    /// even listed.
+    Many,
+    /// Pages other than the page judged that hold at least half of the passage's `keys`
+    /// (`found`: the lookup of those keys) and share nothing more of either text than the
+    /// counted passages hold, give or take [`CHANCE_KEYS`]: not a copy of the section
+    /// (`section`), nor a mirror or copy of the page judged (`page_text`). Each with the
+    /// keys it shares with the section.
+    Pages(Vec<(DocId, u32)>),
+}
+
+impl Witnesses {
+    /// The possible witnesses of a passage (see the variants).
+    pub fn of(
+        keys: &[IndexKey],
+        found: &LookupResult,
+        section: Shared<'_>,
+        page_text: Shared<'_>,
+        page: DocId,
+    ) -> Self {
+        if !keys.is_empty() && found.big_buckets.len() * 2 > keys.len() {
+            return Witnesses::Many;
+        }
+        let need = (keys.len() as u32).div_ceil(2).max(1);
+        Witnesses::Pages(
+            found
+                .candidates
+                .iter()
+                .filter(|c| c.doc != page && c.total >= need)
+                .filter(|c| !section.exceeded_by(c.doc) && !page_text.exceeded_by(c.doc))
+                .map(|c| (c.doc, section.shared_by(c.doc).max(c.total)))
+                .collect(),
+        )
+    }
+}
+
+/// Is a page of `page_chars` content characters that shares `shared_keys` page-namespace
+/// keys with a section mostly other text? The characters it shares are estimated from the
+/// section's own density of keys (`section_chars` over `section_keys`). A page that is
+/// mostly the section (a truncated copy of a short story, holding little more than the
+/// passage) is a copy of it, not a witness that the passage is common.
+pub fn mostly_other_text(shared_keys: u32, section_chars: usize, section_keys: usize, page_chars: usize) -> bool {
+    let per_key = section_chars as f64 / section_keys.max(1) as f64;
+    (shared_keys as f64 * per_key) * 2.0 < page_chars as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use zhiwen_index::{Candidate, FamilyHits};
+
+    use super::*;
+
+    fn key(v: u64) -> IndexKey {
+        IndexKey { family: IndexFamily::WinnowChars, value: v }
+    }
+
+    fn found(docs: &[(DocId, u32)]) -> LookupResult {
+        LookupResult {
+            candidates: docs
+                .iter()
+                .map(|&(doc, total)| Candidate { doc, hits: FamilyHits::default(), total })
+                .collect(),
+            sample_modulus: 1,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_witness_holds_half_the_passage_and_no_more_of_either_text() {
+        let keys = [key(8), key(16), key(24), key(32)];
+        // Pages 1-5 hold the passage's keys; the page judged is 9.
+        let passage = found(&[(1, 4), (2, 2), (3, 1), (4, 4), (5, 3), (9, 4)]);
+        // Page 4 shares 40 keys with the section: a copy of it, not a witness.
+        let section = found(&[(1, 5), (2, 3), (3, 1), (4, 40), (5, 4), (9, 6)]);
+        // Page 5 shares 30 keys with the page judged: its mirror, not a witness.
+        let page = found(&[(1, 4), (2, 2), (5, 30), (9, 60)]);
+        let of = |whole, inside| Shared { whole, inside };
+        // The counted passages hold 4 keys of each text: up to 6 are allowed a witness.
+        let w = |s, p| Witnesses::of(&keys, &passage, s, p, 9);
+        assert_eq!(w(of(&section, 4), of(&page, 4)), Witnesses::Pages(vec![(1, 5), (2, 3)]));
+        // With fewer keys in the passages, page 1 shares too much to be a witness.
+        assert_eq!(w(of(&section, 2), of(&page, 4)), Witnesses::Pages(vec![(2, 3)]));
+        assert_eq!(w(of(&section, 4), of(&page, 1)), Witnesses::Pages(vec![(2, 3)]));
+        // Big buckets: most keys held by too many pages to list.
+        let mut big = found(&[]);
+        big.big_buckets = vec![key(8), key(16), key(24)];
+        assert_eq!(Witnesses::of(&keys, &big, of(&section, 4), of(&page, 4), 9), Witnesses::Many);
+        big.big_buckets.truncate(2);
+        assert_eq!(Witnesses::of(&keys, &big, of(&section, 4), of(&page, 4), 9), Witnesses::Pages(vec![]));
+    }
+
+    #[test]
+    fn a_page_that_is_mostly_the_section_is_no_witness() {
+        // A section of 400 characters with 20 keys: 20 characters a key.
+        assert!(mostly_other_text(5, 400, 20, 1_000), "100 of 1,000 characters");
+        assert!(!mostly_other_text(5, 400, 20, 150), "100 of 150 characters: a truncated copy");
+        assert!(!mostly_other_text(5, 400, 20, 200), "half of it");
+    }
+}
