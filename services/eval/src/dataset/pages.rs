@@ -208,12 +208,12 @@ impl Generator<'_> {
     }
 
     /// A paragraph of a registered news story (100 characters or more, at most a third
-    /// of the story, with at least three digits or numerals `一`-`十`) with every one of
-    /// them changed: digits shifted by 1-8, Chinese numerals replaced by other numerals.
-    /// `None` when no registered story has such a paragraph.
+    /// of the story, with at least three figure characters: digits, and Chinese numerals
+    /// that write a number, [`number_chars`]) with every one of them changed: digits
+    /// shifted by 1-8, Chinese numerals replaced by other numerals. `None` when no
+    /// registered story has such a paragraph.
     fn refilled_paragraph(&self, r: &mut Rng) -> Option<String> {
-        const NUMERALS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
-        let candidates: Vec<String> = self
+        let candidates: Vec<Vec<char>> = self
             .sections(WorkKind::News)
             .into_iter()
             .flat_map(|(_, s)| {
@@ -222,18 +222,20 @@ impl Generator<'_> {
                 let whole = s.text.chars().count();
                 paragraphs(&s.text).into_iter().filter(move |p| p.chars().count() * 3 <= whole)
             })
+            .map(|p| p.chars().collect::<Vec<char>>())
             // Only figures the refilling changes count: a paragraph whose figures are all
-            // of other kinds (`两`, `万`) would come out verbatim, a real copy of it.
-            .filter(|p| {
-                p.chars().count() >= 100
-                    && p.chars().filter(|&c| c.is_ascii_digit() || NUMERALS.contains(&c)).count() >= 3
-            })
+            // of other kinds (`两`, `万`) would come out verbatim, a real copy of it, and
+            // one whose numerals are words (`一个`, `一旦`, `二娘`) is prose, not a template.
+            .filter(|p| p.len() >= 100 && number_chars(p).iter().filter(|&&n| n).count() >= 3)
             .collect();
         let para = r.pick(&candidates)?;
         let shift = r.range(1, 9) as u32;
+        let numbers = number_chars(para);
         Some(
-            para.chars()
-                .map(|c| match c.to_digit(10) {
+            para.iter()
+                .zip(numbers)
+                .map(|(&c, number)| match c.to_digit(10) {
+                    _ if !number => c,
                     Some(d) if c.is_ascii_digit() => char::from_digit((d + shift) % 10, 10).unwrap_or(c),
                     _ => match NUMERALS.iter().position(|&n| n == c) {
                         Some(i) => NUMERALS[(i + shift as usize) % NUMERALS.len()],
@@ -290,6 +292,30 @@ impl Generator<'_> {
     }
 }
 
+/// The Chinese numerals a template's figures are written with.
+const NUMERALS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
+
+/// Which characters of `text` write a number the refilling of a template changes: ASCII
+/// digits, and numerals `一`-`十` that are part of a number: next to another numeral or
+/// digit (`十九`, `二十二`), after `第`, or before a unit of recurring events (`届`, `次`,
+/// `期`, `号`, `年`, `月`, `日`). A numeral inside a word (`一个`, `一旦`, `二娘`) is not a
+/// figure: a template filled twice changes its session numbers and dates, not its words.
+pub(crate) fn number_chars(text: &[char]) -> Vec<bool> {
+    const UNITS: [char; 7] = ['届', '次', '期', '号', '年', '月', '日'];
+    let numeral = |c: Option<&char>| c.is_some_and(|c| NUMERALS.contains(c) || c.is_ascii_digit());
+    (0..text.len())
+        .map(|i| {
+            let c = text[i];
+            c.is_ascii_digit()
+                || (NUMERALS.contains(&c)
+                    && (numeral(i.checked_sub(1).and_then(|j| text.get(j)))
+                        || numeral(text.get(i + 1))
+                        || i.checked_sub(1).and_then(|j| text.get(j)) == Some(&'第')
+                        || text.get(i + 1).is_some_and(|n| UNITS.contains(n))))
+        })
+        .collect()
+}
+
 fn all_order(c: PageClass) -> usize {
     match c {
         PageClass::Truncated => 0,
@@ -310,4 +336,22 @@ pub fn content_chars(text: &str, ranges: &[(usize, usize)]) -> usize {
         .iter()
         .map(|&(s, e)| chars[s.min(chars.len())..e.min(chars.len())].iter().filter(|c| c.is_alphanumeric()).count())
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number_chars;
+
+    fn numbers(s: &str) -> String {
+        let chars: Vec<char> = s.chars().collect();
+        chars.iter().zip(number_chars(&chars)).filter(|(_, n)| *n).map(|(c, _)| *c).collect()
+    }
+
+    #[test]
+    fn numerals_that_write_numbers_are_figures_numerals_inside_words_are_not() {
+        assert_eq!(numbers("第十九次会议于22日在北京举行"), "十九22");
+        assert_eq!(numbers("第一届大会，三月五日开幕"), "一三五");
+        assert_eq!(numbers("还有一个重要的原因，一旦杨过知道，柳二娘一股凉意"), "");
+        assert_eq!(numbers("两人用了万元"), "");
+    }
 }
