@@ -14,24 +14,29 @@
 //! chapter pirated whole or truncated on many sites stays a copy everywhere), each
 //! counted passage's keys (the section's winnowed keys inside it that the page namespace
 //! keeps) are looked up among the pages.
-//! A page **witnesses** the passage when it holds at least half of them, shares nothing
-//! more of either text than the counted passages hold (give or take two keys for chance)
-//! and is mostly text of its own (what it shares with the section, estimated from the
-//! keys, is less than half of its characters): it is neither a copy of the section (a
-//! whole, truncated or excerpted one) nor a mirror of the page judged. A passage held by at
-//! least `min_documents` documents, the section and its witnesses (the page judged not
-//! counted), is seen elsewhere: like a template's figures-only passage it counts neither
-//! towards an excerpt nor towards a containment verdict, and the verdict is decided again
+//!
+//! A page **witnesses** the passage when it holds at least half of its keys (and of
+//! those whose k-gram holds a figure: the passage as the page judged has it, not the same
+//! wording filled with other figures), shares nothing more of either text than the
+//! counted passages hold (give or take two keys for chance) and is mostly text of its own
+//! (what it shares with the section, estimated from the keys, is less than half of its
+//! characters): it is neither a copy of the section (a whole, truncated or excerpted one)
+//! nor a mirror of the page judged. A passage held by at least `min_documents`
+//! documents, the section and its witnesses (the page judged not counted), is seen
+//! elsewhere: like a template's figures-only passage it counts neither towards an excerpt
+//! nor towards a containment verdict, and the verdict is decided again
 //! ([`crate::catalogue::CatalogueProfile::discount_passages`]).
 //!
 //! What it cannot tell: an excerpt of a chapter that several other pages quote (and
-//! nothing more of the chapter) looks like a formula; so does a passage every witness
-//! quotes from the same registered story. Both need `min_documents` pages that share that
-//! passage and nothing else of the section. A passage without a sampled key cannot be
-//! weighed and counts as before.
+//! nothing more of the chapter) looks like a formula, and so does a template's fixed
+//! wording quoted with the figures the witnesses hold too. Both need `min_documents`
+//! pages that share that passage and nothing else of the section. What a page is weighed
+//! against is what was stored and indexed before it (its own batch included): the first
+//! pages holding a formula are weighed before the later ones are seen. A passage without a
+//! sampled key cannot be weighed and counts as before.
 
 use zhiwen_core::compare::{Comparison, Thresholds, VerdictKind};
-use zhiwen_core::{Analysis, IndexFamily, IndexKey};
+use zhiwen_core::{formulaic, Analysis, IndexFamily, IndexKey};
 use zhiwen_index::{DocId, LookupResult};
 
 /// Chance keys a witness may share with the section beyond the page judged.
@@ -45,6 +50,10 @@ pub struct PassageKeys {
     /// The section's winnowed keys inside the passage (side A), sampled as the page
     /// namespace samples them; sorted, distinct.
     pub keys: Vec<IndexKey>,
+    /// Of them, the keys whose k-gram holds a figure ([`zhiwen_core::formulaic::is_figure`]):
+    /// a page holding the passage's wording with other figures (the same template filled
+    /// otherwise) does not hold them.
+    pub figure_keys: Vec<IndexKey>,
 }
 
 /// May the verdict of `c` be weighed: a copy (not an identical text) that neither holds
@@ -76,13 +85,22 @@ pub fn passage_keys(
     let mask = modulus.max(1).next_power_of_two() - 1;
     let section = text;
     let source = |canonical: u32| section.canonical.source_of(canonical as usize);
-    // Every sampled winnowed key with the source range of its k-gram.
-    let mut located: Vec<(usize, usize, IndexKey)> = Vec::new();
+    // Every sampled winnowed key with the source range of its k-gram and whether the
+    // k-gram holds a figure.
+    let mut located: Vec<(usize, usize, IndexKey, bool)> = Vec::new();
+    let chars = &section.chars;
     let mut add = |family, fps: &[zhiwen_core::winnow::WinnowFp], positions: &[u32], k: usize| {
         for f in fps.iter().filter(|f| f.hash & mask == 0) {
             let first = f.pos as usize;
             let (Some(&s), Some(&e)) = (positions.get(first), positions.get(first + k.max(1) - 1)) else { continue };
-            located.push((source(s).start as usize, source(e).end as usize, IndexKey { family, value: f.hash }));
+            let (lo, hi) = chars.range(s, e + 1);
+            let figure = chars.units[lo..hi].iter().any(|&u| char::from_u32(u).is_some_and(formulaic::is_figure));
+            located.push((
+                source(s).start as usize,
+                source(e).end as usize,
+                IndexKey { family, value: f.hash },
+                figure,
+            ));
         }
     };
     let fps = &section.fingerprints;
@@ -95,11 +113,16 @@ pub fn passage_keys(
         .filter_map(|p| {
             let e = c.evidence.get(p.evidence)?;
             let (start, end) = if page_side { (e.b_start, e.b_end) } else { (e.a_start, e.a_end) };
-            let mut keys: Vec<IndexKey> =
-                located.iter().filter(|(s, e, _)| *s >= start && *e <= end).map(|(_, _, k)| *k).collect();
-            keys.sort_unstable();
-            keys.dedup();
-            (!keys.is_empty()).then_some(PassageKeys { evidence: p.evidence, keys })
+            let inside: Vec<&(usize, usize, IndexKey, bool)> =
+                located.iter().filter(|(s, e, _, _)| *s >= start && *e <= end).collect();
+            let sorted = |mut keys: Vec<IndexKey>| {
+                keys.sort_unstable();
+                keys.dedup();
+                keys
+            };
+            let keys = sorted(inside.iter().map(|x| x.2).collect());
+            let figure_keys = sorted(inside.iter().filter(|x| x.3).map(|x| x.2).collect());
+            (!keys.is_empty()).then_some(PassageKeys { evidence: p.evidence, keys, figure_keys })
         })
         .collect()
 }
@@ -142,22 +165,35 @@ pub enum Witnesses {
 
 impl Witnesses {
     /// The possible witnesses of a passage (see the variants).
+    /// `figures`: the lookup of the passage's figure keys, when it has any: a witness
+    /// must hold at least half of them too (the passage with its figures, not the same
+    /// wording filled otherwise).
     pub fn of(
-        keys: &[IndexKey],
+        passage: &PassageKeys,
         found: &LookupResult,
+        figures: Option<&LookupResult>,
         section: Shared<'_>,
         page_text: Shared<'_>,
         page: DocId,
     ) -> Self {
+        let keys = &passage.keys;
         if !keys.is_empty() && found.big_buckets.len() * 2 > keys.len() {
             return Witnesses::Many;
         }
-        let need = (keys.len() as u32).div_ceil(2).max(1);
+        let half = |n: usize| (n as u32).div_ceil(2).max(1);
+        let need = half(keys.len());
+        let holds_figures = |doc: DocId| match figures {
+            Some(f) if !passage.figure_keys.is_empty() => {
+                let held = f.candidates.iter().find(|c| c.doc == doc).map_or(0, |c| c.total);
+                held >= half(passage.figure_keys.len())
+            }
+            _ => true,
+        };
         Witnesses::Pages(
             found
                 .candidates
                 .iter()
-                .filter(|c| c.doc != page && c.total >= need)
+                .filter(|c| c.doc != page && c.total >= need && holds_figures(c.doc))
                 .filter(|c| !section.exceeded_by(c.doc) && !page_text.exceeded_by(c.doc))
                 .map(|c| (c.doc, section.shared_by(c.doc).max(c.total)))
                 .collect(),
@@ -207,7 +243,8 @@ mod tests {
         let page = found(&[(1, 4), (2, 2), (5, 30), (9, 60)]);
         let of = |whole, inside| Shared { whole, inside };
         // The counted passages hold 4 keys of each text: up to 6 are allowed a witness.
-        let w = |s, p| Witnesses::of(&keys, &passage, s, p, 9);
+        let p = PassageKeys { evidence: 0, keys: keys.to_vec(), figure_keys: Vec::new() };
+        let w = |s, t| Witnesses::of(&p, &passage, None, s, t, 9);
         assert_eq!(w(of(&section, 4), of(&page, 4)), Witnesses::Pages(vec![(1, 5), (2, 3)]));
         // With fewer keys in the passages, page 1 shares too much to be a witness.
         assert_eq!(w(of(&section, 2), of(&page, 4)), Witnesses::Pages(vec![(2, 3)]));
@@ -215,9 +252,15 @@ mod tests {
         // Big buckets: most keys held by too many pages to list.
         let mut big = found(&[]);
         big.big_buckets = vec![key(8), key(16), key(24)];
-        assert_eq!(Witnesses::of(&keys, &big, of(&section, 4), of(&page, 4), 9), Witnesses::Many);
+        assert_eq!(Witnesses::of(&p, &big, None, of(&section, 4), of(&page, 4), 9), Witnesses::Many);
         big.big_buckets.truncate(2);
-        assert_eq!(Witnesses::of(&keys, &big, of(&section, 4), of(&page, 4), 9), Witnesses::Pages(vec![]));
+        assert_eq!(Witnesses::of(&p, &big, None, of(&section, 4), of(&page, 4), 9), Witnesses::Pages(vec![]));
+
+        // Two of the keys hold figures: page 2 holds the wording with other figures.
+        let p = PassageKeys { figure_keys: vec![key(8), key(16)], ..p };
+        let figures = found(&[(1, 2), (2, 0), (9, 2)]);
+        let w = Witnesses::of(&p, &passage, Some(&figures), of(&section, 4), of(&page, 4), 9);
+        assert_eq!(w, Witnesses::Pages(vec![(1, 5)]));
     }
 
     #[test]

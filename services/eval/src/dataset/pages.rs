@@ -297,11 +297,12 @@ const NUMERALS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '
 
 /// Which characters of `text` write a number the refilling of a template changes: ASCII
 /// digits, and numerals `一`-`十` that are part of a number: next to another numeral or
-/// digit (`十九`, `二十二`), after `第`, or before a unit of recurring events (`届`, `次`,
-/// `期`, `号`, `年`, `月`, `日`). A numeral inside a word (`一个`, `一旦`, `二娘`) is not a
-/// figure: a template filled twice changes its session numbers and dates, not its words.
+/// digit (`十九`, `二十二`), after `第`, or before a unit of recurring events or of an
+/// amount (`届`, `次`, `期`, `号`, `年`, `月`, `日`, `万`, `千`, `百`, `亿`, `元`, `岁`,
+/// `名`). A numeral inside a word (`一个`, `一旦`, `二娘`) is not a figure: a template
+/// filled twice changes its session numbers, dates and amounts, not its words.
 pub(crate) fn number_chars(text: &[char]) -> Vec<bool> {
-    const UNITS: [char; 7] = ['届', '次', '期', '号', '年', '月', '日'];
+    const UNITS: [char; 14] = ['届', '次', '期', '号', '年', '月', '日', '万', '千', '百', '亿', '元', '岁', '名'];
     let numeral = |c: Option<&char>| c.is_some_and(|c| NUMERALS.contains(c) || c.is_ascii_digit());
     (0..text.len())
         .map(|i| {
@@ -353,5 +354,6 @@ mod tests {
         assert_eq!(numbers("第一届大会，三月五日开幕"), "一三五");
         assert_eq!(numbers("还有一个重要的原因，一旦杨过知道，柳二娘一股凉意"), "");
         assert_eq!(numbers("两人用了万元"), "");
+        assert_eq!(numbers("重新书写六万元的欠条，十万元"), "六十");
     }
 }

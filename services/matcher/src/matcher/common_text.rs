@@ -132,7 +132,11 @@ impl Matcher {
         let mut seen_at = Vec::new();
         for p in &passages {
             let found = index.lookup_sampled(Namespace::Pages, &p.keys, modulus).await?;
-            let pages = match seen::Witnesses::of(&p.keys, &found, section_shared, page_shared, page_id) {
+            let figures = match p.figure_keys.is_empty() {
+                true => None,
+                false => Some(index.lookup_sampled(Namespace::Pages, &p.figure_keys, modulus).await?),
+            };
+            let pages = match seen::Witnesses::of(p, &found, figures.as_ref(), section_shared, page_shared, page_id) {
                 seen::Witnesses::Many => {
                     seen_at.push((p.evidence, u32::MAX));
                     continue;
