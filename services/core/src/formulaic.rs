@@ -100,6 +100,31 @@ pub fn is_figure(c: char) -> bool {
     c.is_ascii_digit() || "〇零一二三四五六七八九十百千万亿两壹贰叁肆伍陆柒捌玖拾佰仟".contains(c)
 }
 
+/// The Chinese numerals a template's figures are written with.
+pub const NUMERALS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
+
+/// Which characters of `text` write a number the refilling of a template changes: ASCII
+/// digits, and numerals `一`-`十` that are part of a number: next to another numeral or
+/// digit (`十九`, `二十二`), after `第`, or before a unit of recurring events or of an
+/// amount (`届`, `次`, `期`, `号`, `年`, `月`, `日`, `万`, `千`, `百`, `亿`, `元`, `岁`,
+/// `名`). A numeral inside a word (`一个`, `一旦`, `二娘`) is not a figure: a template
+/// filled twice changes its session numbers, dates and amounts, not its words.
+pub fn number_chars(text: &[char]) -> Vec<bool> {
+    const UNITS: [char; 14] = ['届', '次', '期', '号', '年', '月', '日', '万', '千', '百', '亿', '元', '岁', '名'];
+    let numeral = |c: Option<&char>| c.is_some_and(|c| NUMERALS.contains(c) || c.is_ascii_digit());
+    (0..text.len())
+        .map(|i| {
+            let c = text[i];
+            c.is_ascii_digit()
+                || (NUMERALS.contains(&c)
+                    && (numeral(i.checked_sub(1).and_then(|j| text.get(j)))
+                        || numeral(text.get(i + 1))
+                        || i.checked_sub(1).and_then(|j| text.get(j)) == Some(&'第')
+                        || text.get(i + 1).is_some_and(|n| UNITS.contains(n))))
+        })
+        .collect()
+}
+
 /// What differs between the two sides of an aligned passage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -778,5 +803,19 @@ mod tests {
         seen.passages[0].seen_elsewhere = u32::MAX;
         assert!(render(&seen, Lang::ZhCn)[0].contains("大量文档含有此段"));
         assert!(render(&seen, Lang::En)[0].contains("too many documents to list"));
+    }
+
+    fn numbers(s: &str) -> String {
+        let chars: Vec<char> = s.chars().collect();
+        chars.iter().zip(number_chars(&chars)).filter(|(_, n)| *n).map(|(c, _)| *c).collect()
+    }
+
+    #[test]
+    fn numerals_that_write_numbers_are_figures_numerals_inside_words_are_not() {
+        assert_eq!(numbers("第十九次会议于22日在北京举行"), "十九22");
+        assert_eq!(numbers("第一届大会，三月五日开幕"), "一三五");
+        assert_eq!(numbers("还有一个重要的原因，一旦杨过知道，柳二娘一股凉意"), "");
+        assert_eq!(numbers("两人用了万元"), "");
+        assert_eq!(numbers("重新书写六万元的欠条，十万元"), "六十");
     }
 }

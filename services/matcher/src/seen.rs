@@ -33,7 +33,8 @@
 //! pages that share that passage and nothing else of the section. What a page is weighed
 //! against is what was stored and indexed before it (its own batch included): the first
 //! pages holding a formula are weighed before the later ones are seen. A passage without a
-//! sampled key cannot be weighed and counts as before.
+//! sampled key, or with figures none of its sampled keys covers, cannot be weighed and
+//! counts as before.
 
 use zhiwen_core::compare::{Comparison, Thresholds, VerdictKind};
 use zhiwen_core::{formulaic, Analysis, IndexFamily, IndexKey};
@@ -50,9 +51,9 @@ pub struct PassageKeys {
     /// The section's winnowed keys inside the passage (side A), sampled as the page
     /// namespace samples them; sorted, distinct.
     pub keys: Vec<IndexKey>,
-    /// Of them, the keys whose k-gram holds a figure ([`zhiwen_core::formulaic::is_figure`]):
-    /// a page holding the passage's wording with other figures (the same template filled
-    /// otherwise) does not hold them.
+    /// Of them, the keys whose k-gram holds a figure, a character that writes a number
+    /// ([`zhiwen_core::formulaic::number_chars`]): a page holding the passage's wording
+    /// with other figures (the same template filled otherwise) does not hold them.
     pub figure_keys: Vec<IndexKey>,
 }
 
@@ -89,12 +90,15 @@ pub fn passage_keys(
     // k-gram holds a figure.
     let mut located: Vec<(usize, usize, IndexKey, bool)> = Vec::new();
     let chars = &section.chars;
+    let text: Vec<char> = chars.units.iter().map(|&u| char::from_u32(u).unwrap_or(' ')).collect();
+    let numbers = formulaic::number_chars(&text);
+    let unit_source: Vec<usize> = chars.positions.iter().map(|&p| source(p).start as usize).collect();
     let mut add = |family, fps: &[zhiwen_core::winnow::WinnowFp], positions: &[u32], k: usize| {
         for f in fps.iter().filter(|f| f.hash & mask == 0) {
             let first = f.pos as usize;
             let (Some(&s), Some(&e)) = (positions.get(first), positions.get(first + k.max(1) - 1)) else { continue };
             let (lo, hi) = chars.range(s, e + 1);
-            let figure = chars.units[lo..hi].iter().any(|&u| char::from_u32(u).is_some_and(formulaic::is_figure));
+            let figure = numbers[lo..hi].iter().any(|&n| n);
             located.push((
                 source(s).start as usize,
                 source(e).end as usize,
@@ -122,7 +126,14 @@ pub fn passage_keys(
             };
             let keys = sorted(inside.iter().map(|x| x.2).collect());
             let figure_keys = sorted(inside.iter().filter(|x| x.3).map(|x| x.2).collect());
-            (!keys.is_empty()).then_some(PassageKeys { evidence: p.evidence, keys, figure_keys })
+            // A passage with figures none of whose keys covers them cannot tell its
+            // witnesses from the same wording filled otherwise: it is not weighed.
+            let has_figures = unit_source.iter().zip(&numbers).any(|(&at, &number)| number && at >= start && at < end);
+            (!keys.is_empty() && (!figure_keys.is_empty() || !has_figures)).then_some(PassageKeys {
+                evidence: p.evidence,
+                keys,
+                figure_keys,
+            })
         })
         .collect()
 }

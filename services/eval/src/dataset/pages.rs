@@ -2,6 +2,8 @@
 //! transformation onto a pirate site's layout; a negative page is unrelated or only shares
 //! what is not copying (set phrases, a broadcast's opening, refilled figures).
 
+use zhiwen_core::formulaic;
+
 use super::formulae;
 use super::site::{self, Para, Rendered, Site};
 use super::transform::{self, paragraphs, sentences};
@@ -226,19 +228,19 @@ impl Generator<'_> {
             // Only figures the refilling changes count: a paragraph whose figures are all
             // of other kinds (`两`, `万`) would come out verbatim, a real copy of it, and
             // one whose numerals are words (`一个`, `一旦`, `二娘`) is prose, not a template.
-            .filter(|p| p.len() >= 100 && number_chars(p).iter().filter(|&&n| n).count() >= 3)
+            .filter(|p| p.len() >= 100 && formulaic::number_chars(p).iter().filter(|&&n| n).count() >= 3)
             .collect();
         let para = r.pick(&candidates)?;
         let shift = r.range(1, 9) as u32;
-        let numbers = number_chars(para);
+        let numbers = formulaic::number_chars(para);
         Some(
             para.iter()
                 .zip(numbers)
                 .map(|(&c, number)| match c.to_digit(10) {
                     _ if !number => c,
                     Some(d) if c.is_ascii_digit() => char::from_digit((d + shift) % 10, 10).unwrap_or(c),
-                    _ => match NUMERALS.iter().position(|&n| n == c) {
-                        Some(i) => NUMERALS[(i + shift as usize) % NUMERALS.len()],
+                    _ => match formulaic::NUMERALS.iter().position(|&n| n == c) {
+                        Some(i) => formulaic::NUMERALS[(i + shift as usize) % formulaic::NUMERALS.len()],
                         None => c,
                     },
                 })
@@ -292,31 +294,6 @@ impl Generator<'_> {
     }
 }
 
-/// The Chinese numerals a template's figures are written with.
-const NUMERALS: [char; 10] = ['一', '二', '三', '四', '五', '六', '七', '八', '九', '十'];
-
-/// Which characters of `text` write a number the refilling of a template changes: ASCII
-/// digits, and numerals `一`-`十` that are part of a number: next to another numeral or
-/// digit (`十九`, `二十二`), after `第`, or before a unit of recurring events or of an
-/// amount (`届`, `次`, `期`, `号`, `年`, `月`, `日`, `万`, `千`, `百`, `亿`, `元`, `岁`,
-/// `名`). A numeral inside a word (`一个`, `一旦`, `二娘`) is not a figure: a template
-/// filled twice changes its session numbers, dates and amounts, not its words.
-pub(crate) fn number_chars(text: &[char]) -> Vec<bool> {
-    const UNITS: [char; 14] = ['届', '次', '期', '号', '年', '月', '日', '万', '千', '百', '亿', '元', '岁', '名'];
-    let numeral = |c: Option<&char>| c.is_some_and(|c| NUMERALS.contains(c) || c.is_ascii_digit());
-    (0..text.len())
-        .map(|i| {
-            let c = text[i];
-            c.is_ascii_digit()
-                || (NUMERALS.contains(&c)
-                    && (numeral(i.checked_sub(1).and_then(|j| text.get(j)))
-                        || numeral(text.get(i + 1))
-                        || i.checked_sub(1).and_then(|j| text.get(j)) == Some(&'第')
-                        || text.get(i + 1).is_some_and(|n| UNITS.contains(n))))
-        })
-        .collect()
-}
-
 fn all_order(c: PageClass) -> usize {
     match c {
         PageClass::Truncated => 0,
@@ -337,23 +314,4 @@ pub fn content_chars(text: &str, ranges: &[(usize, usize)]) -> usize {
         .iter()
         .map(|&(s, e)| chars[s.min(chars.len())..e.min(chars.len())].iter().filter(|c| c.is_alphanumeric()).count())
         .sum()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::number_chars;
-
-    fn numbers(s: &str) -> String {
-        let chars: Vec<char> = s.chars().collect();
-        chars.iter().zip(number_chars(&chars)).filter(|(_, n)| *n).map(|(c, _)| *c).collect()
-    }
-
-    #[test]
-    fn numerals_that_write_numbers_are_figures_numerals_inside_words_are_not() {
-        assert_eq!(numbers("第十九次会议于22日在北京举行"), "十九22");
-        assert_eq!(numbers("第一届大会，三月五日开幕"), "一三五");
-        assert_eq!(numbers("还有一个重要的原因，一旦杨过知道，柳二娘一股凉意"), "");
-        assert_eq!(numbers("两人用了万元"), "");
-        assert_eq!(numbers("重新书写六万元的欠条，十万元"), "六十");
-    }
 }
