@@ -145,33 +145,23 @@ impl Matcher {
             };
             // The section counts as one document: too few pages to reach the minimum
             // need not be read.
-            if (pages.len() as u32).saturating_add(1) < need {
-                tracing::trace!(target: LOG_TARGET,
-                    page_id,
-                    section_id = section.id,
-                    evidence = p.evidence,
-                    keys = p.keys.len(),
-                    holders = found.candidates.len(),
-                    pages = pages.len(),
-                    "passage weighed: too few pages"
-                );
-                continue;
-            }
-            let unread: Vec<i64> =
-                pages.iter().filter(|(d, _)| !sizes.contains_key(d)).map(|&(d, _)| d as i64).collect();
-            if !unread.is_empty() {
-                for read in inner.stores.pages.get_pages(&unread).await? {
-                    sizes.insert(read.id as u64, read.text.chars().filter(|c| c.is_alphanumeric()).count());
+            let witnesses = if (pages.len() as u32).saturating_add(1) < need {
+                0
+            } else {
+                let unread: Vec<i64> =
+                    pages.iter().filter(|(d, _)| !sizes.contains_key(d)).map(|&(d, _)| d as i64).collect();
+                if !unread.is_empty() {
+                    for read in inner.stores.pages.get_pages(&unread).await? {
+                        sizes.insert(read.id as u64, read.text.chars().filter(|c| c.is_alphanumeric()).count());
+                    }
                 }
-            }
-            let witnesses = pages
-                .iter()
-                .filter(|(d, shared)| {
+                let own_text = |&(d, shared): &(DocId, u32)| {
                     sizes
-                        .get(d)
-                        .is_some_and(|&n| seen::mostly_other_text(*shared, a.chars.units.len(), section_keys, n))
-                })
-                .count() as u32;
+                        .get(&d)
+                        .is_some_and(|&n| seen::mostly_other_text(shared, a.chars.units.len(), section_keys, n))
+                };
+                pages.iter().filter(|p| own_text(p)).count() as u32
+            };
             let documents = witnesses.saturating_add(1);
             tracing::trace!(target: LOG_TARGET,
                 page_id,
