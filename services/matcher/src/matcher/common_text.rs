@@ -119,15 +119,15 @@ impl Matcher {
             passages.iter().flat_map(|p| &p.keys).collect::<std::collections::HashSet<_>>().len()
         };
         let index = &inner.index;
-        let of_section =
-            index.lookup_sampled(Namespace::Pages, &config.page_index_keys(&a.fingerprints), modulus).await?;
+        let section_keys = config.page_index_keys(&a.fingerprints);
+        let of_section = index.lookup_sampled(Namespace::Pages, &section_keys, modulus).await?;
         let of_page = index.lookup_sampled(Namespace::Pages, &config.page_index_keys(&b.fingerprints), modulus).await?;
         let section_shared = seen::Shared { whole: &of_section, inside: inside(&passages) };
         let page_passages = seen::passage_keys(c, b, true, w.chars_k, w.initials_k, modulus);
         let page_shared = seen::Shared { whole: &of_page, inside: inside(&page_passages) };
         let page_id = page.page_id as u64;
         let need = config.seen_text.min_documents.max(2);
-        let section_keys = config.page_index_keys(&a.fingerprints).len();
+        let section_keys = section_keys.len();
         let mut sizes: HashMap<DocId, usize> = HashMap::new();
         let mut seen_at = Vec::new();
         for p in &passages {
