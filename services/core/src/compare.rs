@@ -235,10 +235,21 @@ pub fn compare_with(
             }
         })
         .collect();
+    let covered_a = covered_units(prose_a.positions(), passages.iter().map(|p| (p.a_start, p.a_end)));
+    let covered_b = covered_units(prose_b.positions(), passages.iter().map(|p| (p.b_start, p.b_end)));
+    let coverage_a = ratio(covered_a, a.chars.units.len());
+    let coverage_b = ratio(covered_b, b.chars.units.len());
+    let winnow_ab = winnow::winnow_containment(&fa.winnow_initials, &fb.winnow_initials);
+    let winnow_ba = winnow::winnow_containment(&fb.winnow_initials, &fa.winnow_initials);
+    // Neither text holds most of the other (as `decide` measures it): an excerpt at most.
+    let excerpt_at_most = words.containment_ab.max(winnow_ab).max(coverage_a) < thresholds.containment
+        && words.containment_ba.max(winnow_ba).max(coverage_b) < thresholds.containment;
     // What differs inside each aligned passage: a passage whose only differences are
     // figures (a template filled twice) does not count towards an excerpt. Nor does an
     // equal passage around which the texts go on equal except for figures that differ:
-    // the fixed wording of a template whose figures lie just outside it.
+    // the fixed wording of a template whose figures lie just outside it. Nor, between
+    // texts that are an excerpt at most, one whose only differences are names (a copy
+    // that renames its people throughout still holds most of the other text).
     let differences: Vec<formulaic::Differences> = passages
         .iter()
         .map(|p| {
@@ -250,6 +261,16 @@ pub fn compare_with(
                     if formulaic::template_continues(&a.chars.units, ra, &b.chars.units, rb, k) =>
                 {
                     formulaic::Differences::Figures
+                }
+                formulaic::Differences::Edits
+                    if excerpt_at_most
+                        && formulaic::differs_in_names(
+                            crate::canon::slice_chars(a.canonical.text(), p.a_start as usize, p.a_end as usize),
+                            crate::canon::slice_chars(b.canonical.text(), p.b_start as usize, p.b_end as usize),
+                            k,
+                        ) =>
+                {
+                    formulaic::Differences::Names
                 }
                 d => d,
             }
@@ -268,12 +289,7 @@ pub fn compare_with(
             .collect();
         formulaic::template_wording(&ranges, &differences, &holds_figure)
     };
-    let counts: Vec<bool> =
-        differences.iter().zip(&wording).map(|(d, w)| *d != formulaic::Differences::Figures && !w).collect();
-    let covered_a = covered_units(prose_a.positions(), passages.iter().map(|p| (p.a_start, p.a_end)));
-    let covered_b = covered_units(prose_b.positions(), passages.iter().map(|p| (p.b_start, p.b_end)));
-    let coverage_a = ratio(covered_a, a.chars.units.len());
-    let coverage_b = ratio(covered_b, b.chars.units.len());
+    let counts: Vec<bool> = differences.iter().zip(&wording).map(|(d, w)| !d.is_template() && !w).collect();
     // A passage one side repeats (a slogan ten times in a story) maps every repeat onto
     // the one occurrence of the other side: only characters present on both sides are
     // copied, so the smaller count is.
@@ -299,6 +315,8 @@ pub fn compare_with(
         let counted = counts[i];
         if *d == formulaic::Differences::Figures {
             explanation.figures_only_chars += chars;
+        } else if *d == formulaic::Differences::Names {
+            explanation.names_only_chars += chars;
         } else if wording[i] {
             explanation.template_wording_chars += chars;
         }
@@ -330,8 +348,6 @@ pub fn compare_with(
         })
         .collect();
 
-    let winnow_ab = winnow::winnow_containment(&fa.winnow_initials, &fb.winnow_initials);
-    let winnow_ba = winnow::winnow_containment(&fb.winnow_initials, &fa.winnow_initials);
     let mut comparison = Comparison {
         resemblance: words.resemblance,
         containment_ab: words.containment_ab,

@@ -134,17 +134,26 @@ pub enum Differences {
     None,
     /// Only figures differ (numbers, dates, session numbers): a template filled twice.
     Figures,
+    /// Only names differ (people, places, organisations; figures too, maybe): a template
+    /// filled twice with other names ([`differs_in_names`]).
+    Names,
     /// Other characters differ: edits, substitutions, insertions (a pirate's noise, or a
     /// revision).
     Edits,
 }
 
 impl Differences {
+    /// A template filled twice: only figures, or only names, differ.
+    pub fn is_template(self) -> bool {
+        matches!(self, Differences::Figures | Differences::Names)
+    }
+
     /// Stable snake_case name (as in JSON).
     pub fn as_str(self) -> &'static str {
         match self {
             Differences::None => "none",
             Differences::Figures => "figures",
+            Differences::Names => "names",
             Differences::Edits => "edits",
         }
     }
@@ -157,8 +166,9 @@ impl Differences {
 /// [`Differences::Figures`] needs a core of the passage, all of it but at most `edge`
 /// characters other than figures at each end on each side, whose two sides are equal
 /// once figures are removed, and whose figures differ by at least two characters
-/// (counted as multisets): a single numeral a pirate's random edit inserts or deletes is
-/// not a template. The ends are alignment noise, not text of the template: the initial
+/// ([`figure_difference`]: taken in order, so `78岁…12月6日` against `23岁…67月1日` differs
+/// though both hold the digits 1, 2, 3, 6, 7, 8): a single numeral a pirate's random edit
+/// inserts or deletes is not a template. The ends are alignment noise, not text of the template: the initial
 /// letters of the surrounding characters may agree by chance (`出` and `存` are both
 /// `c`), which extends a passage by a character or two into unrelated text on both
 /// sides. Figures outside the core (a page's date line next to the passage) are never
@@ -188,16 +198,97 @@ pub fn passage_differences(a: &[u32], b: &[u32], edge: usize) -> Differences {
         }
     };
     let figures_differ = |&(a0, a1, b0, b1): &(usize, usize, usize, usize)| {
-        let mut fa: Vec<u32> = a[a0..a1].iter().copied().filter(figure).collect();
-        let mut fb: Vec<u32> = b[b0..b1].iter().copied().filter(figure).collect();
-        fa.sort_unstable();
-        fb.sort_unstable();
-        multiset_difference(&fa, &fb) >= 2
+        let fa: Vec<u32> = a[a0..a1].iter().copied().filter(figure).collect();
+        let fb: Vec<u32> = b[b0..b1].iter().copied().filter(figure).collect();
+        figure_difference(&fa, &fb) >= 2
     };
     if !cores.is_empty() && cores.iter().all(figures_differ) {
         Differences::Figures
     } else {
         Differences::Edits
+    }
+}
+
+/// Does an aligned passage differ only in names (and figures): a template filled twice
+/// with other people, places or organisations (`江苏省常州市人民检察院已向江苏省常州市中级人民法院`
+/// against `杭州市人民检察院已向杭州市中级人民法院`)? `a` and `b` are the canonical text of
+/// its two sides, punctuation included (jieba needs it to cut words); `edge` is the
+/// alignment noise tolerated at each end, as in [`passage_differences`].
+///
+/// The content characters of the two sides are diffed (Myers' algorithm, the `similar`
+/// crate). Every run of differing characters (a hunk) must lie, on both sides, inside
+/// words jieba tags as names ([`crate::segment::name_ranges`]) or be figures, and one at
+/// least must touch a name. One hunk at least must change two characters or more: a
+/// pirate's homophone swaps one character at a time (`曹操` to `曹超`), a template filled
+/// again changes whole names. The characters the two sides share must outnumber those that
+/// differ on each side. A hunk at an end of the passage, within `edge` characters on both
+/// sides, is alignment noise and is not weighed.
+///
+/// A pirate who renames a novel's people throughout makes every passage of the copy
+/// differ in names only: [`crate::compare`] asks this only of texts neither of which
+/// holds most of the other (an excerpt at most), so such a copy is still judged by
+/// containment.
+pub fn differs_in_names(a: &str, b: &str, edge: usize) -> bool {
+    let (a, b) = (NamedUnits::of(a), NamedUnits::of(b));
+    let (la, lb) = (a.units.len(), b.units.len());
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &a.units, &b.units);
+    let mut hunks: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> = Vec::new();
+    for op in &ops {
+        let (tag, ra, rb) = op.as_tag_tuple();
+        if tag == similar::DiffTag::Equal {
+            continue;
+        }
+        match hunks.last_mut() {
+            Some((ha, hb)) if ha.end == ra.start && hb.end == rb.start => (ha.end, hb.end) = (ra.end, rb.end),
+            _ => hunks.push((ra, rb)),
+        }
+    }
+    let noise = |(ra, rb): &(std::ops::Range<usize>, std::ops::Range<usize>)| {
+        let short = ra.len() <= edge && rb.len() <= edge;
+        short && ((ra.start == 0 && rb.start == 0) || (ra.end == la && rb.end == lb))
+    };
+    let weighed: Vec<_> = hunks.iter().filter(|h| !noise(h)).collect();
+    if weighed.is_empty() {
+        return false;
+    }
+    let (differ_a, differ_b) = hunks.iter().fold((0, 0), |(x, y), (ra, rb)| (x + ra.len(), y + rb.len()));
+    let shared_outnumber = la - differ_a > differ_a && lb - differ_b > differ_b;
+    let slots = weighed.iter().all(|(ra, rb)| a.slots(ra.clone()) && b.slots(rb.clone()));
+    let a_name = weighed.iter().any(|(ra, rb)| a.names(ra.clone()) || b.names(rb.clone()));
+    let whole_word = weighed.iter().any(|(ra, rb)| ra.len().max(rb.len()) >= 2);
+    shared_outnumber && slots && a_name && whole_word
+}
+
+/// The content characters of a text, each with whether it lies in a name, for
+/// [`differs_in_names`].
+struct NamedUnits {
+    units: Vec<u32>,
+    in_name: Vec<bool>,
+}
+
+impl NamedUnits {
+    fn of(text: &str) -> NamedUnits {
+        let names = crate::segment::name_ranges(text);
+        let mut next = names.iter().peekable();
+        let (mut units, mut in_name) = (Vec::new(), Vec::new());
+        for (i, c) in text.chars().enumerate() {
+            while next.next_if(|&&(_, end)| end <= i).is_some() {}
+            if crate::segment::is_alphanumeric_fast(c) {
+                units.push(c as u32);
+                in_name.push(next.peek().is_some_and(|&&(start, _)| start <= i));
+            }
+        }
+        NamedUnits { units, in_name }
+    }
+
+    /// Are all of these units names or figures?
+    fn slots(&self, r: std::ops::Range<usize>) -> bool {
+        r.into_iter().all(|i| self.in_name[i] || char::from_u32(self.units[i]).is_some_and(is_figure))
+    }
+
+    /// Is one of these units in a name?
+    fn names(&self, r: std::ops::Range<usize>) -> bool {
+        self.in_name[r].iter().any(|&n| n)
     }
 }
 
@@ -211,7 +302,7 @@ pub fn passage_differences(a: &[u32], b: &[u32], edge: usize) -> Differences {
 /// passage stops right after them and is equal on both sides. Walking on from either end
 /// of the passage, the two texts still go on equal except for figures: true when, on one
 /// side of the passage, the walk passes figures that differ (by two characters or more,
-/// counted as multisets, as in [`passage_differences`]) and at least `edge` equal
+/// counted as in [`passage_differences`]) and at least `edge` equal
 /// characters other than figures lie beyond the first difference. Figures count only
 /// when equal text follows them on both sides: a real excerpt followed by a date or a
 /// number on both sides, then other text, is not a template.
@@ -231,7 +322,8 @@ pub fn template_continues(a: &[u32], a_range: (usize, usize), b: &[u32], b_range
 
 /// Walk two character sequences in step, figures skipped on each side independently,
 /// while the characters other than figures are equal: did the figures passed differ by two
-/// or more (multiset), with at least `edge` equal characters beyond the first difference?
+/// or more ([`figure_difference`]), with at least `edge` equal characters beyond the
+/// first difference?
 fn continues_with_other_figures<'a>(
     a: impl Iterator<Item = &'a u32>,
     b: impl Iterator<Item = &'a u32>,
@@ -262,12 +354,8 @@ fn continues_with_other_figures<'a>(
         if let Some(n) = equal_since_difference.as_mut() {
             *n += 1;
         }
-        if equal_since_difference.is_some_and(|n| n >= edge) {
-            fa.sort_unstable();
-            fb.sort_unstable();
-            if multiset_difference(&fa, &fb) >= 2 {
-                return true;
-            }
+        if equal_since_difference.is_some_and(|n| n >= edge) && figure_difference(&fa, &fb) >= 2 {
+            return true;
         }
     }
     false
@@ -298,14 +386,14 @@ pub fn template_wording(
     holds_figure: &[bool],
 ) -> Vec<bool> {
     let templates: Vec<&(u32, u32, u32, u32)> =
-        ranges.iter().zip(differences).filter(|(_, d)| **d == Differences::Figures).map(|(r, _)| r).collect();
+        ranges.iter().zip(differences).filter(|(_, d)| d.is_template()).map(|(r, _)| r).collect();
     ranges
         .iter()
         .zip(differences)
         .zip(holds_figure)
         .map(|((&(a0, a1, b0, b1), &d), &figure)| {
             let exact_filling = d == Differences::None && figure;
-            d != Differences::Figures
+            !d.is_template()
                 && !exact_filling
                 && templates.iter().any(|&&(ta0, ta1, tb0, tb1)| (ta0 <= a0 && a1 <= ta1) || (tb0 <= b0 && b1 <= tb1))
         })
@@ -389,9 +477,21 @@ fn equal_core(
     Some((prose_a[p0], prose_a[p0 + len - 1] + 1, prose_b[q0], prose_b[q0 + len - 1] + 1))
 }
 
-/// Size of the symmetric difference of two sorted multisets.
-fn multiset_difference(a: &[u32], b: &[u32]) -> usize {
-    a.len() + b.len() - 2 * crate::shingle::intersection_size(a, b)
+/// How many figures differ between two sequences of them, in order: the characters a
+/// shortest edit script deletes from `a` and inserts from `b` (a substitution counts
+/// two, a numeral inserted or deleted one).
+fn figure_difference(a: &[u32], b: &[u32]) -> usize {
+    similar::capture_diff_slices(similar::Algorithm::Myers, a, b)
+        .iter()
+        .map(|op| {
+            let (tag, ra, rb) = op.as_tag_tuple();
+            if tag == similar::DiffTag::Equal {
+                0
+            } else {
+                ra.len() + rb.len()
+            }
+        })
+        .sum()
 }
 
 /// Mean IDF (jieba's table) of the words of `tokens` that lie inside the canonical range
@@ -443,6 +543,10 @@ pub struct Explanation {
     pub non_prose_chars: usize,
     /// Characters of passages not counted because only figures differed inside them.
     pub figures_only_chars: usize,
+    /// Characters of passages not counted because only names (and figures) differed
+    /// inside them ([`differs_in_names`]).
+    #[serde(default)]
+    pub names_only_chars: usize,
     /// Characters of passages not counted because they only repeat the wording of a
     /// figures-only passage ([`template_wording`]).
     #[serde(default)]
@@ -504,6 +608,7 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
                 let diff = match p.differences {
                     Differences::None => "两侧文字相同",
                     Differences::Figures => "仅数字、日期、届次不同（模板套用）",
+                    Differences::Names => "仅人名、地名、机构名（及数字）不同（模板套用）",
                     Differences::Edits => "存在零散的字词改动",
                 };
                 let counted = match (p.counted, p.template_wording, p.seen_elsewhere) {
@@ -528,6 +633,9 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
                 let diff = match p.differences {
                     Differences::None => "the same text on both sides",
                     Differences::Figures => "only numbers, dates and session numbers differ (a template filled twice)",
+                    Differences::Names => {
+                        "only names of people, places and organisations (and figures) differ (a template filled twice)"
+                    }
                     Differences::Edits => "scattered character edits",
                 };
                 let counted = match (p.counted, p.template_wording, p.seen_elsewhere) {
@@ -569,6 +677,17 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
             Lang::En => format!(
                 "{} characters of templated passages differing only in figures do not count as an excerpt",
                 explanation.figures_only_chars
+            ),
+        });
+    }
+    if explanation.names_only_chars > 0 {
+        out.push(match lang {
+            Lang::ZhCn => {
+                format!("仅人名、地名、机构名不同的模板段落共 {} 字，不计入摘录", explanation.names_only_chars)
+            }
+            Lang::En => format!(
+                "{} characters of templated passages differing only in names do not count as an excerpt",
+                explanation.names_only_chars
             ),
         });
     }
@@ -640,6 +759,14 @@ mod tests {
     fn a_template_filled_twice_differs_in_figures() {
         let a = units("全国人大常委会第十九次会议22日在京闭幕");
         let b = units("全国人大常委会第二十二次会议27日在京闭幕");
+        assert_eq!(passage_differences(&a, &b, 8), Differences::Figures);
+        // Figures are compared in order: the same digits filled into other slots differ.
+        let a = units(
+            "的老人雨中被撞身亡，78岁的肇事者逃逸。12月6日上午，冬雨绵绵，交警接到报警，现场有一条3米多长的刮擦印",
+        );
+        let b = units(
+            "的老人雨中被撞身亡，23岁的肇事者逃逸。67月1日上午，冬雨绵绵，交警接到报警，现场有一条8米多长的刮擦印",
+        );
         assert_eq!(passage_differences(&a, &b, 8), Differences::Figures);
     }
 
@@ -781,6 +908,7 @@ mod tests {
             }],
             non_prose_chars: 40,
             figures_only_chars: 120,
+            names_only_chars: 0,
             template_wording_chars: 0,
             seen_elsewhere_chars: 0,
             uncounted_copied_chars: 120,
@@ -803,6 +931,45 @@ mod tests {
         seen.passages[0].seen_elsewhere = u32::MAX;
         assert!(render(&seen, Lang::ZhCn)[0].contains("大量文档含有此段"));
         assert!(render(&seen, Lang::En)[0].contains("too many documents to list"));
+
+        // A template filled with other names.
+        let mut names = e.clone();
+        names.passages[0].differences = Differences::Names;
+        (names.figures_only_chars, names.names_only_chars) = (0, 120);
+        let zh = render(&names, Lang::ZhCn).join("\n");
+        assert!(zh.contains("仅人名、地名、机构名") && zh.contains("不同的模板段落共 120 字"), "{zh}");
+        let en = render(&names, Lang::En).join("\n");
+        assert!(en.contains("only names of people") && en.contains("120 characters of templated passages"), "{en}");
+    }
+
+    #[test]
+    fn a_template_filled_with_other_names_differs_in_names() {
+        let k = 5;
+        // Two prosecutions reported with one formula: other cities, another defendant.
+        let a = "移送江苏省常州市人民检察院审查起诉。近日，江苏省常州市人民检察院已向江苏省常州市中级人民法院提起公诉。检察机关起诉指控：被告人项俊波利用职务上的便利";
+        let b = "移送浙江省杭州市人民检察院审查起诉。近日，杭州市人民检察院已向杭州市中级人民法院提起公诉。检察机关起诉指控：被告人冯新柱利用职务上的便利";
+        assert!(differs_in_names(a, b, k));
+        // Other people's names and figures together.
+        let a = "国务院总理李克强3日上午在人民大会堂会见了来访的德国总理默克尔，双方就两国关系深入交换意见";
+        let b = "国务院总理李强15日上午在人民大会堂会见了来访的俄罗斯总理普京，双方就两国关系深入交换意见";
+        assert!(differs_in_names(a, b, k));
+    }
+
+    #[test]
+    fn edits_outside_names_and_single_swaps_are_not_a_template() {
+        let k = 5;
+        // A pirate's homophone swaps: one character at a time, in names or not.
+        let a = "却说曹操正慌走间，正南上一彪军到，乃夏侯惇引军来救援，截住吕布大战。斗到黄昏时分，大雨如注";
+        let b = "却说曹超正慌走间，正南上一彪军到，乃夏侯惇引军来救援，截住吕步大战。斗到黄昏时分，大雨如注";
+        assert!(!differs_in_names(a, b, k));
+        // A name changed, and a word elsewhere too.
+        let a = "近日，江苏省常州市人民检察院已向江苏省常州市中级人民法院提起公诉，检察机关在审查起诉阶段依法告知了被告人享有的诉讼权利";
+        let b = "近日，杭州市人民检察院已向杭州市中级人民法院提起公诉，检察机关在审查起诉期间依法告知了被告人享有的诉讼权利";
+        assert!(!differs_in_names(a, b, k));
+        // The same text, and noise at an end only.
+        assert!(!differs_in_names(a, a, k));
+        let c = format!("{}的", &a[..a.len() - "诉讼权利".len()]);
+        assert!(!differs_in_names(a, &c, k));
     }
 
     fn numbers(s: &str) -> String {

@@ -159,6 +159,66 @@ fn a_pirates_scattered_noise_is_still_a_copy() {
     assert!(c.explanation.passages.iter().all(|p| p.rarity.is_some()));
 }
 
+/// One prosecution reported with the procuratorate's formula, filled with a defendant,
+/// a province and a city.
+fn prosecution(person: &str, province: &str, city: &str) -> String {
+    format!(
+        "{person}涉嫌受贿一案，经最高人民检察院指定，由{province}人民检察院侦查终结后移送{province}{city}人民检察院审查起诉。\
+         近日，{province}{city}人民检察院已向{province}{city}中级人民法院提起公诉。检察机关在审查起诉阶段依法告知了被告人\
+         {person}享有的诉讼权利，并讯问了被告人，听取了辩护人的意见。检察机关起诉指控：被告人{person}利用担任职务上的便利，\
+         为他人谋取利益，非法收受他人巨额财物，依法应当以受贿罪追究其刑事责任。"
+    )
+}
+
+#[test]
+fn a_template_filled_with_other_names_is_not_an_excerpt() {
+    // A short page of its own around each, so that the shared wording would be a share
+    // large enough for an excerpt.
+    let other = unrelated();
+    let other: (String, String) = (other.0.chars().take(800).collect(), other.1.chars().take(800).collect());
+    let a = format!(
+        "{}\n{}{}",
+        other.0,
+        prosecution("项俊波", "江苏省", "常州市"),
+        prosecution("杨崇勇", "天津市", "滨海新区")
+    );
+    let b = format!(
+        "{}\n{}{}",
+        other.1,
+        prosecution("冯新柱", "浙江省", "杭州市"),
+        prosecution("虞海燕", "重庆市", "万州区")
+    );
+    let c = cmp(&a, &b);
+    assert!(c.copied_chars >= 150, "the fixed wording aligns: {} {:?}", c.copied_chars, c.explanation);
+    assert!(!c.verdict.duplicate, "{:?} {:?}", c.verdict, c.explanation);
+    assert!(c.explanation.passages.iter().any(|p| p.differences == Differences::Names), "{:?}", c.explanation);
+    assert!(c.explanation.names_only_chars >= 100, "{:?}", c.explanation);
+    let zh = formulaic::render(&c.explanation, Lang::ZhCn).join("\n");
+    assert!(zh.contains("仅人名、地名、机构名"), "{zh}");
+}
+
+#[test]
+fn the_same_prosecution_reported_twice_is_still_a_copy() {
+    let other = unrelated();
+    let other: (String, String) = (other.0.chars().take(800).collect(), other.1.chars().take(800).collect());
+    let report =
+        format!("{}{}", prosecution("项俊波", "江苏省", "常州市"), prosecution("杨崇勇", "天津市", "滨海新区"));
+    let c = cmp(&format!("{}\n{report}", other.0), &format!("{}\n{report}", other.1));
+    assert!(c.verdict.duplicate, "{:?} {:?}", c.verdict, c.explanation);
+}
+
+/// A text whose every name is changed, the rest left as it is, holds most of the other:
+/// a pirate's renamed copy, judged by containment. Only texts that are an excerpt of each
+/// other at most have their names-only passages set aside.
+#[test]
+fn a_text_renamed_throughout_is_still_a_copy() {
+    let a = format!("{}{}", prosecution("项俊波", "江苏省", "常州市"), prosecution("杨崇勇", "天津市", "滨海新区"));
+    let b = format!("{}{}", prosecution("冯新柱", "浙江省", "杭州市"), prosecution("虞海燕", "重庆市", "万州区"));
+    let c = cmp(&a, &b);
+    assert!(c.verdict.duplicate, "{:?} {:?}", c.verdict, c.explanation);
+    assert!(c.explanation.passages.iter().all(|p| p.differences != Differences::Names), "{:?}", c.explanation);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
