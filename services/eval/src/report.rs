@@ -198,8 +198,8 @@ impl fmt::Display for EvalReport {
         writeln!(f, "Charsets: {}.", cs.join(", "))?;
         writeln!(
             f,
-            "Near-duplicate candidates excluded: {}; common phrases: {}; characters with homophones: {}.",
-            d.notes.near_duplicates_excluded, d.notes.common_phrases, d.notes.homophone_chars
+            "Near-duplicate candidates excluded: {}; common phrases: {}; characters with homophones: {}; filler stories used again: {}.",
+            d.notes.near_duplicates_excluded, d.notes.common_phrases, d.notes.homophone_chars, d.notes.filler_drawn_again
         )?;
         writeln!(f, "Time: set {:.1} s, detector {:.1} s.", self.generation_secs, self.detection_secs)?;
         writeln!(f)?;

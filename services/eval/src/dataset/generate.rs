@@ -28,17 +28,37 @@ const FILLER_CHARS: (usize, usize) = (250, 2500);
 pub(super) struct Pool {
     docs: Vec<CorpusDoc>,
     next: usize,
+    /// Start over when the list runs out: only for filler, so that the classes generated
+    /// last still get their pages on the large set (one unrelated story then wraps
+    /// several pages, as a syndicated story does). A negative's own text never repeats.
+    wraps: bool,
+    /// Times the list was started over.
+    round: usize,
+    /// Texts handed out again after the list ran out.
+    pub(super) drawn_again: usize,
 }
 
 impl Pool {
     fn new(mut docs: Vec<CorpusDoc>, rng: &mut Rng) -> Self {
         rng.shuffle(&mut docs);
-        Pool { docs, next: 0 }
+        Pool { docs, next: 0, wraps: false, round: 0, drawn_again: 0 }
+    }
+
+    /// A pool that starts over when it runs out (see `wraps`).
+    fn wrapping(docs: Vec<CorpusDoc>, rng: &mut Rng) -> Self {
+        Pool { wraps: true, ..Pool::new(docs, rng) }
     }
 
     /// The next candidate that is not a near duplicate of a registered section.
     pub(super) fn draw(&mut self, registered: &NearDupIndex, excluded: &mut usize) -> Option<CorpusDoc> {
-        while self.next < self.docs.len() {
+        // A whole list looked at without a text to hand out is the end, wrapping or not.
+        for _ in 0..self.docs.len() {
+            if self.next == self.docs.len() {
+                if !self.wraps {
+                    return None;
+                }
+                (self.next, self.round) = (0, self.round + 1);
+            }
             let d = &self.docs[self.next];
             self.next += 1;
             let s = registered.shingles(&d.text);
@@ -46,8 +66,13 @@ impl Pool {
                 continue;
             }
             if registered.is_near_duplicate(&s) {
-                *excluded += 1;
+                if self.round == 0 {
+                    *excluded += 1;
+                }
                 continue;
+            }
+            if self.round > 0 {
+                self.drawn_again += 1;
             }
             return Some(d.clone());
         }
@@ -222,7 +247,7 @@ impl<'a> Generator<'a> {
         let mut r = rng.fork("pools");
         let other_chapters = Pool::new(unregistered_chapters, &mut r);
         let same_day = Pool::new(same_day_docs, &mut r);
-        let filler = Pool::new(filler_docs, &mut r);
+        let filler = Pool::wrapping(filler_docs, &mut r);
 
         let news_corpus: Vec<&CorpusDoc> = xwlb.iter().chain(&inews).collect();
         let link_sources = super::formulae::link_sources(&works, &news_corpus);
@@ -340,6 +365,7 @@ impl<'a> Generator<'a> {
                 pages.push(page);
             }
         }
+        self.notes.filler_drawn_again = self.filler.drawn_again;
         Ok(Dataset { config: self.config.clone(), works: self.works, pages, notes: self.notes })
     }
 

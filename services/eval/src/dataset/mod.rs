@@ -346,6 +346,10 @@ pub struct DatasetNotes {
     pub common_phrases: usize,
     /// Characters with at least one homophone in the table.
     pub homophone_chars: usize,
+    /// Unrelated stories used as filler again after every one had been used (the large
+    /// set runs out of them).
+    #[serde(default)]
+    pub filler_drawn_again: usize,
 }
 
 /// The labelled set.
