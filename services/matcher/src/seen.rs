@@ -52,7 +52,8 @@ pub struct PassageKeys {
     /// namespace samples them; sorted, distinct.
     pub keys: Vec<IndexKey>,
     /// Of them, the keys whose k-gram holds a figure, a character that writes a number
-    /// ([`zhiwen_core::formulaic::number_chars`]): a page holding the passage's wording
+    /// ([`zhiwen_core::formulaic::number_chars`]) and that the key's family sees (a
+    /// pinyin-initial key does not see a digit): a page holding the passage's wording
     /// with other figures (the same template filled otherwise) does not hold them.
     pub figure_keys: Vec<IndexKey>,
 }
@@ -93,12 +94,19 @@ pub fn passage_keys(
     let text: Vec<char> = chars.units.iter().map(|&u| char::from_u32(u).unwrap_or(' ')).collect();
     let numbers = formulaic::number_chars(&text);
     let unit_source: Vec<usize> = chars.positions.iter().map(|&p| source(p).start as usize).collect();
+    // A figure a family's stream does not hold cannot tell two fillings apart in its
+    // keys: the pinyin-initial stream has no letter for a digit (`6级以上` and `7级以上`
+    // give the same initials), only for the Han numerals.
+    let seen_by = |family: IndexFamily, c: char| match family {
+        IndexFamily::WinnowInitials => zhiwen_core::initials::initial_of(c).is_some(),
+        _ => true,
+    };
     let mut add = |family, fps: &[zhiwen_core::winnow::WinnowFp], positions: &[u32], k: usize| {
         for f in fps.iter().filter(|f| f.hash & mask == 0) {
             let first = f.pos as usize;
             let (Some(&s), Some(&e)) = (positions.get(first), positions.get(first + k.max(1) - 1)) else { continue };
             let (lo, hi) = chars.range(s, e + 1);
-            let figure = numbers[lo..hi].iter().any(|&n| n);
+            let figure = (lo..hi).any(|i| numbers[i] && seen_by(family, text[i]));
             located.push((
                 source(s).start as usize,
                 source(e).end as usize,
@@ -230,6 +238,26 @@ mod tests {
 
     fn key(v: u64) -> IndexKey {
         IndexKey { family: IndexFamily::WinnowChars, value: v }
+    }
+
+    /// A pinyin-initial key does not see a digit: the k-grams around `6级以上` and `7级以上`
+    /// have the same initials, so only the character keys tell the figures apart.
+    #[test]
+    fn figure_keys_are_keys_that_see_the_figures() {
+        let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("default params");
+        let analyze = |t: &str| fp.analyze_streams(t, zhiwen_core::canon::InputFormat::Text).expect("analysable");
+        let story = "四川省地震局组织专家召开新闻发布会，对此次地震的相关问题进行了解释。研究员在发布会上介绍，\
+            荣县区域属于中等强度地震活动区域，四川地区地震有西强东弱的特点，强震分布都在西部，东部不存在强震的孕震条件。\
+            高级工程师补充说，根据该区域2000多年的历史地震记载，龙门山断裂带以东、华蓥山断裂以西区域没有发生6级以上地震的\
+            构造环境。历史记载最大的是1905年自贡的5级地震。";
+        let own = "今天的天气很好，我们一起去公园散步，看见湖边的柳树发了新芽，孩子们在草地上放风筝，老人们在亭子里下棋聊天。";
+        let (a, b) = (analyze(&format!("{own}{story}")), analyze(&format!("{story}{own}")));
+        let p = &fp.params().winnow;
+        let c = zhiwen_core::compare::compare(&a, &b, fp.params(), &Thresholds::default());
+        let passages = passage_keys(&c, &a, false, p.chars_k, p.initials_k, 1);
+        let figure_keys: Vec<&IndexKey> = passages.iter().flat_map(|p| &p.figure_keys).collect();
+        assert!(!figure_keys.is_empty(), "{passages:?}");
+        assert!(figure_keys.iter().all(|k| k.family == IndexFamily::WinnowChars), "{figure_keys:?}");
     }
 
     fn found(docs: &[(DocId, u32)]) -> LookupResult {
