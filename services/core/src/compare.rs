@@ -183,6 +183,26 @@ pub struct Comparison {
     pub explanation: formulaic::Explanation,
 }
 
+impl Comparison {
+    /// How much of A is inside B, as the verdict measures it: the largest of the word
+    /// containment, the pinyin-initial winnowing containment and the evidence coverage.
+    pub fn a_inside_b(&self) -> f64 {
+        inside(self.containment_ab, self.winnow_containment_ab, self.evidence_coverage_a)
+    }
+
+    /// How much of B is inside A ([`Comparison::a_inside_b`] the other way).
+    pub fn b_inside_a(&self) -> f64 {
+        inside(self.containment_ba, self.winnow_containment_ba, self.evidence_coverage_b)
+    }
+}
+
+/// One text inside the other: word containment (exact copies), winnowing over initials
+/// (homophones and script conversion), evidence coverage (edited copies whose k-grams
+/// break often).
+fn inside(words: f64, winnow_initials: f64, evidence_coverage: f64) -> f64 {
+    words.max(winnow_initials).max(evidence_coverage)
+}
+
 /// Compare two analysed documents (analysed with the same parameters).
 pub fn compare(a: &Analysis, b: &Analysis, params: &Params, thresholds: &Thresholds) -> Comparison {
     compare_with(a, b, &PassageIndex::new(b), params, thresholds)
@@ -242,8 +262,8 @@ pub fn compare_with(
     let winnow_ab = winnow::winnow_containment(&fa.winnow_initials, &fb.winnow_initials);
     let winnow_ba = winnow::winnow_containment(&fb.winnow_initials, &fa.winnow_initials);
     // Neither text holds most of the other (as `decide` measures it): an excerpt at most.
-    let excerpt_at_most = words.containment_ab.max(winnow_ab).max(coverage_a) < thresholds.containment
-        && words.containment_ba.max(winnow_ba).max(coverage_b) < thresholds.containment;
+    let excerpt_at_most = inside(words.containment_ab, winnow_ab, coverage_a) < thresholds.containment
+        && inside(words.containment_ba, winnow_ba, coverage_b) < thresholds.containment;
     // What differs inside each aligned passage: a passage whose only differences are
     // figures (a template filled twice) does not count towards an excerpt. Nor does an
     // equal passage around which the texts go on equal except for figures that differ:
@@ -575,10 +595,7 @@ fn decide(c: &Comparison, identical: bool, copied_chars: usize, excerpt: Excerpt
     if identical {
         return Verdict { duplicate: true, kind: VerdictKind::Identical, score: 1.0 };
     }
-    // Word shingles see exact copies; winnowing over initials sees through homophones and
-    // script conversion; evidence coverage sees edited copies whose k-grams break often.
-    let ab = c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a);
-    let ba = c.containment_ba.max(c.winnow_containment_ba).max(c.evidence_coverage_b);
+    let (ab, ba) = (c.a_inside_b(), c.b_inside_a());
     let enough = copied_chars >= t.min_copied_chars;
     let (kind, score) = if enough && ab >= t.near_duplicate && ba >= t.near_duplicate {
         (VerdictKind::NearDuplicate, ab.min(ba))

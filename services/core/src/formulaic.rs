@@ -663,54 +663,40 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
         };
         out.push(line);
     }
-    if explanation.non_prose_chars > 0 {
+    // What was set aside, each as (characters, Chinese before and after the count,
+    // English after it).
+    let e = explanation;
+    let set_aside = [
+        (
+            e.non_prose_chars,
+            ("网址、邮箱、编号共 ", " 字，不视为抄袭文字"),
+            "characters of URLs, addresses and ids are not copied text",
+        ),
+        (
+            e.figures_only_chars,
+            ("仅数字不同的模板段落共 ", " 字，不计入摘录"),
+            "characters of templated passages differing only in figures do not count as an excerpt",
+        ),
+        (
+            e.names_only_chars,
+            ("仅人名、地名、机构名不同的模板段落共 ", " 字，不计入摘录"),
+            "characters of templated passages differing only in names do not count as an excerpt",
+        ),
+        (
+            e.template_wording_chars,
+            ("仅重复模板段落固定文字的段落共 ", " 字，不计入摘录"),
+            "characters of passages that only repeat a templated passage's wording do not count as an excerpt",
+        ),
+        (
+            e.seen_elsewhere_chars,
+            ("多篇其他文档同样含有的段落共 ", " 字，不计入摘录"),
+            "characters of passages many other documents hold too do not count as an excerpt",
+        ),
+    ];
+    for (n, (zh_before, zh_after), en) in set_aside.into_iter().filter(|(n, _, _)| *n > 0) {
         out.push(match lang {
-            Lang::ZhCn => format!("网址、邮箱、编号共 {} 字，不视为抄袭文字", explanation.non_prose_chars),
-            Lang::En => {
-                format!("{} characters of URLs, addresses and ids are not copied text", explanation.non_prose_chars)
-            }
-        });
-    }
-    if explanation.figures_only_chars > 0 {
-        out.push(match lang {
-            Lang::ZhCn => format!("仅数字不同的模板段落共 {} 字，不计入摘录", explanation.figures_only_chars),
-            Lang::En => format!(
-                "{} characters of templated passages differing only in figures do not count as an excerpt",
-                explanation.figures_only_chars
-            ),
-        });
-    }
-    if explanation.names_only_chars > 0 {
-        out.push(match lang {
-            Lang::ZhCn => {
-                format!("仅人名、地名、机构名不同的模板段落共 {} 字，不计入摘录", explanation.names_only_chars)
-            }
-            Lang::En => format!(
-                "{} characters of templated passages differing only in names do not count as an excerpt",
-                explanation.names_only_chars
-            ),
-        });
-    }
-    if explanation.template_wording_chars > 0 {
-        out.push(match lang {
-            Lang::ZhCn => {
-                format!("仅重复模板段落固定文字的段落共 {} 字，不计入摘录", explanation.template_wording_chars)
-            }
-            Lang::En => format!(
-                "{} characters of passages that only repeat a templated passage's wording do not count as an excerpt",
-                explanation.template_wording_chars
-            ),
-        });
-    }
-    if explanation.seen_elsewhere_chars > 0 {
-        out.push(match lang {
-            Lang::ZhCn => {
-                format!("多篇其他文档同样含有的段落共 {} 字，不计入摘录", explanation.seen_elsewhere_chars)
-            }
-            Lang::En => format!(
-                "{} characters of passages many other documents hold too do not count as an excerpt",
-                explanation.seen_elsewhere_chars
-            ),
+            Lang::ZhCn => format!("{zh_before}{n}{zh_after}"),
+            Lang::En => format!("{n} {en}"),
         });
     }
     out

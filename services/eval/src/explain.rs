@@ -62,11 +62,11 @@ pub fn explain(
             "copied_chars {} ({} distinct), containment section->page {:.3} (words {:.3}, initials {:.3}, evidence {:.3}), page->section {:.3}, verdict {}{rule} (score {:.3})",
             c.copied_chars,
             c.distinct_copied_chars,
-            c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a),
+            c.a_inside_b(),
             c.containment_ab,
             c.winnow_containment_ab,
             c.evidence_coverage_a,
-            c.containment_ba.max(c.winnow_containment_ba).max(c.evidence_coverage_b),
+            c.b_inside_a(),
             c.verdict.kind.as_str(),
             c.verdict.score
         )

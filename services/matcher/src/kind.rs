@@ -52,7 +52,7 @@ impl MatchKind {
             VerdictKind::Identical => MatchKind::Identical,
             VerdictKind::NearDuplicate => MatchKind::NearDuplicate,
             VerdictKind::AWithinB => {
-                let section_inside = c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a);
+                let section_inside = c.a_inside_b();
                 if section_inside >= thresholds.containment {
                     MatchKind::Embedded
                 } else {

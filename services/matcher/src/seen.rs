@@ -65,8 +65,8 @@ pub struct PassageKeys {
 /// sites carry it) and a page that is the section's opening and little else (a
 /// truncated copy, whichever of its passages other pages quote) never are.
 pub fn weighable(c: &Comparison, t: &Thresholds) -> bool {
-    let section_inside_page = c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a);
-    let page_inside_section = c.containment_ba.max(c.winnow_containment_ba).max(c.evidence_coverage_b);
+    let section_inside_page = c.a_inside_b();
+    let page_inside_section = c.b_inside_a();
     c.verdict.duplicate
         && c.verdict.kind != VerdictKind::Identical
         && section_inside_page < t.containment

@@ -93,7 +93,7 @@ pub(crate) fn backfilled_kind(verdict_kind: &str, c: &zhiwen_core::compare::Comp
     match verdict_kind {
         "b_within_a" => Some("excerpt"),
         "a_within_b" => {
-            let inside = c.containment_ab.max(c.winnow_containment_ab).max(c.evidence_coverage_a);
+            let inside = c.a_inside_b();
             Some(if inside >= BACKFILL_CONTAINMENT { "embedded" } else { "excerpt" })
         }
         _ => None,
