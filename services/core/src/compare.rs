@@ -348,6 +348,7 @@ pub fn compare_with(
             differences: *d,
             template_wording: wording[i],
             seen_elsewhere: 0,
+            within_stronger_copy: false,
             counted,
         });
     }

@@ -528,6 +528,12 @@ pub struct PassageReason {
     /// documents is a formula, not copied text, and does not count.
     #[serde(default)]
     pub seen_elsewhere: u32,
+    /// Does the page's fuller copy of another section of the same work hold the passage
+    /// (on the page, it lies inside that copy's evidence)? Two sections of one work that
+    /// share text (a novel repeating its list of heroes) both align with a page that
+    /// copies one of them: the passage is evidence of the fuller copy, not of this one.
+    #[serde(default)]
+    pub within_stronger_copy: bool,
     /// Does the passage count towards an excerpt? A passage whose only differences are
     /// figures (a template filled twice) does not, nor one that only repeats the
     /// template's wording, nor one that many other documents hold.
@@ -555,6 +561,10 @@ pub struct Explanation {
     /// seen elsewhere: a formula, weighed by the matcher against the stored pages).
     #[serde(default)]
     pub seen_elsewhere_chars: usize,
+    /// Characters of passages not counted because the page's fuller copy of another
+    /// section of the same work holds them ([`PassageReason::within_stronger_copy`]).
+    #[serde(default)]
+    pub within_stronger_copy_chars: usize,
     /// Of [`crate::compare::Comparison::copied_chars`], those found only in passages that
     /// do not count (figures only, or the template's wording): no verdict, containment included, is reached on them.
     #[serde(default)]
@@ -614,6 +624,9 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
                 let counted = match (p.counted, p.template_wording, p.seen_elsewhere) {
                     (true, _, _) => "计入".to_owned(),
                     (false, true, _) => "仅重复模板段落的固定文字，不计入".to_owned(),
+                    (false, false, 0) if p.within_stronger_copy => {
+                        "该页对同一作品另一章节的更完整复制已含此段，不计入".to_owned()
+                    }
                     (false, false, u32::MAX) => "大量文档含有此段（套话、常见条文），不计入".to_owned(),
                     (false, false, n) if n > 0 => format!("{n} 篇文档含有此段（套话、常见条文），不计入"),
                     (false, false, _) => "不计入".to_owned(),
@@ -641,6 +654,9 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
                 let counted = match (p.counted, p.template_wording, p.seen_elsewhere) {
                     (true, _, _) => "counted".to_owned(),
                     (false, true, _) => "only the wording of a templated passage, not counted".to_owned(),
+                    (false, false, 0) if p.within_stronger_copy => {
+                        "inside the page's fuller copy of another section of the work, not counted".to_owned()
+                    }
                     (false, false, u32::MAX) => {
                         "held by too many documents to list (a formula or stock clause), not counted".to_owned()
                     }
@@ -691,6 +707,11 @@ pub fn render(explanation: &Explanation, lang: Lang) -> Vec<String> {
             e.seen_elsewhere_chars,
             ("多篇其他文档同样含有的段落共 ", " 字，不计入摘录"),
             "characters of passages many other documents hold too do not count as an excerpt",
+        ),
+        (
+            e.within_stronger_copy_chars,
+            ("该页对同一作品另一章节的更完整复制已含的段落共 ", " 字，不计入摘录"),
+            "characters of passages inside the page's fuller copy of another section of the work do not count as an excerpt",
         ),
     ];
     for (n, (zh_before, zh_after), en) in set_aside.into_iter().filter(|(n, _, _)| *n > 0) {
@@ -890,6 +911,7 @@ mod tests {
                 differences: Differences::Figures,
                 template_wording: false,
                 seen_elsewhere: 0,
+                within_stronger_copy: false,
                 counted: false,
             }],
             non_prose_chars: 40,
@@ -897,6 +919,7 @@ mod tests {
             names_only_chars: 0,
             template_wording_chars: 0,
             seen_elsewhere_chars: 0,
+            within_stronger_copy_chars: 0,
             uncounted_copied_chars: 120,
         };
         let zh = render(&e, Lang::ZhCn).join("\n");
@@ -926,6 +949,19 @@ mod tests {
         assert!(zh.contains("仅人名、地名、机构名") && zh.contains("不同的模板段落共 120 字"), "{zh}");
         let en = render(&names, Lang::En).join("\n");
         assert!(en.contains("only names of people") && en.contains("120 characters of templated passages"), "{en}");
+
+        // A passage the page's fuller copy of another section holds.
+        let mut stronger = e.clone();
+        stronger.passages[0].differences = Differences::Edits;
+        stronger.passages[0].within_stronger_copy = true;
+        (stronger.figures_only_chars, stronger.within_stronger_copy_chars) = (0, 120);
+        let zh = render(&stronger, Lang::ZhCn).join("\n");
+        assert!(zh.contains("另一章节的更完整复制已含此段") && zh.contains("已含的段落共 120 字"), "{zh}");
+        let en = render(&stronger, Lang::En).join("\n");
+        assert!(
+            en.contains("fuller copy of another section") && en.contains("120 characters of passages inside"),
+            "{en}"
+        );
     }
 
     #[test]

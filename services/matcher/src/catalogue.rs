@@ -113,13 +113,13 @@ impl CatalogueProfile {
         da.min(db).min(c.copied_chars)
     }
 
-    /// Decide `c` again without the evidence passages `seen` lists (passages seen
-    /// elsewhere, [`crate::seen`]: index in the evidence, and the documents found holding
-    /// it), its catalogue-common characters discounted as well: only the counted passages
-    /// not listed count towards an excerpt, and (as for a template's figures-only
-    /// passages) no verdict, containment included, is reached on the characters of the
-    /// listed ones alone. They are marked in the explanation (no longer counted,
-    /// `seen_elsewhere` set). Returns whether the verdict changed.
+    /// Decide `c` again without the evidence passages `set_aside` lists (passages seen
+    /// elsewhere, [`crate::seen`], or inside the page's fuller copy of another section of
+    /// the work, [`crate::stronger`]), its catalogue-common characters discounted as well:
+    /// only the counted passages not listed count towards an excerpt, and (as for a
+    /// template's figures-only passages) no verdict, containment included, is reached on
+    /// the characters of the listed ones alone. They are marked in the explanation (no
+    /// longer counted, the reason set). Returns whether the verdict changed.
     pub fn discount_passages(
         &self,
         c: &mut Comparison,
@@ -127,19 +127,26 @@ impl CatalogueProfile {
         b: &Analysis,
         k: usize,
         t: &Thresholds,
-        seen: &[(usize, u32)],
+        set_aside: SetAside<'_>,
     ) -> bool {
-        if seen.is_empty() || !c.verdict.duplicate {
+        if set_aside.is_empty() || !c.verdict.duplicate {
             return false;
         }
-        for &(i, documents) in seen {
-            if let Some(p) = c.explanation.passages.iter_mut().find(|p| p.evidence == i) {
+        let e = &mut c.explanation;
+        for (i, documents) in set_aside.passages() {
+            if let Some(p) = e.passages.iter_mut().find(|p| p.evidence == i) {
                 if p.counted {
-                    c.explanation.seen_elsewhere_chars += p.chars;
-                    c.explanation.uncounted_copied_chars += p.chars;
+                    match documents {
+                        Some(_) => e.seen_elsewhere_chars += p.chars,
+                        None => e.within_stronger_copy_chars += p.chars,
+                    }
+                    e.uncounted_copied_chars += p.chars;
                 }
                 p.counted = false;
-                p.seen_elsewhere = documents;
+                match documents {
+                    Some(documents) => p.seen_elsewhere = documents,
+                    None => p.within_stronger_copy = true,
+                }
             }
         }
         let counted = |i: usize| c.explanation.passages.iter().any(|p| p.evidence == i && p.counted);
@@ -164,6 +171,33 @@ impl CatalogueProfile {
         let changed = verdict != c.verdict;
         c.verdict = verdict;
         changed
+    }
+}
+
+/// Evidence passages set aside by [`CatalogueProfile::discount_passages`], and why.
+#[derive(Debug, Clone, Copy)]
+pub enum SetAside<'a> {
+    /// Passages seen elsewhere: index in the evidence, and the documents found holding it.
+    SeenElsewhere(&'a [(usize, u32)]),
+    /// Passages inside the page's fuller copy of another section of the work: indices in
+    /// the evidence.
+    WithinStrongerCopy(&'a [usize]),
+}
+
+impl SetAside<'_> {
+    fn is_empty(self) -> bool {
+        match self {
+            SetAside::SeenElsewhere(s) => s.is_empty(),
+            SetAside::WithinStrongerCopy(s) => s.is_empty(),
+        }
+    }
+
+    /// Each passage's index, with the documents holding it when it was seen elsewhere.
+    fn passages(self) -> Vec<(usize, Option<u32>)> {
+        match self {
+            SetAside::SeenElsewhere(s) => s.iter().map(|&(i, n)| (i, Some(n))).collect(),
+            SetAside::WithinStrongerCopy(s) => s.iter().map(|&i| (i, None)).collect(),
+        }
     }
 }
 

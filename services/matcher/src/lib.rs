@@ -32,6 +32,7 @@ mod matcher;
 pub mod page_text;
 pub mod schedule;
 pub mod seen;
+pub mod stronger;
 pub mod task;
 pub mod webhook;
 

@@ -31,6 +31,7 @@ mod sections;
 mod text_results;
 mod verify;
 
+use common_text::WeighedCopy;
 use prepare::PreparedPage;
 pub(crate) use records::FoundCopy;
 pub use records::{IndexReport, MatchRecord, PageOutcome, WorkOutcome};

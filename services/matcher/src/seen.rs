@@ -17,7 +17,9 @@
 //!
 //! A page **witnesses** the passage when it holds at least half of its keys (and of
 //! those whose k-gram holds a figure: the passage as the page judged has it, not the same
-//! wording filled with other figures), shares nothing more of either text than the
+//! wording filled with other figures), its text holds each of the passage's figures with
+//! the characters around it (read from the store: a sampled key need not cover a figure,
+//! and a pinyin-initial key cannot tell `十万元` from `三万元`), shares nothing more of either text than the
 //! counted passages hold (give or take two keys for chance) and is mostly text of its own
 //! (what it shares with the section, estimated from the keys, is less than half of its
 //! characters): it is neither a copy of the section (a whole, truncated or excerpted one)
@@ -56,6 +58,27 @@ pub struct PassageKeys {
     /// pinyin-initial key does not see a digit): a page holding the passage's wording
     /// with other figures (the same template filled otherwise) does not hold them.
     pub figure_keys: Vec<IndexKey>,
+    /// The passage's figures in their context, as the witnesses' text must hold them:
+    /// each run of figure characters with up to [`FIGURE_CONTEXT`] content characters on
+    /// either side (inside the passage), content characters only. A sampled key need not
+    /// cover a figure, and a pinyin-initial key cannot tell `十万元` from `三万元`; the
+    /// witnesses' text can.
+    pub figures: Vec<String>,
+}
+
+/// Content characters kept on either side of a figure in [`PassageKeys::figures`].
+pub const FIGURE_CONTEXT: usize = 2;
+
+/// Does the canonical text of a possible witness, content characters only
+/// (`witness_content`), hold every figure of the passage in its context?
+pub fn holds_figures(witness_content: &str, passage: &PassageKeys) -> bool {
+    passage.figures.iter().all(|f| witness_content.contains(f.as_str()))
+}
+
+/// The content characters of a canonical text (letters, digits, Han), as
+/// [`holds_figures`] reads them.
+pub fn content_of(canonical: &str) -> String {
+    canonical.chars().filter(|c| c.is_alphanumeric()).collect()
 }
 
 /// May the verdict of `c` be weighed: a copy (not an identical text) that neither holds
@@ -137,10 +160,28 @@ pub fn passage_keys(
             // A passage with figures none of whose keys covers them cannot tell its
             // witnesses from the same wording filled otherwise: it is not weighed.
             let has_figures = unit_source.iter().zip(&numbers).any(|(&at, &number)| number && at >= start && at < end);
+            let lo = unit_source.partition_point(|&at| at < start);
+            let hi = unit_source.partition_point(|&at| at < end);
+            let mut figures = Vec::new();
+            let mut i = lo;
+            while i < hi {
+                if !numbers[i] {
+                    i += 1;
+                    continue;
+                }
+                let run = i;
+                while i < hi && numbers[i] {
+                    i += 1;
+                }
+                let from = run.saturating_sub(FIGURE_CONTEXT).max(lo);
+                let to = (i + FIGURE_CONTEXT).min(hi);
+                figures.push(text[from..to].iter().collect::<String>());
+            }
             (!keys.is_empty() && (!figure_keys.is_empty() || !has_figures)).then_some(PassageKeys {
                 evidence: p.evidence,
                 keys,
                 figure_keys,
+                figures,
             })
         })
         .collect()
@@ -258,6 +299,18 @@ mod tests {
         let figure_keys: Vec<&IndexKey> = passages.iter().flat_map(|p| &p.figure_keys).collect();
         assert!(!figure_keys.is_empty(), "{passages:?}");
         assert!(figure_keys.iter().all(|k| k.family == IndexFamily::WinnowChars), "{figure_keys:?}");
+
+        // The figures in their context: a page holding the passage holds them, the same
+        // wording filled with other figures (`2000多年` → `3000多年`, `6级` → `7级`) does not.
+        let figures: Vec<&String> = passages.iter().flat_map(|p| &p.figures).collect();
+        assert!(figures.iter().any(|f| f.as_str() == "区域2000多年"), "{figures:?}");
+        let held = |text: &str| {
+            let content = content_of(text);
+            passages.iter().filter(|p| !p.figures.is_empty()).all(|p| holds_figures(&content, p))
+        };
+        assert!(held(story));
+        assert!(!held(&story.replace("2000", "3000")));
+        assert!(!held(&story.replace("6级", "7级")));
     }
 
     fn found(docs: &[(DocId, u32)]) -> LookupResult {
@@ -282,7 +335,7 @@ mod tests {
         let page = found(&[(1, 4), (2, 2), (5, 30), (9, 60)]);
         let of = |whole, inside| Shared { whole, inside };
         // The counted passages hold 4 keys of each text: up to 6 are allowed a witness.
-        let p = PassageKeys { evidence: 0, keys: keys.to_vec(), figure_keys: Vec::new() };
+        let p = PassageKeys { evidence: 0, keys: keys.to_vec(), figure_keys: Vec::new(), figures: Vec::new() };
         let w = |s, t| Witnesses::of(&p, &passage, None, s, t, 9);
         assert_eq!(w(of(&section, 4), of(&page, 4)), Witnesses::Pages(vec![(1, 5), (2, 3)]));
         // With fewer keys in the passages, page 1 shares too much to be a witness.

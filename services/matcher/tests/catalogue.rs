@@ -139,3 +139,76 @@ async fn a_work_deleted_by_another_process_leaves_the_common_text_from_the_next_
     task().await;
     assert!(banner_match().await.is_some(), "the banner left in two chapters still counted as common text");
 }
+
+/// Shuihu chapters 76 and 109, two sections of one registered work, describe battle
+/// arrays with the same heroes in the same words. A page copying chapter 76 whole is
+/// matched to 76 only, whether the pages are matched against the work (a task) or the
+/// work against the stored pages (`match_work`); a page holding, besides, an excerpt of
+/// 109's own text is matched to both.
+#[tokio::test]
+async fn a_page_copying_one_chapter_is_not_matched_to_another_chapter_sharing_its_passages() {
+    let c = classics();
+    let (s, w) = (c["novel-shuihu-076"].clone(), c["novel-shuihu-109"].clone());
+    let own: String = w.chars().take(600).collect();
+    for pages_first in [false, true] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path().join("store"))).await.expect("store");
+        let index =
+            Arc::new(EmbeddedIndex::open(dir.path().join("index.sqlite"), IndexConfig::default()).expect("index"));
+        let fp = Fingerprinter::new(Params::default()).expect("fingerprinter");
+        let config = MatcherConfig { index_pages: true, ..Default::default() };
+        let matcher = Matcher::new(stores.clone(), index, fp, config);
+        let mut ids = Vec::new();
+        for (i, text) in [s.clone(), format!("{s}\n{own}")].into_iter().enumerate() {
+            let url = format!("http://p.example/{i}.html");
+            ids.push(stores.pages.upsert_page(&page(&url, text)).await.expect("page").id);
+        }
+        if pages_first {
+            for &id in &ids {
+                matcher.match_page(id).await.expect("page indexed");
+            }
+        }
+        let mut sections = Vec::new();
+        let mut at = 0u64;
+        for (ordinal, text) in [&s, &w].into_iter().enumerate() {
+            let n = text.chars().count() as u64;
+            let title = format!("第{}回", [76, 109][ordinal]);
+            sections.push(NewSection {
+                ordinal: ordinal as u32,
+                title,
+                text: text.clone(),
+                char_start: at,
+                char_end: at + n,
+            });
+            at += n;
+        }
+        let work = NewWork {
+            owner: "demo-press".into(),
+            external_id: "shuihu".into(),
+            title: "水浒传".into(),
+            author: "施耐庵".into(),
+            source_file: None,
+            charset: None,
+            text: format!("{s}{w}"),
+            sections,
+        };
+        let work = stores.works.upsert_work(&work).await.expect("work");
+        if pages_first {
+            matcher.match_work(work.id).await.expect("work matched");
+        } else {
+            matcher.index_work(work.id).await.expect("index work");
+            run_match_task(&matcher, TaskSpec::new(Scope::All), &TaskControl::default(), &NoProgress)
+                .await
+                .expect("task");
+        }
+        let sections = stores.works.sections_of(work.id).await.expect("sections");
+        let mut matched = Vec::new();
+        for &page in &ids {
+            for section in &sections {
+                matched.push(stores.matches.find_match(section.id, page).await.expect("find match").is_some());
+            }
+        }
+        let how = if pages_first { "work against pages" } else { "pages against the work" };
+        assert_eq!(matched, [true, false, true, true], "{how}: (page, chapter 76 / 109)");
+    }
+}

@@ -3,7 +3,8 @@
 //! nothing else of the chapter, is a formula and accuses none of the three; a passage
 //! the chapter's pirated copies hold (pages that copy the whole chapter) still accuses
 //! the page quoting it, and so do a passage held only by the mirrors of the page quoting
-//! it and a chapter's opening that its truncated copies hold. Switching the rule off accuses the three pages again.
+//! it, a chapter's opening that its truncated copies hold, and a passage other pages hold
+//! only filled with other figures. Switching the rule off accuses the three pages again.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -109,6 +110,23 @@ async fn run(seen_text: SeenTextConfig) -> HashMap<&'static str, bool> {
         let text = if i == 0 { quoting.clone() } else { format!("{quoting}\n镜像站 {i}") };
         pages.push((role, format!("http://{host}.example/7.html"), text));
     }
+    // A real excerpt whose wording two other pages hold filled with other figures (`十两银子`
+    // as `三两银子`, `二十余人` as `二三余人`: numerals with the same pinyin initial, so only
+    // the characters tell them apart, and no sampled character key covers them; checked
+    // to be lost without reading the witnesses' figures).
+    let silver = passage(&chapter, 7_330, 150);
+    let refilled: String = silver
+        .chars()
+        .map(|ch| match ch {
+            '十' => '三',
+            '四' => '十',
+            other => other,
+        })
+        .collect();
+    assert_ne!(silver, refilled);
+    pages.push(("silver", "http://m.example/11.html".into(), around(7, &silver)));
+    pages.push(("refilled-1", "http://n.example/12.html".into(), around(8, &refilled)));
+    pages.push(("refilled-2", "http://o.example/13.html".into(), around(9, &refilled)));
     let mut ids = HashMap::new();
     for (role, url, text) in pages {
         ids.insert(role, stores.pages.upsert_page(&page(&url, text)).await.expect("page").id);
@@ -128,9 +146,21 @@ async fn a_passage_three_unrelated_pages_hold_accuses_none_a_pirated_or_mirrored
     for role in ["formula-1", "formula-2", "formula-3"] {
         assert!(!on[role], "{role}: a passage three pages hold and nothing else of the chapter accused it: {on:?}");
     }
-    for role in
-        ["excerpt", "copy-1", "copy-2", "mirrored", "mirror-1", "mirror-2", "opening", "truncated-1", "truncated-2"]
-    {
+    for role in ["refilled-1", "refilled-2"] {
+        assert!(!on[role], "{role}: the passage filled with other figures accused it: {on:?}");
+    }
+    for role in [
+        "excerpt",
+        "copy-1",
+        "copy-2",
+        "mirrored",
+        "mirror-1",
+        "mirror-2",
+        "opening",
+        "truncated-1",
+        "truncated-2",
+        "silver",
+    ] {
         assert!(on[role], "{role}: a copy was not found: {on:?}");
     }
 

@@ -211,10 +211,12 @@ impl Generator<'_> {
 
     /// A paragraph of a registered news story (100 characters or more, at most a third
     /// of the story, with at least three figure characters: digits, and Chinese numerals
-    /// that write a number, [`number_chars`]) with every one of them changed: digits
+    /// that write a number, [`number_chars`], and no run of `min_excerpt_chars` content
+    /// characters without one) with every one of them changed: digits
     /// shifted by 1-8, Chinese numerals replaced by other numerals. `None` when no
     /// registered story has such a paragraph.
     fn refilled_paragraph(&self, r: &mut Rng) -> Option<String> {
+        let min_excerpt = zhiwen_core::compare::Thresholds::default().min_excerpt_chars;
         let candidates: Vec<Vec<char>> = self
             .sections(WorkKind::News)
             .into_iter()
@@ -229,6 +231,11 @@ impl Generator<'_> {
             // of other kinds (`两`, `万`) would come out verbatim, a real copy of it, and
             // one whose numerals are words (`一个`, `一旦`, `二娘`) is prose, not a template.
             .filter(|p| p.len() >= 100 && formulaic::number_chars(p).iter().filter(|&&n| n).count() >= 3)
+            // Nor is one whose figures all lie at its ends: the fixed wording between two
+            // slots is a formula, but a run of `min_excerpt_chars` content characters left
+            // as it was is an excerpt of the story by the product's own definition (a
+            // court case told in 137 characters after its date), not a template.
+            .filter(|p| longest_fixed_run(p) < min_excerpt)
             .collect();
         let para = r.pick(&candidates)?;
         let shift = r.range(1, 9) as u32;
@@ -314,4 +321,35 @@ pub fn content_chars(text: &str, ranges: &[(usize, usize)]) -> usize {
         .iter()
         .map(|&(s, e)| chars[s.min(chars.len())..e.min(chars.len())].iter().filter(|c| c.is_alphanumeric()).count())
         .sum()
+}
+
+/// The longest run of content characters (letters, digits, Han) of `para` between two
+/// of its figures ([`formulaic::number_chars`]), or before the first or after the last:
+/// what a refilling of its figures leaves as it was.
+fn longest_fixed_run(para: &[char]) -> usize {
+    let (mut run, mut longest) = (0usize, 0usize);
+    for (c, number) in para.iter().zip(formulaic::number_chars(para)) {
+        if number {
+            run = 0;
+        } else if c.is_alphanumeric() {
+            run += 1;
+            longest = longest.max(run);
+        }
+    }
+    longest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixed_run_is_the_longest_stretch_between_figures() {
+        let chars = |s: &str| s.chars().collect::<Vec<char>>();
+        // Content characters only: punctuation is not counted.
+        assert_eq!(longest_fixed_run(&chars("第十九次会议于22日召开，审议通过报告。")), 9);
+        assert_eq!(longest_fixed_run(&chars("2019年")), 1);
+        let court = format!("2019年3月，{}", "原告发现某商店擅自销售侵权商品".repeat(8));
+        assert_eq!(longest_fixed_run(&chars(&court)), 121);
+    }
 }

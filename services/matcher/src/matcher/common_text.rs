@@ -12,13 +12,14 @@ use zhiwen_core::hash::hash_u64s;
 
 use zhiwen_store::SubjectKind;
 
+use zhiwen_core::canon::InputFormat;
 use zhiwen_core::compare::Comparison;
 use zhiwen_index::{DocId, Namespace};
 
 use super::{Matcher, PreparedPage, SectionEntry, LOG_TARGET};
-use crate::catalogue::CatalogueProfile;
+use crate::catalogue::{CatalogueProfile, SetAside};
 use crate::kind::MatchKind;
-use crate::{seen, Result};
+use crate::{seen, stronger, Result};
 
 /// Section fingerprint records read per store call. Each record is decoded whole (its
 /// shingles, signature and both winnowed streams) before its `winnow_chars` are kept:
@@ -128,7 +129,9 @@ impl Matcher {
         let page_id = page.page_id as u64;
         let need = config.seen_text.min_documents.max(2);
         let section_keys = section_keys.len();
-        let mut sizes: HashMap<DocId, usize> = HashMap::new();
+        // Each possible witness read: its content characters' count, and its canonical
+        // content characters (for the passage's figures in their context).
+        let mut read: HashMap<DocId, (usize, String)> = HashMap::new();
         let mut seen_at = Vec::new();
         for p in &passages {
             let found = index.lookup_sampled(Namespace::Pages, &p.keys, modulus).await?;
@@ -149,18 +152,24 @@ impl Matcher {
                 0
             } else {
                 let unread: Vec<i64> =
-                    pages.iter().filter(|(d, _)| !sizes.contains_key(d)).map(|&(d, _)| d as i64).collect();
+                    pages.iter().filter(|(d, _)| !read.contains_key(d)).map(|&(d, _)| d as i64).collect();
                 if !unread.is_empty() {
-                    for read in inner.stores.pages.get_pages(&unread).await? {
-                        sizes.insert(read.id as u64, read.text.chars().filter(|c| c.is_alphanumeric()).count());
+                    for page in inner.stores.pages.get_pages(&unread).await? {
+                        let size = page.text.chars().filter(|c| c.is_alphanumeric()).count();
+                        let canon = &inner.fp.params().canon;
+                        let content = zhiwen_core::canon::canonicalize_str(&page.text, InputFormat::Text, canon)
+                            .map(|c| seen::content_of(c.text()))
+                            .unwrap_or_default();
+                        read.insert(page.id as u64, (size, content));
                     }
                 }
-                let own_text = |&(d, shared): &(DocId, u32)| {
-                    sizes
-                        .get(&d)
-                        .is_some_and(|&n| seen::mostly_other_text(shared, a.chars.units.len(), section_keys, n))
+                let witness = |&(d, shared): &(DocId, u32)| {
+                    read.get(&d).is_some_and(|(n, content)| {
+                        seen::mostly_other_text(shared, a.chars.units.len(), section_keys, *n)
+                            && seen::holds_figures(content, p)
+                    })
                 };
-                pages.iter().filter(|p| own_text(p)).count() as u32
+                pages.iter().filter(|p| witness(p)).count() as u32
             };
             let documents = witnesses.saturating_add(1);
             tracing::trace!(target: LOG_TARGET,
@@ -180,7 +189,7 @@ impl Matcher {
         if seen_at.is_empty() {
             return Ok(Some(kind));
         }
-        catalogue.discount_passages(c, a, b, w.chars_k, t, &seen_at);
+        catalogue.discount_passages(c, a, b, w.chars_k, t, SetAside::SeenElsewhere(&seen_at));
         let kind = MatchKind::of(c, t);
         tracing::debug!(target: LOG_TARGET,
             page_id,
@@ -198,3 +207,55 @@ fn works_signature(versions: &HashMap<i64, i64>) -> u64 {
     let each = versions.iter().map(|(&id, &at)| hash_u64s(&[id as u64, at as u64], 0));
     each.fold(versions.len() as u64, u64::wrapping_add)
 }
+
+impl Matcher {
+    /// Set aside, in each copy found for one page, the passages the page's fuller copy of
+    /// another section of the same work holds ([`stronger`]), and decide those copies
+    /// again: the copies that are still copies. Which passages are set aside is decided
+    /// on the copies as found, so the order of `found` does not matter.
+    pub(super) fn explain_by_stronger(
+        &self,
+        page: &PreparedPage,
+        found: Vec<WeighedCopy>,
+        catalogue: &CatalogueProfile,
+    ) -> Vec<WeighedCopy> {
+        let inner = &self.inner;
+        let t = &inner.config.thresholds;
+        let Some(b) = page.full(&inner.fp) else { return found };
+        let aside: Vec<Vec<usize>> = found
+            .iter()
+            .map(|(id, entry, c, _)| {
+                let others: Vec<&Comparison> = found
+                    .iter()
+                    .filter(|(other, e, _, _)| other != id && e.work_id == entry.work_id)
+                    .map(|(_, _, c, _)| c)
+                    .collect();
+                stronger::within_stronger(c, &others, t)
+            })
+            .collect();
+        found
+            .into_iter()
+            .zip(aside)
+            .filter_map(|((section_id, entry, mut c, kind), aside)| {
+                if aside.is_empty() {
+                    return Some((section_id, entry, c, kind));
+                }
+                let a = inner.full_section(&entry);
+                let k = inner.fp.params().winnow.chars_k;
+                catalogue.discount_passages(&mut c, a, b, k, t, SetAside::WithinStrongerCopy(&aside));
+                let kind = MatchKind::of(&c, t);
+                tracing::debug!(target: LOG_TARGET,
+                    page_id = page.page_id,
+                    section_id,
+                    passages = aside.len(),
+                    still_copy = kind.is_some(),
+                    "passages inside a fuller copy of another section"
+                );
+                kind.map(|kind| (section_id, entry, c, kind))
+            })
+            .collect()
+    }
+}
+
+/// A copy found for a page, weighed: the section's id and entry, the comparison and its kind.
+pub(super) type WeighedCopy = (i64, Arc<SectionEntry>, Comparison, MatchKind);

@@ -148,12 +148,19 @@ impl Matcher {
                 (found, prepared)
             })
             .await?;
-        let mut copies = Vec::with_capacity(found.len());
+        let mut weighed = Vec::with_capacity(found.len());
         for (section_id, entry, mut comparison, kind) in found {
             if let Some(kind) = self.weigh_seen(&entry, &prepared, &mut comparison, kind, &catalogue).await? {
-                copies.push(FoundCopy::new(section_id, entry.work_id, &prepared, comparison, kind));
+                weighed.push((section_id, entry, comparison, kind));
             }
         }
+        let copies: Vec<FoundCopy> = self
+            .explain_by_stronger(&prepared, weighed, &catalogue)
+            .into_iter()
+            .map(|(section_id, entry, comparison, kind)| {
+                FoundCopy::new(section_id, entry.work_id, &prepared, comparison, kind)
+            })
+            .collect();
         if let Some(key) = prepared.text_key {
             let result = TextResult::of(&prepared, &outcome, &copies);
             self.inner.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(key, Arc::new(result));
@@ -188,13 +195,13 @@ impl Matcher {
                 (found, prepared)
             })
             .await?;
-        let mut still = Vec::with_capacity(found.len());
+        let mut weighed = Vec::with_capacity(found.len());
         for (id, entry, mut comparison, kind) in found {
-            if self.weigh_seen(&entry, &prepared, &mut comparison, kind, &catalogue).await?.is_some() {
-                still.push(id);
+            if let Some(kind) = self.weigh_seen(&entry, &prepared, &mut comparison, kind, &catalogue).await? {
+                weighed.push((id, entry, comparison, kind));
             }
         }
-        Ok(still)
+        Ok(self.explain_by_stronger(&prepared, weighed, &catalogue).into_iter().map(|(id, ..)| id).collect())
     }
 
     /// Match a work (added or changed) against the pages already stored: index its
@@ -206,7 +213,9 @@ impl Matcher {
         let mut outcome = WorkOutcome { work_id, sections: sections.len(), ..Default::default() };
         // Pages are prepared once even when several sections point at them.
         let mut pages: HashMap<i64, Option<Arc<PreparedPage>>> = HashMap::new();
-        let mut copies = Vec::new();
+        // The copies found, by page: a page's copies of two sections of the work are
+        // weighed against each other ([`Matcher::explain_by_stronger`]) before recording.
+        let mut found_on: HashMap<i64, Vec<WeighedCopy>> = HashMap::new();
         for section in sections {
             let Some(entry) = self.section(section.id).await? else { continue };
             let e = entry.clone();
@@ -242,8 +251,20 @@ impl Matcher {
                 let verdict = self.on_cpu(move |inner| inner.verify(&e, &p, &cat)).await?;
                 if let Some((mut comparison, kind)) = verdict {
                     if let Some(kind) = self.weigh_seen(&entry, &prepared, &mut comparison, kind, &catalogue).await? {
-                        copies.push(FoundCopy::new(section.id, work_id, &prepared, comparison, kind));
+                        found_on.entry(page_id).or_default().push((section.id, entry.clone(), comparison, kind));
                     }
+                }
+            }
+        }
+        let mut copies = Vec::new();
+        if !found_on.is_empty() {
+            let catalogue = self.catalogue().await?;
+            let mut found_on: Vec<(i64, Vec<WeighedCopy>)> = found_on.into_iter().collect();
+            found_on.sort_unstable_by_key(|(page_id, _)| *page_id);
+            for (page_id, found) in found_on {
+                let Some(Some(prepared)) = pages.get(&page_id) else { continue };
+                for (section_id, _, comparison, kind) in self.explain_by_stronger(prepared, found, &catalogue) {
+                    copies.push(FoundCopy::new(section_id, work_id, prepared, comparison, kind));
                 }
             }
         }
