@@ -200,15 +200,7 @@ impl Matcher {
         );
         Ok(kind)
     }
-}
 
-/// An order-independent signature of the works' ids and `updated_at`.
-fn works_signature(versions: &HashMap<i64, i64>) -> u64 {
-    let each = versions.iter().map(|(&id, &at)| hash_u64s(&[id as u64, at as u64], 0));
-    each.fold(versions.len() as u64, u64::wrapping_add)
-}
-
-impl Matcher {
     /// Set aside, in each copy found for one page, the passages the page's fuller copy of
     /// another section of the same work holds ([`stronger`]), and decide those copies
     /// again: the copies that are still copies. Which passages are set aside is decided
@@ -255,6 +247,12 @@ impl Matcher {
             })
             .collect()
     }
+}
+
+/// An order-independent signature of the works' ids and `updated_at`.
+fn works_signature(versions: &HashMap<i64, i64>) -> u64 {
+    let each = versions.iter().map(|(&id, &at)| hash_u64s(&[id as u64, at as u64], 0));
+    each.fold(versions.len() as u64, u64::wrapping_add)
 }
 
 /// A copy found for a page, weighed: the section's id and entry, the comparison and its kind.
