@@ -112,3 +112,46 @@ fn an_index_that_comes_back_empty_is_refused_until_rebuilt() {
     assert_eq!(got.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>(), "same (section, page) pairs");
     assert!(got == expected, "the same copies, with different scores or evidence");
 }
+
+/// The `section: N documents, K keys indexed` line of `zhiwen reindex`: K.
+fn section_keys(out: &str) -> u64 {
+    let line = out.lines().find(|l| l.starts_with("section: ")).unwrap_or_else(|| panic!("no section line: {out}"));
+    let keys = line.split(", ").nth(1).and_then(|k| k.split(' ').next()).and_then(|k| k.parse().ok());
+    keys.unwrap_or_else(|| panic!("no key count: {line}"))
+}
+
+/// A store and index written before the section namespace was sampled (every key of
+/// every section: `section_index_sampling = 1`) keep finding the same copies when the
+/// new default is switched on, before and after `zhiwen reindex` moves the sections to
+/// the sampled layout (an eighth of their winnowed keys, nothing else); the lowered
+/// setting afterwards still reads the sampled index right (the store records its layout).
+#[test]
+fn sections_move_to_the_sampled_layout_with_reindex_and_find_the_same_copies() {
+    let Some(redis) = RedisServer::start() else { return };
+    let url = redis.url();
+    let root = tempfile::tempdir().expect("tempdir");
+    let (works, pages) = write_inputs(root.path());
+    let every = "section_index_sampling = 1\n";
+
+    let old = prepared_with(root.path(), "old", &works, &pages, every);
+    on_redis(&old, &url, "old", &["match"]);
+    let expected = match_set(&old);
+    assert!(expected.len() >= 15, "{} matches", expected.len());
+    let all_keys = section_keys(&on_redis(&old, &url, "old", &["reindex", "--only", "sections"]));
+
+    // The new default on the old index: pages matched again find the same copies.
+    let config = old.with_extension("toml");
+    std::fs::write(&config, "[matcher]\nbatch_size = 4\nconcurrency = 2\n").expect("config");
+    on_redis(&old, &url, "old", &["match", "--all"]);
+    assert!(match_set(&old) == expected, "the old layout read with the new default");
+
+    let sampled_keys = section_keys(&on_redis(&old, &url, "old", &["reindex", "--only", "sections"]));
+    assert!(sampled_keys * 6 < all_keys, "{sampled_keys} keys sampled of {all_keys}");
+    on_redis(&old, &url, "old", &["match", "--all"]);
+    assert!(match_set(&old) == expected, "the sampled layout");
+
+    // Lowered again without a rebuild: lookups still sample as the index was written.
+    std::fs::write(&config, format!("[matcher]\nbatch_size = 4\nconcurrency = 2\n{every}")).expect("config");
+    on_redis(&old, &url, "old", &["match", "--all"]);
+    assert!(match_set(&old) == expected, "the sampled layout read with the setting lowered");
+}

@@ -5,7 +5,7 @@
 //! cargo run --release -p zhiwen-index --example index_bench -- \
 //!     [--backend redis|embedded] [--real 10000] [--sizes 10000,100000,1000000] \
 //!     [--keys 100] [--queries 500] [--corpus .test-corpus] [--bucket-bits 20] \
-//!     [--budget 768] [--passes 1]
+//!     [--budget 768] [--passes 1] [--section-sampling 1]
 //! ```
 //!
 //! Two parts:
@@ -23,6 +23,13 @@
 //! (`--budget`, `IndexConfig::query_key_budget`: large pages look up a consistent sample
 //! of their winnowed keys) and with every key (budget 0). For the curve it also counts
 //! how many of the 5 planted sections are among the 50 candidates returned ("recall").
+//!
+//! `--section-sampling M` (a power of two; default 1) indexes sections as
+//! `matcher.section_index_sampling = M` does: 1 in `M` of their winnowed keys and no
+//! other key (`zhiwen_index::sample_winnowed_keys_only`), and queries are sampled the
+//! same way; the synthetic sections are then `--keys` winnowed keys (characters and
+//! initials, half each) whose values are all kept by that sampling, and the queries the
+//! sampled key count of a 10 KB page.
 //!
 //! `--passes N` times the lookups of the curve N times on each index size (one row
 //! per pass), so a median can be taken without building the million-section index N
@@ -56,6 +63,7 @@ struct Args {
     bucket_bits: u8,
     budget: usize,
     passes: usize,
+    section_sampling: u64,
 }
 
 fn args() -> Args {
@@ -71,6 +79,7 @@ fn args() -> Args {
         bucket_bits: RedisConfig::default().bucket_bits,
         budget: IndexConfig::default().query_key_budget,
         passes: 1,
+        section_sampling: 1,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     for pair in argv.chunks(2) {
@@ -86,6 +95,7 @@ fn args() -> Args {
             "--bucket-bits" => a.bucket_bits = num(&value) as u8,
             "--budget" => a.budget = num(&value),
             "--passes" => a.passes = num(&value).max(1),
+            "--section-sampling" => a.section_sampling = (num(&value).max(1) as u64).next_power_of_two(),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -151,10 +161,18 @@ fn cut(text: &str, size: usize) -> Vec<String> {
     chars.chunks(size).filter(|c| c.len() == size).map(|c| c.iter().collect()).collect()
 }
 
-/// A synthetic section: the family mix of a real one, `n` keys.
-fn synthetic_section(doc: u64, n: usize) -> Vec<IndexKey> {
+/// A synthetic section: the family mix of a real one, `n` keys; with `sampling` above 1,
+/// `n` winnowed keys that sampling keeps (the sampled layout holds nothing else).
+fn synthetic_section(doc: u64, n: usize, sampling: u64) -> Vec<IndexKey> {
     let mut rng = Rng(doc.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut keys = Vec::with_capacity(n);
+    if sampling > 1 {
+        for i in 0..n {
+            let family = if i % 2 == 0 { IndexFamily::WinnowChars } else { IndexFamily::WinnowInitials };
+            keys.push(IndexKey { family, value: rng.next() & !(sampling - 1) });
+        }
+        return keys;
+    }
     let simhash = rng.next();
     for i in 0..4u64 {
         keys.push(IndexKey { family: IndexFamily::SimhashBlock, value: (i << 16) | (simhash >> (16 * i) & 0xffff) });
@@ -326,9 +344,14 @@ async fn main() {
                 t.chars().skip(start).take(PAGE_CHARS).collect()
             })
             .collect();
-        let section_keys: Vec<(u64, Vec<IndexKey>)> =
-            fingerprint_all(&sections).into_iter().enumerate().filter_map(|(i, k)| k.map(|k| (i as u64, k))).collect();
-        let page_keys: Vec<Vec<IndexKey>> = fingerprint_all(&pages).into_iter().flatten().collect();
+        let m = args.section_sampling;
+        let layout = |keys: Vec<IndexKey>| if m > 1 { zhiwen_index::sample_winnowed_keys_only(keys, m) } else { keys };
+        let section_keys: Vec<(u64, Vec<IndexKey>)> = fingerprint_all(&sections)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, k)| k.map(|k| (i as u64, layout(k))))
+            .collect();
+        let page_keys: Vec<Vec<IndexKey>> = fingerprint_all(&pages).into_iter().flatten().map(layout).collect();
         let entries: usize = section_keys.iter().map(|d| d.1.len()).sum();
         let page_bytes: usize = pages.iter().map(String::len).sum::<usize>() / pages.len().max(1);
         let page_entries: usize = page_keys.iter().map(Vec::len).sum::<usize>() / page_keys.len().max(1);
@@ -379,7 +402,12 @@ async fn main() {
 
     // Part 2: the curve.
     if !args.sizes.is_empty() {
-        println!("\n## Synthetic sections, {} keys each; queries of 1,500 keys (a 10 KB page)", args.keys);
+        let m = args.section_sampling;
+        let page_keys = 1_500 / m as usize;
+        println!(
+            "\n## Synthetic sections, {} keys each (section sampling 1 in {m}); queries of {page_keys} keys (a 10 KB page)",
+            args.keys
+        );
         let b = open(&args.backend, "syn", server.as_ref(), args.bucket_bits, args.budget).await;
         let all_keys = open(&args.backend, "syn", server.as_ref(), args.bucket_bits, 0).await;
         let base = bytes_used(&*b.index).await;
@@ -395,7 +423,7 @@ async fn main() {
             while done < size {
                 let end = (done + BATCH).min(size);
                 let batch: Vec<(u64, Vec<IndexKey>)> =
-                    (done..end).map(|d| (d as u64, synthetic_section(d as u64, args.keys))).collect();
+                    (done..end).map(|d| (d as u64, synthetic_section(d as u64, args.keys, m))).collect();
                 entries += batch.iter().map(|d| d.1.len()).sum::<usize>();
                 b.index.add_batch(Namespace::Sections, &batch).await.expect("insert");
                 done = end;
@@ -407,21 +435,21 @@ async fn main() {
             let rate = entries as f64 / t.elapsed().as_secs_f64();
             let mem = bytes_used(&*b.index).await.saturating_sub(base);
             let step: Vec<(u64, Vec<IndexKey>)> =
-                (from..size).map(|d| (d as u64, synthetic_section(d as u64, args.keys))).collect();
+                (from..size).map(|d| (d as u64, synthetic_section(d as u64, args.keys, m))).collect();
             all_keys.mirror(&step).await;
             let mut planted: Vec<Vec<u64>> = Vec::with_capacity(args.queries);
             let queries: Vec<Vec<IndexKey>> = (0..args.queries)
                 .map(|_| {
-                    let mut q = Vec::with_capacity(1_500);
+                    let mut q = Vec::with_capacity(page_keys);
                     let mut docs = Vec::with_capacity(5);
                     for _ in 0..5 {
                         let d = rng.next() % done as u64;
                         docs.push(d);
-                        q.extend(synthetic_section(d, args.keys));
+                        q.extend(synthetic_section(d, args.keys, m));
                     }
                     planted.push(docs);
-                    let fill = 1_500usize.saturating_sub(q.len());
-                    q.extend(synthetic_section(u64::MAX - rng.next() % 1_000_000_000, fill.max(40)));
+                    let fill = page_keys.saturating_sub(q.len());
+                    q.extend(synthetic_section(u64::MAX - rng.next() % 1_000_000_000, fill.max(40), m));
                     q
                 })
                 .collect();

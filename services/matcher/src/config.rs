@@ -57,6 +57,18 @@ pub struct MatcherConfig {
     /// value still answers: its pages keep every key a larger value looks up. After
     /// lowering it, `zhiwen reindex --only pages` gives the stored pages their other keys.
     pub page_index_sampling: u64,
+    /// The section namespace keeps 1 in this many winnowed keys of a section (a power of
+    /// two, chosen by value as for pages) and no coarse keys; a page is looked up with
+    /// its winnowed keys sampled at least as coarsely, and the candidate minimums are
+    /// divided accordingly. 1 keeps every key of every family (the layout before
+    /// 2026-11-28). 8: ~70 entries for a 1,500-character section instead of ~640, with
+    /// every row of the evaluation unchanged (default seeds 1-10, large seeds 1-4, both
+    /// directions; 16 loses short excerpts and edited copies), see
+    /// `docs/bench-index.md`. The coarsest value an index was written with is recorded in
+    /// the store, and lookups never sample more finely than that: after lowering it,
+    /// `zhiwen reindex --only sections` gives the sections their other keys; after
+    /// raising it, the same command frees the memory of the keys no longer looked up.
+    pub section_index_sampling: u64,
     /// Pages matched concurrently by a task (each on a blocking thread). Two per core by
     /// default: a page waiting on the store leaves its core to another (on two cores, 4
     /// matched 16-22% more pages per second than 2 at 100k and 10k sections).
@@ -91,6 +103,23 @@ impl MatcherConfig {
         self.page_index_sampling.clamp(1, 64).next_power_of_two()
     }
 
+    /// The winnowed-key sampling modulus of the section namespace:
+    /// `section_index_sampling` rounded up to a power of two, at most 64.
+    pub fn section_sampling_modulus(&self) -> u64 {
+        self.section_index_sampling.clamp(1, 64).next_power_of_two()
+    }
+
+    /// The keys a section has in the section namespace: every index key when
+    /// `section_index_sampling` is 1, otherwise 1 in `section_sampling_modulus` of its
+    /// winnowed keys and nothing else (the page namespace's layout, see
+    /// [`MatcherConfig::page_index_keys`]).
+    pub fn section_index_keys(&self, fingerprints: &zhiwen_core::Fingerprints) -> Vec<zhiwen_core::IndexKey> {
+        match self.section_sampling_modulus() {
+            1 => fingerprints.index_keys(),
+            m => zhiwen_index::sample_winnowed_keys_only(fingerprints.index_keys(), m),
+        }
+    }
+
     /// The keys a page (or a work looked up against the pages) has in the page namespace:
     /// 1 in `page_sampling_modulus` of its winnowed keys and no coarse keys (a reverse
     /// candidate must share a winnowed key anyway; see
@@ -113,6 +142,7 @@ impl Default for MatcherConfig {
             section_cache_mb: 128,
             index_pages: true,
             page_index_sampling: 8,
+            section_index_sampling: 8,
             concurrency: std::thread::available_parallelism().map_or(4, |n| n.get() * 2).clamp(2, 32),
             batch_size: 64,
             boilerplate: BoilerplateConfig::default(),
@@ -276,6 +306,20 @@ mod tests {
     fn the_page_sampling_is_a_power_of_two_from_1_to_64() {
         let m = |n| MatcherConfig { page_index_sampling: n, ..MatcherConfig::default() }.page_sampling_modulus();
         assert_eq!((m(0), m(1), m(3), m(4), m(5), m(1000)), (1, 1, 4, 4, 8, 64));
+    }
+
+    #[test]
+    fn sections_keep_an_eighth_of_their_winnowed_keys_by_default_and_every_key_with_1() {
+        let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("default parameters");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
+        let text = std::fs::read_to_string(path).expect("bundled sample");
+        let a = fp.analyze_text(&text, zhiwen_core::canon::InputFormat::Text).expect("analysis");
+        let config = MatcherConfig::default();
+        assert_eq!(config.section_index_keys(&a.fingerprints), config.page_index_keys(&a.fingerprints));
+        let every = MatcherConfig { section_index_sampling: 1, ..MatcherConfig::default() };
+        assert_eq!(every.section_index_keys(&a.fingerprints), a.fingerprints.index_keys());
+        let m = |n| MatcherConfig { section_index_sampling: n, ..MatcherConfig::default() }.section_sampling_modulus();
+        assert_eq!((m(0), m(1), m(6), m(8), m(100)), (1, 1, 8, 8, 64));
     }
 
     #[test]

@@ -93,6 +93,8 @@ struct Inner {
     /// (what another process changed shows there).
     catalogue_checked: AtomicU64,
     catalogue_build: tokio::sync::Mutex<()>,
+    /// See [`Matcher::section_lookup_modulus`]; 0 until read from the store.
+    section_lookup_modulus: AtomicU64,
     /// What verifying each page text of the current task found, by text
     /// ([`PreparedPage::text_key`]): a page with the same text as one verified before (a
     /// mirror under another URL) reuses it. Cleared whenever sections may have changed.
@@ -178,6 +180,7 @@ impl Matcher {
                 catalogue_version: AtomicU64::new(0),
                 catalogue_checked: AtomicU64::new(u64::MAX),
                 catalogue_build: tokio::sync::Mutex::new(()),
+                section_lookup_modulus: AtomicU64::new(0),
                 texts: Mutex::new(BoundedCache::new(TEXT_RESULTS)),
                 cpu: CpuPool::new(cpu_jobs()),
             }),

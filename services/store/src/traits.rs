@@ -223,6 +223,10 @@ pub trait MetaStore: Send + Sync {
 /// [`MetaStore`] name of the identity of the candidate index this store was indexed into.
 pub const INDEX_IDENTITY: &str = "index_identity";
 
+/// [`MetaStore`] name of the coarsest winnowed-key sampling the section namespace of that
+/// index was written with (a power of two; absent: every key, as before the setting).
+pub const SECTION_INDEX_SAMPLING: &str = "section_index_sampling";
+
 /// Evidence of captured pages: the captured files (content-addressed by SHA-256), the
 /// capture records in the order of the append-only Merkle log whose leaves they are
 /// (computed by `zhiwen-evidence`), and the log's signed tree heads.

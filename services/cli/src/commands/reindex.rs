@@ -46,10 +46,11 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
     matcher.begin_reindex().await.context("recording the rebuild in the store")?;
     if sections {
         let stale = AtomicU64::new(0);
-        let docs = section_records(matcher.stores().fingerprints.as_ref(), &tag, &stale);
+        let docs = section_records(&matcher, &tag, &stale);
         let report = zhiwen_index::rebuild_stream(index.as_ref(), Namespace::Sections, docs)
             .await
             .context("rebuilding the section index")?;
+        matcher.sections_reindexed().await.context("recording the section index's layout in the store")?;
         outln!("section: {} documents, {} keys indexed", report.documents, report.keys)?;
         let stale = stale.into_inner();
         if stale > 0 {
@@ -74,12 +75,14 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
     Ok(())
 }
 
-/// Every section record with the current tag, paged by id range.
+/// Every section record with the current tag, paged by id range, with the keys the
+/// section namespace holds for it (`matcher.section_index_sampling`).
 fn section_records<'a>(
-    store: &'a dyn FingerprintStore,
+    matcher: &'a Matcher,
     tag: &'a str,
     stale: &'a AtomicU64,
 ) -> impl futures::Stream<Item = Result<(DocId, Vec<IndexKey>), zhiwen_store::StoreError>> + 'a {
+    let store: &dyn FingerprintStore = matcher.stores().fingerprints.as_ref();
     futures::stream::unfold(Some(0i64), move |after| async move {
         let after = after?;
         match store.scan_fingerprints(SubjectKind::Section, after, PAGE).await {
@@ -96,7 +99,7 @@ fn section_records<'a>(
                         }
                         current
                     })
-                    .map(|r| Ok((r.subject.id as DocId, r.fingerprints.index_keys())))
+                    .map(|r| Ok((r.subject.id as DocId, matcher.config().section_index_keys(&r.fingerprints))))
                     .collect::<Vec<_>>();
                 Some((items, next))
             }

@@ -8,8 +8,17 @@
 //! compares the two when it starts and at every checkpoint, and refuses to go on when they
 //! differ. `zhiwen reindex` rebuilds the index and records its new identity
 //! ([`Matcher::begin_reindex`], [`Matcher::finish_reindex`]).
+//!
+//! The store also records the layout of the section namespace: the coarsest sampling of
+//! winnowed keys its sections were written with ([`SECTION_INDEX_SAMPLING`]). A page is
+//! looked up at least that coarsely, so an index written with a coarser
+//! `matcher.section_index_sampling` than the current one is still read right (its
+//! sections lack the keys a finer lookup would count on) until `zhiwen reindex` rewrites
+//! it.
 
-use zhiwen_store::INDEX_IDENTITY;
+use std::sync::atomic::Ordering;
+
+use zhiwen_store::{INDEX_IDENTITY, SECTION_INDEX_SAMPLING};
 
 use super::Matcher;
 use crate::error::{MatcherError, Result};
@@ -27,14 +36,14 @@ impl Matcher {
         let index = self.index().identity().await?;
         let stored = self.stores().meta.get_meta(INDEX_IDENTITY).await?;
         match (stored, index) {
-            (Some(s), Some(i)) if s == i => Ok(()),
+            (Some(s), Some(i)) if s == i => self.read_section_sampling().await.map(drop),
             (None, Some(_)) if self.stores().works.count_works().await? == 0 && !index_is_empty(self).await? => {
                 Err(MatcherError::IndexNotTheStores { rebuilding: false, backend: self.index().backend(), found: true })
             }
             (None, Some(i)) => {
                 tracing::info!(identity = %i, "the store records the index it is indexed into");
                 self.stores().meta.put_meta(INDEX_IDENTITY, &i).await?;
-                Ok(())
+                self.read_section_sampling().await.map(drop)
             }
             (stored, found) => Err(MatcherError::IndexNotTheStores {
                 rebuilding: stored.as_deref() == Some(REBUILDING),
@@ -59,6 +68,52 @@ impl Matcher {
             found: false,
         })?;
         Ok(self.stores().meta.put_meta(INDEX_IDENTITY, &identity).await?)
+    }
+
+    /// The sampling modulus a page's winnowed keys are looked up with in the section
+    /// namespace: the configured one, or the one the namespace was written with when that
+    /// is coarser (read from the store on first use and at every [`Matcher::check_index`]).
+    pub(super) async fn section_lookup_modulus(&self) -> Result<u64> {
+        match self.inner.section_lookup_modulus.load(Ordering::Relaxed) {
+            0 => self.read_section_sampling().await,
+            m => Ok(m),
+        }
+    }
+
+    async fn recorded_section_sampling(&self) -> Result<u64> {
+        match self.stores().meta.get_meta(SECTION_INDEX_SAMPLING).await? {
+            None => Ok(1),
+            Some(v) => v.parse::<u64>().ok().filter(|m| m.is_power_of_two()).ok_or_else(|| {
+                MatcherError::Internal(format!("the store's {SECTION_INDEX_SAMPLING} is {v:?}, not a power of two"))
+            }),
+        }
+    }
+
+    async fn read_section_sampling(&self) -> Result<u64> {
+        let m = self.recorded_section_sampling().await?.max(self.config().section_sampling_modulus());
+        self.inner.section_lookup_modulus.store(m, Ordering::Relaxed);
+        Ok(m)
+    }
+
+    /// Before sections are added to the index with the configured sampling: the store
+    /// records it when it is coarser than the one recorded (lookups then sample as
+    /// coarsely).
+    pub(super) async fn record_section_sampling(&self) -> Result<()> {
+        let (recorded, config) = (self.recorded_section_sampling().await?, self.config().section_sampling_modulus());
+        if config > recorded {
+            self.stores().meta.put_meta(SECTION_INDEX_SAMPLING, &config.to_string()).await?;
+        }
+        self.inner.section_lookup_modulus.store(config.max(recorded), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// After `zhiwen reindex` rewrote every section with the configured sampling: the
+    /// store records it as the section namespace's layout (finer or coarser than before).
+    pub async fn sections_reindexed(&self) -> Result<()> {
+        let config = self.config().section_sampling_modulus();
+        self.stores().meta.put_meta(SECTION_INDEX_SAMPLING, &config.to_string()).await?;
+        self.inner.section_lookup_modulus.store(config, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Is the index trusted (the one the store was indexed into)? For `--only` rebuilds,

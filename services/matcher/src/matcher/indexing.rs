@@ -82,13 +82,14 @@ impl Matcher {
                 None => report.unchanged += 1,
                 Some(analysis) => {
                     report.indexed += 1;
-                    keys.push((id as u64, analysis.fingerprints.index_keys()));
+                    keys.push((id as u64, self.inner.config.section_index_keys(&analysis.fingerprints)));
                     fingerprints.push((Subject::section(id), analysis.fingerprints));
                 }
             }
         }
         if !fingerprints.is_empty() {
             s.fingerprints.put_fingerprints_many(&fingerprints).await?;
+            self.record_section_sampling().await?;
             self.inner.index.add_batch(Namespace::Sections, &keys).await?;
         }
         // New or changed sections, whoever fingerprinted them: the catalogue-common text

@@ -49,6 +49,11 @@ impl Matcher {
     /// families only. Otherwise the page is completed, its other keys are looked up too and
     /// the two lookups merged: the candidates, hits and order one lookup of all the keys
     /// gives (the index's conformance suite checks the merge).
+    ///
+    /// When the sections hold only sampled winnowed keys (`section_index_sampling` above
+    /// 1, the default), the page's winnowed keys are the whole query, sampled at least as
+    /// coarsely ([`Matcher::section_lookup_modulus`]), and a page is segmented into words
+    /// only when it has candidates to verify.
     pub(super) async fn look_up(&self, prepared: PreparedPage) -> Result<(PreparedPage, PageOutcome, Vec<i64>)> {
         let page_id = prepared.page_id;
         let mut outcome = PageOutcome { page_id, boilerplate_chars: prepared.boilerplate_chars, ..Default::default() };
@@ -56,9 +61,18 @@ impl Matcher {
         let (index, limit) = (&self.inner.index, self.inner.config.candidate_limit);
         let (winnowed, _): (Vec<IndexKey>, Vec<IndexKey>) =
             view.fingerprints.index_keys().into_iter().partition(is_winnowed);
-        let (with_words, without_words) = self.inner.fp.coarse_key_counts(view);
-        let modulus = index.query_sample_modulus(with_words, winnowed.len());
-        let (prepared, found) = if modulus != index.query_sample_modulus(without_words, winnowed.len()) {
+        let sections_modulus = self.section_lookup_modulus().await?;
+        let (with_words, without_words) = match sections_modulus {
+            1 => self.inner.fp.coarse_key_counts(view),
+            _ => (0, 0),
+        };
+        let modulus = index.query_sample_modulus(with_words, winnowed.len()).max(sections_modulus);
+        let (prepared, found) = if sections_modulus > 1 {
+            let sampled = zhiwen_index::sample_winnowed_keys(winnowed, modulus);
+            let found = index.lookup_sampled(Namespace::Sections, &sampled, modulus).await?;
+            let prepared = if self.good(&found).is_empty() { prepared } else { self.completed(prepared).await? };
+            (prepared, found.merged(LookupResult::default(), limit))
+        } else if modulus != index.query_sample_modulus(without_words, winnowed.len()) {
             // Whether the page has content words decides its sampling (a rare page at the
             // edge of the key budget): the word stage first, then one lookup as before.
             let prepared = self.completed(prepared).await?;

@@ -214,3 +214,33 @@ async fn a_section_cache_that_keeps_nothing_finds_the_same_copies() {
     assert_eq!(found[0].len(), 1, "{found:?}");
     assert_eq!(found[0], found[1]);
 }
+
+/// Sections enter the index with 1 in 8 of their winnowed keys and nothing else (the
+/// default `section_index_sampling`), and the store records that layout: a matcher
+/// configured with every key still looks a page up as coarsely as the sections were
+/// written, and finds the same copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_is_looked_up_as_coarsely_as_the_sections_were_indexed() {
+    let e = env(MatcherConfig::default()).await;
+    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+    let w = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一回", &ch1)])).await.expect("work");
+    e.matcher.index_work(w.id).await.expect("index work");
+    let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("fingerprinter");
+    let every =
+        fp.analyze_text(&ch1, zhiwen_core::canon::InputFormat::Text).expect("analysis").fingerprints.index_keys();
+    let stats = e.matcher.index().stats().await.expect("stats");
+    let postings = stats.namespace(zhiwen_index::Namespace::Sections).postings;
+    assert!(postings > 0 && postings * 6 < every.len() as u64, "{postings} postings of {} keys", every.len());
+
+    let page = e.stores.pages.upsert_page(&html_page("http://pirate.example/1", sample("pirate-copy-big5.html"))).await;
+    let page = page.expect("page").id;
+    let sampled = e.matcher.match_page(page).await.expect("match");
+    assert_eq!(sampled.matches.len(), 1, "{sampled:?}");
+
+    let config = MatcherConfig { section_index_sampling: 1, ..MatcherConfig::default() };
+    let finer = zhiwen_matcher::Matcher::new(e.stores.clone(), e.matcher.index().clone(), fp, config);
+    let out = finer.match_page(page).await.expect("match");
+    assert_eq!(out.matches.len(), 1, "{out:?}");
+    assert_eq!(out.matches[0].outcome, Outcome::Unchanged);
+    assert_eq!(out.keys_looked_up, sampled.keys_looked_up, "looked up as the sections were indexed");
+}
