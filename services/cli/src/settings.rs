@@ -16,6 +16,7 @@
 //! redis_url = "redis://127.0.0.1:6379"
 //! redis_prefix = "zw"
 //! redis_cluster = false
+//! redis_bucket_bits = 20        # buckets per namespace 2^N: about log2(entries / 32)
 //! big_bucket_cap = 2000
 //! query_key_budget = 768
 //!
@@ -353,6 +354,7 @@ struct FileIndex {
     redis_prefix: Option<String>,
     redis_cluster: Option<bool>,
     redis_section_filter_mb: Option<u32>,
+    redis_bucket_bits: Option<u8>,
     big_bucket_cap: Option<usize>,
     query_key_budget: Option<usize>,
 }
@@ -429,6 +431,7 @@ impl Settings {
         }
         redis.cluster = file.index.redis_cluster.unwrap_or(false);
         redis.section_filter_mb = file.index.redis_section_filter_mb.unwrap_or(redis.section_filter_mb);
+        redis.bucket_bits = file.index.redis_bucket_bits.unwrap_or(redis.bucket_bits);
         redis.index = index;
         let params = file.params.unwrap_or_default();
         params.validate().context("invalid [params] in the settings file")?;
@@ -588,7 +591,7 @@ mod tests {
         let file = dir.path().join("zhiwen.toml");
         std::fs::write(
             &file,
-            "[store]\nbackend = \"mongodb\"\nmongo_database = \"fromfile\"\n[index]\nredis_prefix = \"filepfx\"\nredis_section_filter_mb = 64\n",
+            "[store]\nbackend = \"mongodb\"\nmongo_database = \"fromfile\"\n[index]\nredis_prefix = \"filepfx\"\nredis_section_filter_mb = 64\nredis_bucket_bits = 18\n",
         )
         .expect("write");
         let args = DataArgs { config: Some(file.clone()), ..DataArgs::default() };
@@ -596,6 +599,7 @@ mod tests {
         assert_eq!(s.store, StoreConfig::mongo("mongodb://127.0.0.1:27017", "fromfile"));
         assert_eq!(s.redis.prefix, "filepfx");
         assert_eq!(s.redis.section_filter_mb, 64);
+        assert_eq!(s.redis.bucket_bits, 18);
         let args = DataArgs {
             config: Some(file),
             store: Some(StoreBackend::Embedded),

@@ -419,6 +419,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.concurrency = arg("--concurrency", config.concurrency);
     config.batch_size = arg("--batch-size", config.batch_size);
     config.page_index_sampling = arg("--page-index-sampling", config.page_index_sampling as usize) as u64;
+    config.section_index_sampling = arg("--section-index-sampling", config.section_index_sampling as usize) as u64;
     config.section_cache = arg("--section-cache", config.section_cache);
     let repeat = arg("--repeat", 3).max(1);
     println!(

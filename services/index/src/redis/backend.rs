@@ -30,11 +30,11 @@ impl CandidateIndex for RedisIndex {
             if let Some(old_keys) = old.get(doc) {
                 let new: HashSet<&IndexKey> = keys.iter().collect();
                 for k in old_keys.iter().filter(|k| !new.contains(k)) {
-                    stale.push(Entry { place: self.place(k), field: field(k), doc: Some(*doc), tag: 0 });
+                    stale.push(Entry { place: self.place(ns, k), field: field(k), doc: Some(*doc), tag: 0 });
                 }
             }
             for k in keys {
-                fresh.push(Entry { place: self.place(k), field: field(k), doc: Some(*doc), tag: 0 });
+                fresh.push(Entry { place: self.place(ns, k), field: field(k), doc: Some(*doc), tag: 0 });
             }
         }
         if let Some(geometry) = filter {
@@ -89,7 +89,7 @@ impl CandidateIndex for RedisIndex {
             return Ok(false);
         };
         let entries =
-            keys.iter().map(|k| Entry { place: self.place(k), field: field(k), doc: Some(doc), tag: 0 }).collect();
+            keys.iter().map(|k| Entry { place: self.place(ns, k), field: field(k), doc: Some(doc), tag: 0 }).collect();
         let calls: Vec<ScriptCall> = self.script_calls(ns, entries, None).into_iter().map(|c| c.0).collect();
         let mut delta = 0;
         for v in self.run_scripts("remove keys", &self.remove_script, &calls).await? {
@@ -155,7 +155,7 @@ impl CandidateIndex for RedisIndex {
 
     async fn clear(&self, ns: Namespace) -> Result<()> {
         let groups = 1u32 << self.config.group_bits;
-        let per_group = 1u32 << (self.config.bucket_bits - self.config.group_bits);
+        let per_group = 1u32 << (self.bits(ns) - self.config.group_bits);
         let mut cmds = Vec::new();
         for group in 0..groups {
             // All buckets of a group share its hash tag: one multi-key UNLINK per slot.
@@ -177,6 +177,8 @@ impl CandidateIndex for RedisIndex {
             cmds.extend(self.per_filter_shard("UNLINK"));
         }
         self.run("clear", cmds).await?;
+        // Empty now: the namespace is written with the configured bucket bits from here.
+        self.record_layout(ns, true).await?;
         if ns == Namespace::Sections {
             self.reset_filter().await?;
         }
@@ -191,7 +193,10 @@ impl CandidateIndex for RedisIndex {
     async fn identity(&self) -> Result<Option<String>> {
         let mut cmd = redis::cmd("GET");
         cmd.arg(self.marker_key());
-        self.query_one(cmd).await.map_err(self.err("identity"))
+        let identity = self.query_one(cmd).await.map_err(self.err("identity"))?;
+        // Another process may have rebuilt a namespace with other bucket bits.
+        self.read_layout(false).await?;
+        Ok(identity)
     }
 }
 

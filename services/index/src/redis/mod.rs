@@ -13,6 +13,7 @@
 //! | `{prefix}:d:{ns}:{dG}` | hash | field: doc id (8 bytes BE); value: the doc's keys, 9 bytes each |
 //! | `{prefix}:c:{ns}` | string | stored (key, doc) entries (statistics) |
 //! | `{prefix}:big:{ns}` | set | fields whose posting list became a big bucket |
+//! | `{prefix}:layout:{ns}` | string | the namespace's bucket bits, as it was written ([`RedisConfig::bucket_bits`]) |
 //! | `{prefix}:marker` | string | the index's identity (a random id), present while the index holds its data (loss detection) |
 //! | `{prefix}:f:s:{fN}`, `{prefix}:fz:s`, `{prefix}:fv:s` | strings | the section filter: 64 bitmap shards, its size, its version ([`filter`]) |
 //!
@@ -68,6 +69,7 @@ mod postings;
 mod scripts;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -107,9 +109,12 @@ pub struct RedisConfig {
     pub prefix: String,
     /// Connect as a Redis Cluster client.
     pub cluster: bool,
-    /// Buckets per namespace = 2^bucket_bits. Size it so that buckets hold at most a
+    /// Buckets per namespace = 2^bucket_bits. Size it so that buckets hold tens to a
     /// few hundred fields (Redis keeps small hashes compact: raise
-    /// `hash-max-listpack-entries` to 512 as `scripts/redis-dev.sh` does).
+    /// `hash-max-listpack-entries` to 512 as `scripts/redis-dev.sh` does): about
+    /// log2(entries / 32). A namespace keeps the value it was written with (recorded in
+    /// Redis, read again with the index's identity) until it is cleared, so a new value
+    /// takes effect at the next `zhiwen reindex`.
     pub bucket_bits: u8,
     /// Slot groups (hash tags) per namespace = 2^group_bits, at most `bucket_bits`.
     pub group_bits: u8,
@@ -196,6 +201,8 @@ pub struct RedisIndex {
     remove_script: LuaScript,
     group_prefixes: Arc<[Vec<u8>]>,
     filter: Arc<filter::Reader>,
+    /// Each namespace's bucket bits as written (`{prefix}:layout:{ns}`).
+    bucket_bits: Arc<[AtomicU8; 2]>,
 }
 
 /// A script with its source (to load it again after a server restart).
@@ -311,6 +318,7 @@ impl RedisIndex {
             add_script: LuaScript::new(scripts::ADD),
             remove_script: LuaScript::new(scripts::REMOVE),
             filter: Arc::default(),
+            bucket_bits: Arc::new([AtomicU8::new(config.bucket_bits), AtomicU8::new(config.bucket_bits)]),
             config,
         };
         let pong: String = index.query_one(redis::cmd("PING")).await.map_err(unavailable)?;
@@ -318,6 +326,7 @@ impl RedisIndex {
             return Err(IndexError::Corrupt(format!("PING to {shown_url} answered {pong:?}")));
         }
         index.arm_marker(false).await?;
+        index.read_layout(false).await?;
         if let Some(geometry) = filter::Geometry::from_mb(index.config.section_filter_mb) {
             index.create_filter_if_empty(geometry).await?;
         }
@@ -354,15 +363,64 @@ impl RedisIndex {
         self.key(&[b"big", ns.as_str().as_bytes()])
     }
 
-    fn place(&self, key: &IndexKey) -> Place {
+    fn layout_key(&self, ns: Namespace) -> Vec<u8> {
+        self.key(&[b"layout", ns.as_str().as_bytes()])
+    }
+
+    /// The bucket bits `ns` was written with.
+    fn bits(&self, ns: Namespace) -> u8 {
+        self.bucket_bits[ns.index()].load(Ordering::Relaxed)
+    }
+
+    /// Read each namespace's bucket bits from Redis (a namespace never written records
+    /// the configured ones first). `force`: record the configured bits whatever Redis
+    /// holds (after a namespace was cleared, see [`CandidateIndex::clear`]).
+    async fn read_layout(&self, force: bool) -> Result<()> {
+        for ns in Namespace::ALL {
+            self.record_layout(ns, force).await?;
+        }
+        Ok(())
+    }
+
+    async fn record_layout(&self, ns: Namespace, force: bool) -> Result<()> {
+        // One command (a cluster may reorder two): SET ... NX GET answers the value
+        // already recorded, or nil when it recorded the configured one.
+        let mut set = redis::cmd("SET");
+        set.arg(self.layout_key(ns)).arg(self.config.bucket_bits);
+        if !force {
+            set.arg("NX").arg("GET");
+        }
+        let answer: Value = self.query_one(set).await.map_err(self.err("read layout"))?;
+        let bits = match &answer {
+            Value::Nil | Value::Okay => Some(self.config.bucket_bits),
+            Value::BulkString(b) => std::str::from_utf8(b).ok().and_then(|v| v.parse::<u8>().ok()),
+            _ => None,
+        };
+        let bits = bits.filter(|&b| b >= self.config.group_bits && b <= 28).ok_or_else(|| {
+            IndexError::Corrupt(format!("the {} namespace's recorded bucket bits are {answer:?}", ns.as_str()))
+        })?;
+        if bits != self.config.bucket_bits {
+            tracing::info!(
+                namespace = ns.as_str(),
+                written = bits,
+                configured = self.config.bucket_bits,
+                "the namespace keeps the bucket bits it was written with until `zhiwen reindex`"
+            );
+        }
+        self.bucket_bits[ns.index()].store(bits, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn place(&self, ns: Namespace, key: &IndexKey) -> Place {
         let h = key_hash(key);
-        let bucket = (h >> (64 - u32::from(self.config.bucket_bits))) as u32;
-        let group = bucket >> (self.config.bucket_bits - self.config.group_bits);
+        let bits = self.bits(ns);
+        let bucket = (h >> (64 - u32::from(bits))) as u32;
+        let group = bucket >> (bits - self.config.group_bits);
         Place { group, bucket }
     }
 
     fn bucket_key(&self, ns: Namespace, place: Place) -> Vec<u8> {
-        let low_bits = self.config.bucket_bits - self.config.group_bits;
+        let low_bits = self.bits(ns) - self.config.group_bits;
         let low = place.bucket & ((1u32 << low_bits) - 1);
         let low_bytes = low.to_be_bytes();
         let width = usize::from(low_bits.div_ceil(8)).max(1);

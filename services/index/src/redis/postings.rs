@@ -168,7 +168,7 @@ impl RedisIndex {
         // One HMGET per bucket (one slot each); measured faster than reading the same
         // fields from a Lua script, whose per-call conversions cost more than command
         // dispatch. Keys sorted by bucket so that keys sharing a bucket share a command.
-        let mut placed: Vec<(Place, IndexKey)> = keys.iter().map(|k| (self.place(k), *k)).collect();
+        let mut placed: Vec<(Place, IndexKey)> = keys.iter().map(|k| (self.place(ns, k), *k)).collect();
         placed.sort_unstable();
         let snapshot = if ns == Namespace::Sections { self.filter_snapshot().await? } else { None };
         let (read, skipped): (Vec<_>, Vec<_>) = match &snapshot {

@@ -170,3 +170,49 @@ async fn the_section_filter_skips_empty_reads_and_misses_no_write() {
     assert!(reader.lookup(S, &unrelated, 5).await.unwrap().candidates.is_empty());
     assert!(hmget_calls(&server) < 10, "the rebuilt filter skips absent keys");
 }
+
+/// A namespace keeps the bucket bits it was written with: a client configured with
+/// other bits reads and writes it as written (and so does a client that connected
+/// before another one rebuilt it), until the namespace is cleared for a rebuild, which
+/// records the new bits. A recorded value that is not a bucket count is an error.
+#[tokio::test]
+async fn a_namespace_keeps_its_bucket_bits_until_it_is_cleared() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let written = RedisIndex::connect(redis_config(&server, IndexConfig::default(), false)).await.unwrap();
+    let docs: Vec<_> = (0..200u64).map(|d| (d, synthetic_keys(d + 1, 50))).collect();
+    written.add_batch(Namespace::Sections, &docs).await.unwrap();
+    written.add(Namespace::Pages, 7, &synthetic_keys(7, 50)).await.unwrap();
+    let buckets = |server: &RedisServer| -> usize {
+        let count = "return #redis.call('KEYS', ARGV[1])";
+        server.command(&["EVAL", count, "0", "zwtest:p:s:*"]).unwrap().parse().unwrap()
+    };
+    let before = buckets(&server);
+    assert!(before > 1 << 10, "{before} buckets of 2^12");
+
+    let wider = RedisConfig { bucket_bits: 14, ..redis_config(&server, IndexConfig::default(), false) };
+    let other = RedisIndex::connect(wider.clone()).await.unwrap();
+    let found = other.lookup(Namespace::Sections, &synthetic_keys(5, 50), 10).await.unwrap();
+    assert_eq!(found.candidates.first().map(|c| c.doc), Some(4), "read as written");
+    other.add(Namespace::Sections, 1_000, &synthetic_keys(1_000, 50)).await.unwrap();
+    assert!(buckets(&server) <= 1 << 12, "{} buckets: none beyond 2^12", buckets(&server));
+    let found = written.lookup(Namespace::Sections, &synthetic_keys(1_000, 50), 10).await.unwrap();
+    assert_eq!(found.candidates.first().map(|c| c.doc), Some(1_000), "written as recorded");
+
+    // The rebuild: cleared, then written with the new bits.
+    other.clear(Namespace::Sections).await.unwrap();
+    other.add_batch(Namespace::Sections, &docs).await.unwrap();
+    assert!(buckets(&server) > 1 << 12, "{} buckets: the new bits are used", buckets(&server));
+    // The client that connected before reads the new layout with the index's identity.
+    written.identity().await.unwrap();
+    let found = written.lookup(Namespace::Sections, &synthetic_keys(5, 50), 10).await.unwrap();
+    assert_eq!(found.candidates.first().map(|c| c.doc), Some(4));
+    // The page namespace was not cleared: it keeps its bits.
+    let found = other.lookup(Namespace::Pages, &synthetic_keys(7, 50), 10).await.unwrap();
+    assert_eq!(found.candidates.first().map(|c| c.doc), Some(7));
+
+    server.command(&["SET", "zwtest:layout:p", "99"]).unwrap();
+    let err = RedisIndex::connect(wider).await.unwrap_err();
+    assert!(matches!(err, IndexError::Corrupt(_)), "{err:?}");
+}
