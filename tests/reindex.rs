@@ -120,11 +120,11 @@ fn section_keys(out: &str) -> u64 {
     keys.unwrap_or_else(|| panic!("no key count: {line}"))
 }
 
-/// A store and index written before the section namespace was sampled (every key of
-/// every section: `section_index_sampling = 1`) keep finding the same copies when the
-/// new default is switched on, before and after `zhiwen reindex` moves the sections to
-/// the sampled layout (an eighth of their winnowed keys, nothing else); the lowered
-/// setting afterwards still reads the sampled index right (the store records its layout).
+/// A store and index written with every key of every section (the default
+/// `section_index_sampling = 1`) keep finding the same copies when the sampled layout is
+/// switched on (`8`), before and after `zhiwen reindex` moves the sections to it (an
+/// eighth of their winnowed keys, nothing else); the lowered setting afterwards still
+/// reads the sampled index right (the store records its layout).
 #[test]
 fn sections_move_to_the_sampled_layout_with_reindex_and_find_the_same_copies() {
     let Some(redis) = RedisServer::start() else { return };
@@ -139,11 +139,12 @@ fn sections_move_to_the_sampled_layout_with_reindex_and_find_the_same_copies() {
     assert!(expected.len() >= 15, "{} matches", expected.len());
     let all_keys = section_keys(&on_redis(&old, &url, "old", &["reindex", "--only", "sections"]));
 
-    // The new default on the old index: pages matched again find the same copies.
+    // Sampled lookups on the full index: pages matched again find the same copies.
     let config = old.with_extension("toml");
-    std::fs::write(&config, "[matcher]\nbatch_size = 4\nconcurrency = 2\n").expect("config");
+    let sampled = "[matcher]\nbatch_size = 4\nconcurrency = 2\nsection_index_sampling = 8\n";
+    std::fs::write(&config, sampled).expect("config");
     on_redis(&old, &url, "old", &["match", "--all"]);
-    assert!(match_set(&old) == expected, "the old layout read with the new default");
+    assert!(match_set(&old) == expected, "the full layout looked up sampled");
 
     let sampled_keys = section_keys(&on_redis(&old, &url, "old", &["reindex", "--only", "sections"]));
     assert!(sampled_keys * 6 < all_keys, "{sampled_keys} keys sampled of {all_keys}");

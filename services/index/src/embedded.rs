@@ -351,6 +351,20 @@ impl CandidateIndex for EmbeddedIndex {
         crate::query_sample_modulus(fixed, winnowed, self.config.query_key_budget)
     }
 
+    async fn common_keys(&self, ns: Namespace, family: IndexFamily, min_docs: u32) -> Result<Vec<u64>> {
+        let space = self.read(ns);
+        let min = min_docs as usize;
+        Ok(space.postings[family_slot(family)]
+            .iter()
+            .filter(|(_, p)| match p {
+                Posting::One(_) => min <= 1,
+                Posting::Docs(docs) => docs.len() >= min,
+                Posting::Big => true,
+            })
+            .map(|(&value, _)| value)
+            .collect())
+    }
+
     async fn stats(&self) -> Result<IndexStats> {
         let mut heap = 0;
         let namespaces = Namespace::ALL

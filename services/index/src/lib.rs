@@ -180,6 +180,12 @@ pub trait CandidateIndex: Send + Sync {
     /// `winnowed` winnowed keys with (the backend's query key budget).
     fn query_sample_modulus(&self, fixed: usize, winnowed: usize) -> u64;
 
+    /// The values of the `family` keys of `ns` whose posting list holds at least
+    /// `min_docs` documents (big buckets included), in no particular order: the text
+    /// common to many documents, read from the index itself (the catalogue-common text
+    /// of the matcher). Reads every posting of `ns`; memory holds only the answer.
+    async fn common_keys(&self, ns: Namespace, family: IndexFamily, min_docs: u32) -> Result<Vec<u64>>;
+
     /// Documents, postings, big buckets and bytes used.
     async fn stats(&self) -> Result<IndexStats>;
 

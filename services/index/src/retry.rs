@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use zhiwen_core::IndexKey;
+use zhiwen_core::{IndexFamily, IndexKey};
 
 use crate::{CandidateIndex, DocId, IndexStats, LookupResult, Namespace, Result};
 
@@ -102,6 +102,10 @@ impl CandidateIndex for RetryingIndex {
 
     fn query_sample_modulus(&self, fixed: usize, winnowed: usize) -> u64 {
         self.inner.query_sample_modulus(fixed, winnowed)
+    }
+
+    async fn common_keys(&self, ns: Namespace, family: IndexFamily, min_docs: u32) -> Result<Vec<u64>> {
+        self.retry("common keys", || self.inner.common_keys(ns, family, min_docs)).await
     }
 
     async fn stats(&self) -> Result<IndexStats> {

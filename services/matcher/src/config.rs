@@ -60,14 +60,19 @@ pub struct MatcherConfig {
     /// The section namespace keeps 1 in this many winnowed keys of a section (a power of
     /// two, chosen by value as for pages) and no coarse keys; a page is looked up with
     /// its winnowed keys sampled at least as coarsely, and the candidate minimums are
-    /// divided accordingly. 1 keeps every key of every family (the layout before
-    /// 2026-11-28). 8: ~70 entries for a 1,500-character section instead of ~640, with
-    /// every row of the evaluation unchanged (default seeds 1-10, large seeds 1-4, both
-    /// directions; 16 loses short excerpts and edited copies), see
-    /// `docs/bench-index.md`. The coarsest value an index was written with is recorded in
-    /// the store, and lookups never sample more finely than that: after lowering it,
-    /// `zhiwen reindex --only sections` gives the sections their other keys; after
-    /// raising it, the same command frees the memory of the keys no longer looked up.
+    /// divided accordingly. 1 (the default) keeps every key of every family. 8: ~70
+    /// entries for a 1,500-character section instead of ~640 (1.6 bytes of Redis per
+    /// registered character at 1M sections instead of ~15), with every row of the
+    /// evaluation unchanged (default seeds 1-10, large seeds 1-4, both directions; 16
+    /// loses short excerpts and edited copies), but a page shares a single sampled key
+    /// with many sections by chance, so at 100k sections a page verifies 19 candidates
+    /// instead of 3 and matching runs at half the speed; and the catalogue-common text
+    /// is then known from a sample of its keys. Not the default until candidates are
+    /// selected as well as with every key (`docs/bench-index.md`). The coarsest value an
+    /// index was written with is recorded in the store, and lookups never sample more
+    /// finely than that: after lowering it, `zhiwen reindex --only sections` gives the
+    /// sections their other keys; after raising it, the same command frees the memory of
+    /// the keys no longer looked up.
     pub section_index_sampling: u64,
     /// Pages matched concurrently by a task (each on a blocking thread). Two per core by
     /// default: a page waiting on the store leaves its core to another (on two cores, 4
@@ -142,7 +147,7 @@ impl Default for MatcherConfig {
             section_cache_mb: 128,
             index_pages: true,
             page_index_sampling: 8,
-            section_index_sampling: 8,
+            section_index_sampling: 1,
             concurrency: std::thread::available_parallelism().map_or(4, |n| n.get() * 2).clamp(2, 32),
             batch_size: 64,
             boilerplate: BoilerplateConfig::default(),
@@ -309,15 +314,15 @@ mod tests {
     }
 
     #[test]
-    fn sections_keep_an_eighth_of_their_winnowed_keys_by_default_and_every_key_with_1() {
+    fn sections_keep_every_key_by_default_and_an_eighth_of_their_winnowed_keys_with_8() {
         let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("default parameters");
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
         let text = std::fs::read_to_string(path).expect("bundled sample");
         let a = fp.analyze_text(&text, zhiwen_core::canon::InputFormat::Text).expect("analysis");
-        let config = MatcherConfig::default();
-        assert_eq!(config.section_index_keys(&a.fingerprints), config.page_index_keys(&a.fingerprints));
-        let every = MatcherConfig { section_index_sampling: 1, ..MatcherConfig::default() };
+        let every = MatcherConfig::default();
         assert_eq!(every.section_index_keys(&a.fingerprints), a.fingerprints.index_keys());
+        let config = MatcherConfig { section_index_sampling: 8, ..MatcherConfig::default() };
+        assert_eq!(config.section_index_keys(&a.fingerprints), config.page_index_keys(&a.fingerprints));
         let m = |n| MatcherConfig { section_index_sampling: n, ..MatcherConfig::default() }.section_sampling_modulus();
         assert_eq!((m(0), m(1), m(6), m(8), m(100)), (1, 1, 8, 8, 64));
     }

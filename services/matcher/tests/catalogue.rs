@@ -212,3 +212,28 @@ async fn a_page_copying_one_chapter_is_not_matched_to_another_chapter_sharing_it
         assert_eq!(matched, [true, false, true, true], "{how}: (page, chapter 76 / 109)");
     }
 }
+
+/// The profile a matcher reads from the index is the one its definition gives
+/// ([`CatalogueProfile::measure`] over every stored section's winnowed character keys).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_profile_read_from_the_index_is_the_one_measured_from_the_fingerprints() {
+    let c = classics();
+    let f = fixture(&c, CatalogueConfig::default()).await;
+    let mut streams = Vec::new();
+    let mut after = 0;
+    loop {
+        let recs = f.stores.fingerprints.scan_fingerprints(zhiwen_store::SubjectKind::Section, after, 100).await;
+        let recs = recs.expect("scan");
+        let Some(last) = recs.last() else { break };
+        after = last.subject.id;
+        streams.extend(recs.into_iter().map(|r| r.fingerprints.winnow_chars));
+    }
+    let measured = zhiwen_matcher::catalogue::CatalogueProfile::measure(
+        streams.iter().map(|s| s.as_slice()),
+        &CatalogueConfig::default(),
+    );
+    let read = f.matcher.catalogue().await.expect("profile");
+    assert!(measured.kgrams.len() >= 10, "{} common keys", measured.kgrams.len());
+    assert_eq!(read.kgrams, measured.kgrams);
+    assert_eq!(read.sections, measured.sections);
+}

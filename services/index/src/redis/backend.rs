@@ -115,6 +115,45 @@ impl CandidateIndex for RedisIndex {
         crate::query_sample_modulus(fixed, winnowed, self.config.index.query_key_budget)
     }
 
+    async fn common_keys(&self, ns: Namespace, family: IndexFamily, min_docs: u32) -> Result<Vec<u64>> {
+        self.ensure_marker("common keys").await?;
+        let groups = 1u32 << self.config.group_bits;
+        let per_group = 1u32 << (self.bits(ns) - self.config.group_bits);
+        let need = (8 * u64::from(min_docs.max(1))).to_string().into_bytes();
+        let mut out = Vec::new();
+        // A script reads COMMON_BUCKETS buckets of one group (one slot), so the server
+        // is never blocked for long; SCRIPT_CALLS scripts are sent at a time.
+        let mut calls = Vec::new();
+        for group in 0..groups {
+            for start in (0..per_group).step_by(COMMON_BUCKETS) {
+                let end = (start + COMMON_BUCKETS as u32).min(per_group);
+                let keys = (start..end)
+                    .map(|low| self.bucket_key(ns, Place { group, bucket: (group * per_group) | low }))
+                    .collect();
+                calls.push(ScriptCall { keys, args: vec![vec![family.code()], need.clone()] });
+            }
+        }
+        for chunk in calls.chunks(COMMON_CALLS) {
+            for answer in self.run_scripts("common keys", &self.common_script, chunk).await? {
+                let Value::Array(fields) = answer else {
+                    return Err(IndexError::Corrupt(format!("common keys answered {answer:?}")));
+                };
+                for f in fields {
+                    match &f {
+                        Value::BulkString(b) => match unpack_key(b) {
+                            Some(key) if key.family == family => out.push(key.value),
+                            _ => return Err(IndexError::Corrupt(format!("bad field {b:?} in a bucket"))),
+                        },
+                        other => return Err(IndexError::Corrupt(format!("common keys answered {other:?}"))),
+                    }
+                }
+            }
+        }
+        // The server may have lost its data while it was read.
+        self.ensure_marker("common keys").await?;
+        Ok(out)
+    }
+
     async fn stats(&self) -> Result<IndexStats> {
         let groups = 1u32 << self.config.group_bits;
         let mut cmds = Vec::new();

@@ -78,7 +78,7 @@ use futures::{StreamExt, TryStreamExt};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisError, Script, Value};
-use zhiwen_core::IndexKey;
+use zhiwen_core::{IndexFamily, IndexKey};
 
 use self::filter::Geometry;
 use crate::embedded::{pack_keys, unpack_key, unpack_keys};
@@ -99,6 +99,11 @@ const FILTER_BITS_PER_COMMAND: usize = 4_096;
 /// as one pipeline, not split into `pipeline_commands`-sized pieces that would each
 /// cost a message to the connection task and a wake-up of the caller.
 const LOOKUP_PIPELINE_COMMANDS: usize = 2_048;
+
+/// Buckets one `common_keys` script reads (bounds the time it blocks the server), and
+/// scripts sent at a time.
+const COMMON_BUCKETS: usize = 64;
+const COMMON_CALLS: usize = 256;
 
 /// Settings of the Redis index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,6 +204,7 @@ pub struct RedisIndex {
     conn: Conn,
     add_script: LuaScript,
     remove_script: LuaScript,
+    common_script: LuaScript,
     group_prefixes: Arc<[Vec<u8>]>,
     filter: Arc<filter::Reader>,
     /// Each namespace's bucket bits as written (`{prefix}:layout:{ns}`).
@@ -317,6 +323,7 @@ impl RedisIndex {
             conn,
             add_script: LuaScript::new(scripts::ADD),
             remove_script: LuaScript::new(scripts::REMOVE),
+            common_script: LuaScript::new(scripts::COMMON),
             filter: Arc::default(),
             bucket_bits: Arc::new([AtomicU8::new(config.bucket_bits), AtomicU8::new(config.bucket_bits)]),
             config,

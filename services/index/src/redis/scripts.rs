@@ -26,6 +26,24 @@ end
     };
 }
 
+/// The fields of the given buckets whose family code is ARGV[1] (one byte) and whose
+/// posting holds at least ARGV[2] bytes of ids, or is `BIG`.
+pub(crate) const COMMON: &str = r#"
+local family = ARGV[1]
+local need = tonumber(ARGV[2])
+local out = {}
+for _, k in ipairs(KEYS) do
+  local all = redis.call('HGETALL', k)
+  for i = 1, #all, 2 do
+    local f, v = all[i], all[i + 1]
+    if string.sub(f, 1, 1) == family and (v == 'BIG' or #v >= need) then
+      out[#out + 1] = f
+    end
+  end
+end
+return out
+"#;
+
 /// Add `(key index, field, doc)` triples. ARGV[1] = cap. Returns
 /// `{net change in stored entries, fields that became big...}`.
 pub(crate) const ADD: &str = concat!(

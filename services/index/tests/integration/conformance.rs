@@ -29,7 +29,8 @@ macro_rules! conformance_suite {
                 clear_empties_one_namespace,
                 empty_inputs_and_ping,
                 a_document_finds_itself_among_many,
-                a_lookup_split_in_two_sampled_halves_merges_into_the_whole);
+                a_lookup_split_in_two_sampled_halves_merges_into_the_whole,
+                common_keys_are_the_keys_of_many_documents_of_one_family);
         }
     };
     (@cases $factory:path; $($case:ident),*) => {
@@ -283,4 +284,33 @@ pub async fn a_lookup_split_in_two_sampled_halves_merges_into_the_whole(index: &
             assert_eq!(first.clone().merged(second.clone(), limit), whole, "limit {limit}, modulus {m}");
         }
     }
+}
+
+pub async fn common_keys_are_the_keys_of_many_documents_of_one_family(index: &dyn CandidateIndex) {
+    // 0xC3 in 3 sections, 0xC2 in 2, 0xB16 in more than the cap (a big bucket), 0xC3 of
+    // another family in 3, 0xC3 in 3 pages; every document's own keys in one.
+    let mut docs: Vec<(u64, Vec<_>)> = (1..=8u64).map(|d| (d, synthetic_keys(d, 40))).collect();
+    for (d, keys) in docs.iter_mut() {
+        keys.push(k(WinnowChars, 0xB16));
+        if *d <= 3 {
+            keys.extend([k(WinnowChars, 0xC3), k(WinnowInitials, 0xC3)]);
+        }
+        if *d <= 2 {
+            keys.push(k(WinnowChars, 0xC2));
+        }
+    }
+    index.add_batch(S, &docs).await.unwrap();
+    let pages: Vec<_> = (1..=3u64).map(|d| (d, vec![k(WinnowChars, 0xE3)])).collect();
+    index.add_batch(P, &pages).await.unwrap();
+    let mut common = index.common_keys(S, WinnowChars, 3).await.unwrap();
+    common.sort_unstable();
+    assert_eq!(common, vec![0xC3, 0xB16]);
+    let mut two = index.common_keys(S, WinnowChars, 2).await.unwrap();
+    two.sort_unstable();
+    assert_eq!(two, vec![0xC2, 0xC3, 0xB16]);
+    assert_eq!(index.common_keys(S, WinnowInitials, 3).await.unwrap(), vec![0xC3]);
+    assert_eq!(index.common_keys(P, WinnowChars, 3).await.unwrap(), vec![0xE3]);
+    // A document leaving takes its count with it.
+    assert!(index.remove(S, 3).await.unwrap());
+    assert_eq!(index.common_keys(S, WinnowInitials, 3).await.unwrap(), Vec::<u64>::new());
 }

@@ -1,8 +1,16 @@
-//! The catalogue-common text of the registered sections ([`CatalogueProfile`]), measured
-//! from the stored section fingerprints on first use and again whenever sections may
-//! have changed: a work indexed or a section forgotten in this process, or (checked once
-//! per task) a listing of the works that differs from the one it was measured with, as
-//! when another process deleted a work.
+//! The catalogue-common text of the registered sections ([`CatalogueProfile`]), read
+//! from the section index on first use and again whenever sections may have changed: a
+//! work indexed or a section forgotten in this process, or (checked once per task) a
+//! listing of the works that differs from the one it was measured with, as when another
+//! process deleted a work.
+//!
+//! The index holds each section's winnowed character keys with the sections holding
+//! them, so the profile is its keys of that family held by `min_sections` sections or
+//! more ([`zhiwen_index::CandidateIndex::common_keys`]): a matching process keeps only
+//! those, not a count of every key of the catalogue (which at 100k sections was a
+//! transient gigabyte, read from every section's stored fingerprints). With
+//! `section_index_sampling` above 1 the index holds a sample of the keys, and the profile
+//! is that sample.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -10,23 +18,14 @@ use std::sync::Arc;
 
 use zhiwen_core::hash::hash_u64s;
 
-use zhiwen_store::SubjectKind;
-
 use zhiwen_core::canon::InputFormat;
 use zhiwen_core::compare::Comparison;
-use zhiwen_index::{DocId, Namespace};
+use zhiwen_index::{DocId, IndexFamily, Namespace};
 
 use super::{Matcher, PreparedPage, SectionEntry, LOG_TARGET};
 use crate::catalogue::{CatalogueProfile, SetAside};
 use crate::kind::MatchKind;
 use crate::{seen, stronger, Result};
-
-/// Section fingerprint records read per store call. Each record is decoded whole (its
-/// shingles, signature and both winnowed streams) before its `winnow_chars` are kept:
-/// 500 at a time were 10 MB at once, the largest single allocation of a matching task
-/// on the evaluation set (issue #31); 100 hold a fifth of it for five times the calls,
-/// one per 100 sections, once per change of the catalogue.
-const SCAN_BATCH: u32 = 100;
 
 impl Matcher {
     /// The catalogue-common keys of the current sections (measured when the cached
@@ -65,20 +64,13 @@ impl Matcher {
             *inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(p.clone());
             return Ok(p);
         }
-        // Only fingerprints made with the current parameters (stale ones would hash other
-        // k-grams); each section's keys as the index holds them.
-        let tag = inner.fp.params_tag().to_owned();
-        let mut keys = Vec::new();
-        let mut after = 0;
-        loop {
-            let recs = inner.stores.fingerprints.scan_fingerprints(SubjectKind::Section, after, SCAN_BATCH).await?;
-            let Some(last) = recs.last() else { break };
-            after = last.subject.id;
-            keys.extend(recs.into_iter().filter(|r| r.params_tag == tag).map(|r| r.fingerprints.winnow_chars));
-        }
-        let mut profile =
-            self.on_cpu(move |_| CatalogueProfile::measure(keys.iter().map(|k| k.as_slice()), &config)).await?;
-        (profile.version, profile.works) = (version, works);
+        // Every task indexes the works before it matches, so the index holds each
+        // section's keys made with the current parameters.
+        let index = &inner.index;
+        let kgrams =
+            index.common_keys(Namespace::Sections, IndexFamily::WinnowChars, config.min_sections.max(2)).await?;
+        let sections = index.stats().await?.namespace(Namespace::Sections).documents as usize;
+        let profile = CatalogueProfile { sections, kgrams: kgrams.into_iter().collect(), version, works };
         tracing::debug!(sections = profile.sections, kgrams = profile.kgrams.len(), "catalogue-common text measured");
         let profile = Arc::new(profile);
         *inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(profile.clone());

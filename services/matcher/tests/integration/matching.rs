@@ -215,13 +215,13 @@ async fn a_section_cache_that_keeps_nothing_finds_the_same_copies() {
     assert_eq!(found[0], found[1]);
 }
 
-/// Sections enter the index with 1 in 8 of their winnowed keys and nothing else (the
-/// default `section_index_sampling`), and the store records that layout: a matcher
+/// Sections enter the index with 1 in 8 of their winnowed keys and nothing else
+/// (`section_index_sampling = 8`), and the store records that layout: a matcher
 /// configured with every key still looks a page up as coarsely as the sections were
 /// written, and finds the same copy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_is_looked_up_as_coarsely_as_the_sections_were_indexed() {
-    let e = env(MatcherConfig::default()).await;
+    let e = env(MatcherConfig { section_index_sampling: 8, ..MatcherConfig::default() }).await;
     let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
     let w = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一回", &ch1)])).await.expect("work");
     e.matcher.index_work(w.id).await.expect("index work");
