@@ -307,6 +307,14 @@ impl Default for WorkersConfig {
 mod tests {
     use super::*;
 
+    /// The bundled first chapter of 红楼梦, analysed with the default parameters.
+    fn sample_analysis() -> zhiwen_core::Analysis {
+        let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("default parameters");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
+        let text = std::fs::read_to_string(path).expect("bundled sample");
+        fp.analyze_text(&text, zhiwen_core::canon::InputFormat::Text).expect("analysis")
+    }
+
     #[test]
     fn the_page_sampling_is_a_power_of_two_from_1_to_64() {
         let m = |n| MatcherConfig { page_index_sampling: n, ..MatcherConfig::default() }.page_sampling_modulus();
@@ -315,10 +323,7 @@ mod tests {
 
     #[test]
     fn sections_keep_every_key_by_default_and_an_eighth_of_their_winnowed_keys_with_8() {
-        let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("default parameters");
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
-        let text = std::fs::read_to_string(path).expect("bundled sample");
-        let a = fp.analyze_text(&text, zhiwen_core::canon::InputFormat::Text).expect("analysis");
+        let a = sample_analysis();
         let every = MatcherConfig::default();
         assert_eq!(every.section_index_keys(&a.fingerprints), a.fingerprints.index_keys());
         let config = MatcherConfig { section_index_sampling: 8, ..MatcherConfig::default() };
@@ -329,10 +334,7 @@ mod tests {
 
     #[test]
     fn pages_keep_an_eighth_of_their_winnowed_keys_and_nothing_else_by_default() {
-        let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("default parameters");
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/hongloumeng-01.txt");
-        let text = std::fs::read_to_string(path).expect("bundled sample");
-        let a = fp.analyze_text(&text, zhiwen_core::canon::InputFormat::Text).expect("analysis");
+        let a = sample_analysis();
         let all = a.fingerprints.index_keys();
         let kept = MatcherConfig::default().page_index_keys(&a.fingerprints);
         let winnowed = |keys: &[zhiwen_core::IndexKey]| {
