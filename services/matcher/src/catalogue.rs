@@ -42,7 +42,10 @@ pub struct CatalogueProfile {
 }
 
 impl CatalogueProfile {
-    /// Measure the profile from the winnowed character keys of every registered section.
+    /// Measure the profile from the winnowed character keys of every registered section:
+    /// the definition. A matcher reads the same set from the section index instead
+    /// ([`zhiwen_index::CandidateIndex::common_keys`]), without counting every key of the
+    /// catalogue in memory.
     pub fn measure<'a>(sections: impl IntoIterator<Item = &'a [WinnowFp]>, config: &CatalogueConfig) -> Self {
         let mut counts: HashMap<u64, u32> = HashMap::new();
         let mut n = 0;
