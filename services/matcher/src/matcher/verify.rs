@@ -51,8 +51,7 @@ impl Matcher {
     /// gives (the index's conformance suite checks the merge).
     ///
     /// When the sections hold only sampled winnowed keys (`section_index_sampling` above
-    /// 1, the default), the page's winnowed keys are the whole query, sampled at least as
-    /// coarsely ([`Matcher::section_lookup_modulus`]), and a page is segmented into words
+    /// 1), the page's winnowed keys are the whole query, sampled at least as coarsely ([`Matcher::section_lookup_modulus`]), and a page is segmented into words
     /// only when it has candidates to verify.
     pub(super) async fn look_up(&self, prepared: PreparedPage) -> Result<(PreparedPage, PageOutcome, Vec<i64>)> {
         let page_id = prepared.page_id;
