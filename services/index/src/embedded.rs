@@ -8,6 +8,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use async_trait::async_trait;
@@ -29,6 +30,9 @@ pub struct EmbeddedIndex {
     db: Option<Db>,
     /// See [`CandidateIndex::identity`]; persisted in the file's `meta` table.
     identity: Mutex<String>,
+    /// See [`CandidateIndex::write_token`]: a count of the writes to each namespace in
+    /// this process (the only one that writes to an embedded index), never reset.
+    writes: [AtomicU64; 2],
 }
 
 #[derive(Debug)]
@@ -171,7 +175,13 @@ impl EmbeddedIndex {
     /// A volatile index (tests, one-shot runs).
     pub fn in_memory(config: IndexConfig) -> Result<Self> {
         check_config(&config)?;
-        Ok(EmbeddedIndex { config, spaces: Default::default(), db: None, identity: Mutex::new(crate::new_identity()) })
+        Ok(EmbeddedIndex {
+            config,
+            spaces: Default::default(),
+            db: None,
+            identity: Mutex::new(crate::new_identity()),
+            writes: Default::default(),
+        })
     }
 
     /// Open (or create) the index persisted at `path` (e.g. `<data_dir>/index.sqlite`)
@@ -227,6 +237,7 @@ impl EmbeddedIndex {
             spaces: spaces.map(RwLock::new),
             db: Some(Db { path, conn: Mutex::new(conn) }),
             identity: Mutex::new(identity),
+            writes: Default::default(),
         })
     }
 
@@ -282,6 +293,11 @@ pub(crate) fn unpack_key(chunk: &[u8]) -> Option<IndexKey> {
 }
 
 impl EmbeddedIndex {
+    /// Count a write to `ns` (after it is in memory: see [`CandidateIndex::write_token`]).
+    fn wrote(&self, ns: Namespace) {
+        self.writes[ns.index()].fetch_add(1, Ordering::Release);
+    }
+
     /// Look up normalised keys, sampled at `modulus` already.
     fn lookup_keys(&self, ns: Namespace, keys: Vec<IndexKey>, limit: usize, modulus: u64) -> Result<LookupResult> {
         let space = self.read(ns);
@@ -327,6 +343,7 @@ impl CandidateIndex for EmbeddedIndex {
         for (doc, keys) in docs {
             space.insert(doc, keys, self.config.big_bucket_cap);
         }
+        self.wrote(ns);
         Ok(())
     }
 
@@ -335,7 +352,11 @@ impl CandidateIndex for EmbeddedIndex {
             tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params![ns.index() as i64, doc as i64])?;
             Ok(())
         })?;
-        Ok(self.write(ns).remove(doc))
+        let removed = self.write(ns).remove(doc);
+        if removed {
+            self.wrote(ns);
+        }
+        Ok(removed)
     }
 
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
@@ -396,7 +417,12 @@ impl CandidateIndex for EmbeddedIndex {
         })?;
         *self.write(ns) = Space::default();
         *self.identity.lock().unwrap_or_else(|p| p.into_inner()) = identity;
+        self.wrote(ns);
         Ok(())
+    }
+
+    async fn write_token(&self, ns: Namespace) -> Result<u64> {
+        Ok(self.writes[ns.index()].load(Ordering::Acquire))
     }
 
     async fn ping(&self) -> Result<()> {

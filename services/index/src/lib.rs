@@ -186,6 +186,15 @@ pub trait CandidateIndex: Send + Sync {
     /// of the matcher). Reads every posting of `ns`; memory holds only the answer.
     async fn common_keys(&self, ns: Namespace, family: IndexFamily, min_docs: u32) -> Result<Vec<u64>>;
 
+    /// A token of the content of `ns` that changes with every write that may change it
+    /// (an add that changed a document, a removal, a clear): a reader that sees the token
+    /// it read before a read of `ns` knows that nothing was written to `ns` since (so the
+    /// matcher measures [`CandidateIndex::common_keys`] again only when the sections
+    /// changed, with one small read per task). Compared for equality only; 0 when none is
+    /// recorded (a Redis index last written by an older version, or one that lost its
+    /// data).
+    async fn write_token(&self, ns: Namespace) -> Result<u64>;
+
     /// Documents, postings, big buckets and bytes used.
     async fn stats(&self) -> Result<IndexStats>;
 

@@ -108,6 +108,10 @@ impl CandidateIndex for RetryingIndex {
         self.retry("common keys", || self.inner.common_keys(ns, family, min_docs)).await
     }
 
+    async fn write_token(&self, ns: Namespace) -> Result<u64> {
+        self.retry("write token", || self.inner.write_token(ns)).await
+    }
+
     async fn stats(&self) -> Result<IndexStats> {
         self.retry("stats", || self.inner.stats()).await
     }

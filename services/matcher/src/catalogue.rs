@@ -30,15 +30,12 @@ use crate::config::CatalogueConfig;
 /// The catalogue-common character keys of the registered sections.
 #[derive(Debug, Clone, Default)]
 pub struct CatalogueProfile {
-    /// Sections the profile was measured on.
-    pub sections: usize,
     /// Winnowed character k-gram hashes found in at least `min_sections` sections.
     pub kgrams: HashSet<u64>,
-    /// Version of the catalogue it was measured on (see `Matcher`).
-    pub(crate) version: u64,
-    /// Signature of the works (ids and `updated_at`) listed when it was measured: a work
-    /// deleted or changed by another process changes it.
-    pub(crate) works: u64,
+    /// The section index's write token read before the profile was measured from it
+    /// ([`zhiwen_index::CandidateIndex::write_token`]): the same token read later means
+    /// that no section changed since.
+    pub(crate) token: u64,
 }
 
 impl CatalogueProfile {
@@ -48,10 +45,8 @@ impl CatalogueProfile {
     /// catalogue in memory.
     pub fn measure<'a>(sections: impl IntoIterator<Item = &'a [WinnowFp]>, config: &CatalogueConfig) -> Self {
         let mut counts: HashMap<u64, u32> = HashMap::new();
-        let mut n = 0;
         let mut keys: Vec<u64> = Vec::new();
         for fps in sections {
-            n += 1;
             keys.clear();
             keys.extend(fps.iter().map(|f| f.hash));
             keys.sort_unstable();
@@ -66,7 +61,7 @@ impl CatalogueProfile {
         } else {
             HashSet::new()
         };
-        CatalogueProfile { sections: n, kgrams, version: 0, works: 0 }
+        CatalogueProfile { kgrams, token: 0 }
     }
 
     /// For each character unit of `units`, whether it lies inside a catalogue-common
@@ -251,7 +246,6 @@ mod tests {
             sections.iter().map(|a| a.fingerprints.winnow_chars.as_slice()),
             &CatalogueConfig { enabled: true, min_sections: 3 },
         );
-        assert_eq!(profile.sections, 6);
         assert!(!profile.kgrams.is_empty(), "the banner is common to four sections");
 
         // The page: an unrelated chapter's opening around the shared text.

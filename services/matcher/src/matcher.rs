@@ -84,14 +84,16 @@ struct Inner {
     /// Every work's `updated_at`, listed once per epoch before any section of the epoch
     /// is read: (epoch, work id -> `updated_at`).
     work_versions: tokio::sync::Mutex<(u64, Arc<HashMap<i64, i64>>)>,
-    /// Catalogue-common text (`common_text`), measured for `catalogue_version`.
+    /// Catalogue-common text (`common_text`), with the section index's write token it
+    /// was measured at.
     catalogue: Mutex<Option<Arc<CatalogueProfile>>>,
-    /// Bumped when sections changed: indexing a new or changed section, forgetting one,
-    /// or a scale-out worker starting on another task (`remeasure_catalogue`).
+    /// Bumped when sections may have changed: this process indexed a new or changed
+    /// section or forgot one, or a scale-out worker starts on another task
+    /// (`remeasure_catalogue`). The next use of the profile reads the index's token.
     catalogue_version: AtomicU64,
-    /// The epoch in which the profile was last checked against the listing of the works
-    /// (what another process changed shows there).
-    catalogue_checked: AtomicU64,
+    /// The (epoch, `catalogue_version`) at which the profile's token was last found
+    /// current.
+    catalogue_checked: Mutex<(u64, u64)>,
     catalogue_build: tokio::sync::Mutex<()>,
     /// See [`Matcher::section_lookup_modulus`]; 0 until read from the store.
     section_lookup_modulus: AtomicU64,
@@ -178,7 +180,7 @@ impl Matcher {
                 work_versions: tokio::sync::Mutex::new((u64::MAX, Arc::default())),
                 catalogue: Mutex::new(None),
                 catalogue_version: AtomicU64::new(0),
-                catalogue_checked: AtomicU64::new(u64::MAX),
+                catalogue_checked: Mutex::new((u64::MAX, u64::MAX)),
                 catalogue_build: tokio::sync::Mutex::new(()),
                 section_lookup_modulus: AtomicU64::new(0),
                 texts: Mutex::new(BoundedCache::new(TEXT_RESULTS)),

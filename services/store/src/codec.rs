@@ -68,6 +68,20 @@ pub(crate) fn i2h(i: i64) -> u64 {
     i as u64
 }
 
+/// Several URLs normalised ([`normalize_url`]), each once, in order: the keys a
+/// lookup of many URLs reads. The first URL that cannot be normalised is the error.
+pub(crate) fn normalized_urls(urls: &[String]) -> Result<Vec<String>, StoreError> {
+    let mut seen = HashSet::with_capacity(urls.len());
+    let mut out = Vec::with_capacity(urls.len());
+    for url in urls {
+        let (url, _) = normalize_url(url)?;
+        if seen.insert(url.clone()) {
+            out.push(url);
+        }
+    }
+    Ok(out)
+}
+
 /// Normalise a URL to its natural key: scheme and host lower-cased, default port and
 /// fragment dropped, empty path made `/`. Only `http` and `https` are accepted.
 pub fn normalize_url(url: &str) -> Result<(String, String), StoreError> {

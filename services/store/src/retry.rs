@@ -12,6 +12,7 @@
 //! The work, page and fingerprint stores are wrapped (the ingest's reads and writes);
 //! the others are passed through as they are.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -143,6 +144,9 @@ impl PageStore for Retrying<dyn PageStore> {
     }
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
         self.policy.run("find page", || self.inner.find_page(url)).await
+    }
+    async fn stored_urls(&self, urls: &[String]) -> StoreResult<HashSet<String>> {
+        self.policy.run("stored urls", || self.inner.stored_urls(urls)).await
     }
     async fn find_pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>> {
         self.policy.run("find pages by content", || self.inner.find_pages_by_content_hash(content_hash, limit)).await

@@ -3,6 +3,8 @@
 //! batch version with one item (`upsert_work`, `upsert_page`, `put_fingerprints`,
 //! `get_fingerprints`, `upsert_match`) is a default method here, written once.
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use zhiwen_core::Fingerprints;
 
@@ -69,6 +71,11 @@ pub trait PageStore: Send + Sync {
     async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>>;
     /// A page by URL (normalised before the lookup).
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>>;
+    /// Which of `urls` are stored, normalised as stored (what [`PageStore::find_page`]
+    /// would find), reading no page: a watcher tells the new links of an index page from
+    /// those it fetched before in one or a few reads, however many links the page lists.
+    /// A URL that cannot be normalised is an error (nothing is read).
+    async fn stored_urls(&self, urls: &[String]) -> StoreResult<HashSet<String>>;
     /// Pages whose extracted text has this hash ([`Page::content_hash`]), ascending by
     /// id, at most `limit`: the same text stored under other URLs (content deduplication).
     async fn find_pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>>;

@@ -117,20 +117,14 @@ impl CandidateIndex for RedisIndex {
 
     async fn common_keys(&self, ns: Namespace, family: IndexFamily, min_docs: u32) -> Result<Vec<u64>> {
         self.ensure_marker("common keys").await?;
-        let groups = 1u32 << self.config.group_bits;
-        let per_group = 1u32 << (self.bits(ns) - self.config.group_bits);
         let need = (8 * u64::from(min_docs.max(1))).to_string().into_bytes();
         let mut out = Vec::new();
         // A script reads COMMON_BUCKETS buckets of one group (one slot), so the server
-        // is never blocked for long; SCRIPT_CALLS scripts are sent at a time.
+        // is never blocked for long; COMMON_CALLS scripts are sent at a time.
         let mut calls = Vec::new();
-        for group in 0..groups {
-            for start in (0..per_group).step_by(COMMON_BUCKETS) {
-                let end = (start + COMMON_BUCKETS as u32).min(per_group);
-                let keys = (start..end)
-                    .map(|low| self.bucket_key(ns, Place { group, bucket: (group * per_group) | low }))
-                    .collect();
-                calls.push(ScriptCall { keys, args: vec![vec![family.code()], need.clone()] });
+        for group in self.bucket_keys_by_group(ns) {
+            for keys in group.chunks(COMMON_BUCKETS) {
+                calls.push(ScriptCall { keys: keys.to_vec(), args: vec![vec![family.code()], need.clone()] });
             }
         }
         for chunk in calls.chunks(COMMON_CALLS) {
@@ -152,6 +146,19 @@ impl CandidateIndex for RedisIndex {
         // The server may have lost its data while it was read.
         self.ensure_marker("common keys").await?;
         Ok(out)
+    }
+
+    async fn write_token(&self, ns: Namespace) -> Result<u64> {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.write_token_key(ns));
+        let token: Option<Vec<u8>> = self.query_one(cmd).await.map_err(self.err("write token"))?;
+        match token {
+            None => Ok(0),
+            Some(t) => std::str::from_utf8(&t)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(|| IndexError::Corrupt(format!("write token of {}: {t:?}", ns.as_str()))),
+        }
     }
 
     async fn stats(&self) -> Result<IndexStats> {
@@ -193,18 +200,14 @@ impl CandidateIndex for RedisIndex {
     }
 
     async fn clear(&self, ns: Namespace) -> Result<()> {
-        let groups = 1u32 << self.config.group_bits;
-        let per_group = 1u32 << (self.bits(ns) - self.config.group_bits);
         let mut cmds = Vec::new();
-        for group in 0..groups {
+        for (group, keys) in self.bucket_keys_by_group(ns).enumerate() {
             // All buckets of a group share its hash tag: one multi-key UNLINK per slot.
             let mut cmd = redis::cmd("UNLINK");
-            for low in 0..per_group {
-                cmd.arg(self.bucket_key(ns, Place { group, bucket: (group * per_group) | low }));
-            }
+            cmd.arg(keys);
             cmds.push(cmd);
             let mut docs = redis::cmd("UNLINK");
-            docs.arg(self.doc_group_key_of(ns, group));
+            docs.arg(self.doc_group_key_of(ns, group as u32));
             cmds.push(docs);
         }
         for key in [self.counter_key(ns), self.big_key(ns)] {
@@ -216,6 +219,7 @@ impl CandidateIndex for RedisIndex {
             cmds.extend(self.per_filter_shard("UNLINK"));
         }
         self.run("clear", cmds).await?;
+        self.run("record the write", vec![self.new_write_token(ns)]).await?;
         // Empty now: the namespace is written with the configured bucket bits from here.
         self.record_layout(ns, true).await?;
         if ns == Namespace::Sections {

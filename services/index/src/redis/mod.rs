@@ -13,6 +13,7 @@
 //! | `{prefix}:d:{ns}:{dG}` | hash | field: doc id (8 bytes BE); value: the doc's keys, 9 bytes each |
 //! | `{prefix}:c:{ns}` | string | stored (key, doc) entries (statistics) |
 //! | `{prefix}:big:{ns}` | set | fields whose posting list became a big bucket |
+//! | `{prefix}:w:{ns}` | string | a random token set by every write of the namespace ([`CandidateIndex::write_token`]) |
 //! | `{prefix}:layout:{ns}` | string | the namespace's bucket bits, as it was written ([`RedisConfig::bucket_bits`]) |
 //! | `{prefix}:marker` | string | the index's identity (a random id), present while the index holds its data (loss detection) |
 //! | `{prefix}:f:s:{fN}`, `{prefix}:fz:s`, `{prefix}:fv:s` | strings | the section filter: 64 bitmap shards, its size, its version ([`filter`]) |
@@ -370,6 +371,20 @@ impl RedisIndex {
         self.key(&[b"big", ns.as_str().as_bytes()])
     }
 
+    /// See [`CandidateIndex::write_token`].
+    fn write_token_key(&self, ns: Namespace) -> Vec<u8> {
+        self.key(&[b"w", ns.as_str().as_bytes()])
+    }
+
+    /// A command setting a new random write token of `ns` (random, not a count: a
+    /// server that lost its data and counts again from 0 never repeats a token a reader
+    /// holds).
+    fn new_write_token(&self, ns: Namespace) -> Cmd {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.write_token_key(ns)).arg(rand::random::<u64>().max(1));
+        cmd
+    }
+
     fn layout_key(&self, ns: Namespace) -> Vec<u8> {
         self.key(&[b"layout", ns.as_str().as_bytes()])
     }
@@ -424,6 +439,16 @@ impl RedisIndex {
         let bucket = (h >> (64 - u32::from(bits))) as u32;
         let group = bucket >> (bits - self.config.group_bits);
         Place { group, bucket }
+    }
+
+    /// Every bucket key of `ns`, a group at a time (all of a group's buckets share its
+    /// hash tag, so one group's keys go in one single-slot command).
+    fn bucket_keys_by_group(&self, ns: Namespace) -> impl Iterator<Item = Vec<Vec<u8>>> + '_ {
+        let groups = 1u32 << self.config.group_bits;
+        let per_group = 1u32 << (self.bits(ns) - self.config.group_bits);
+        (0..groups).map(move |group| {
+            (0..per_group).map(|low| self.bucket_key(ns, Place { group, bucket: (group * per_group) | low })).collect()
+        })
     }
 
     fn bucket_key(&self, ns: Namespace, place: Place) -> Vec<u8> {

@@ -137,7 +137,8 @@ impl RedisIndex {
 
     /// Record statistics and big buckets, and check the marker after a write.
     pub(super) async fn finish_write(&self, ns: Namespace, delta: i64, big: Vec<Vec<u8>>) -> Result<()> {
-        let mut cmds = vec![self.marker_cmd()];
+        // A new write token (after the write: see `CandidateIndex::write_token`).
+        let mut cmds = vec![self.marker_cmd(), self.new_write_token(ns)];
         if delta != 0 {
             let mut cmd = redis::cmd("INCRBY");
             cmd.arg(self.counter_key(ns)).arg(delta);

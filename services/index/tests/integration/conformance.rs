@@ -30,7 +30,8 @@ macro_rules! conformance_suite {
                 empty_inputs_and_ping,
                 a_document_finds_itself_among_many,
                 a_lookup_split_in_two_sampled_halves_merges_into_the_whole,
-                common_keys_are_the_keys_of_many_documents_of_one_family);
+                common_keys_are_the_keys_of_many_documents_of_one_family,
+                a_namespace_write_token_changes_with_its_writes_only);
         }
     };
     (@cases $factory:path; $($case:ident),*) => {
@@ -313,4 +314,35 @@ pub async fn common_keys_are_the_keys_of_many_documents_of_one_family(index: &dy
     // A document leaving takes its count with it.
     assert!(index.remove(S, 3).await.unwrap());
     assert_eq!(index.common_keys(S, WinnowInitials, 3).await.unwrap(), Vec::<u64>::new());
+}
+
+pub async fn a_namespace_write_token_changes_with_its_writes_only(index: &dyn CandidateIndex) {
+    let tokens = || async { (index.write_token(S).await.unwrap(), index.write_token(P).await.unwrap()) };
+    let start = tokens().await;
+    index.add(S, 1, &[k(WinnowChars, 1), k(Dna, 10)]).await.unwrap();
+    let added = tokens().await;
+    assert_ne!(added.0, start.0, "an add changes the namespace's token");
+    assert_eq!(added.1, start.1, "and not the other namespace's");
+    // Reads, and an add that changes nothing, leave it.
+    index.lookup(S, &[k(WinnowChars, 1)], 10).await.unwrap();
+    index.common_keys(S, WinnowChars, 1).await.unwrap();
+    index.add(S, 1, &[k(Dna, 10), k(WinnowChars, 1)]).await.unwrap();
+    assert_eq!(tokens().await, added);
+    index.add(S, 1, &[k(WinnowChars, 2)]).await.unwrap();
+    let replaced = tokens().await;
+    assert_ne!(replaced.0, added.0, "a document's keys replaced");
+    assert!(!index.remove(S, 7).await.unwrap());
+    assert_eq!(tokens().await, replaced, "removing a document that is not there changes nothing");
+    assert!(index.remove(S, 1).await.unwrap());
+    let removed = tokens().await;
+    assert_ne!(removed.0, replaced.0);
+    index.add(P, 5, &[k(WinnowChars, 2)]).await.unwrap();
+    let page = tokens().await;
+    assert_eq!(page.0, removed.0);
+    assert_ne!(page.1, removed.1);
+    index.clear(S).await.unwrap();
+    let cleared = tokens().await;
+    assert_ne!(cleared.0, page.0, "a clear changes it");
+    assert_ne!(cleared.0, start.0);
+    assert_eq!(cleared.1, page.1);
 }

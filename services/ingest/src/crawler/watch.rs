@@ -595,7 +595,6 @@ impl Watcher {
             Ok(Conditional::Fetched(f)) => f,
             Err(e) => return r.fail(url.as_str(), e),
         };
-        r.validators = Validators::of(&fetched.headers);
         let links = entry_links(&fetched.final_url, &fetched.content_type, &fetched.body);
         let mut candidates = Vec::new();
         let mut seen = HashSet::new();
@@ -608,16 +607,29 @@ impl Watcher {
             }
             candidates.push(link);
         }
-        let mut new = Vec::new();
-        for link in candidates {
-            match self.stores.pages.find_page(link.as_str()).await {
-                Ok(Some(_)) => {}
-                Ok(None) => new.push(link),
-                Err(e) => {
-                    r.failed.push((link.to_string(), e.to_string()));
-                }
-            }
-        }
+        // The links fetched before, in one read (an index page lists tens of chapters,
+        // most of them stored), compared as the store keys them (a link it cannot key is
+        // left to the fetch, which reports it). If the read fails, the visit fails before
+        // the validators are kept: the next visit reads the page again rather than hear
+        // that it is unchanged.
+        let keyed: Vec<(Url, Option<String>)> = candidates
+            .into_iter()
+            .map(|link| {
+                let key = zhiwen_store::normalize_url(link.as_str()).ok().map(|(u, _)| u);
+                (link, key)
+            })
+            .collect();
+        let keys: Vec<String> = keyed.iter().filter_map(|(_, k)| k.clone()).collect();
+        let stored = match self.stores.pages.stored_urls(&keys).await {
+            Ok(stored) => stored,
+            Err(e) => return r.fail(url.as_str(), e),
+        };
+        r.validators = Validators::of(&fetched.headers);
+        let mut new: Vec<Url> = keyed
+            .into_iter()
+            .filter(|(_, key)| !key.as_ref().is_some_and(|k| stored.contains(k)))
+            .map(|(link, _)| link)
+            .collect();
         r.new_links = new.len() as u64;
         if new.len() > self.config.max_new_per_visit {
             new.truncate(self.config.max_new_per_visit);

@@ -1,8 +1,9 @@
 //! The catalogue-common text of the registered sections ([`CatalogueProfile`]), read
-//! from the section index on first use and again whenever sections may have changed: a
-//! work indexed or a section forgotten in this process, or (checked once per task) a
-//! listing of the works that differs from the one it was measured with, as when another
-//! process deleted a work.
+//! from the section index on first use and again whenever the sections changed, in this
+//! process or another: the index's write token of the sections
+//! ([`zhiwen_index::CandidateIndex::write_token`]) is read once per task and after this
+//! process indexed or forgot sections, and a token other than the profile's means a new
+//! measurement.
 //!
 //! The index holds each section's winnowed character keys with the sections holding
 //! them, so the profile is its keys of that family held by `min_sections` sections or
@@ -16,8 +17,6 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use zhiwen_core::hash::hash_u64s;
-
 use zhiwen_core::canon::InputFormat;
 use zhiwen_core::compare::Comparison;
 use zhiwen_index::{DocId, IndexFamily, Namespace};
@@ -28,52 +27,50 @@ use crate::kind::MatchKind;
 use crate::{seen, stronger, Result};
 
 impl Matcher {
-    /// The catalogue-common keys of the current sections (measured when the cached
-    /// profile is older than the last change of the sections).
+    /// The catalogue-common keys of the current sections: measured from the section
+    /// index when the index's write token of the sections differs from the one the cached
+    /// profile was measured at. The token is read once per epoch (a task) and again after
+    /// this process changed sections (`catalogue_version`): one small read, where a
+    /// measurement reads every posting of the sections.
     pub async fn catalogue(&self) -> Result<Arc<CatalogueProfile>> {
         let inner = &self.inner;
-        let epoch = inner.epoch.load(Ordering::Relaxed);
-        let cached = || {
-            let version = inner.catalogue_version.load(Ordering::Relaxed);
-            inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()).as_ref().filter(|p| p.version == version).cloned()
-        };
-        if inner.catalogue_checked.load(Ordering::Acquire) == epoch {
-            if let Some(p) = cached() {
-                return Ok(p);
+        let now = || (inner.epoch.load(Ordering::Relaxed), inner.catalogue_version.load(Ordering::Acquire));
+        let current = |at: (u64, u64)| {
+            if *inner.catalogue_checked.lock().unwrap_or_else(|p| p.into_inner()) != at {
+                return None;
             }
+            inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        };
+        if let Some(p) = current(now()) {
+            return Ok(p);
         }
         let _building = inner.catalogue_build.lock().await;
-        // Once per epoch (a task): the works as listed now against those the profile was
-        // measured with. Works indexed here bump the version themselves; a work deleted
-        // or changed elsewhere only shows here.
-        let works = works_signature(&*self.work_versions(epoch).await?);
-        if inner.catalogue_checked.load(Ordering::Acquire) != epoch {
-            let measured = inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|p| p.works);
-            if measured.is_some_and(|w| w != works) {
-                inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
+        let at = now();
+        if let Some(p) = current(at) {
+            return Ok(p);
+        }
+        let config = &inner.config.catalogue;
+        // Read before the measurement: a write during it changes the token again, so
+        // the next check measures anew.
+        let token = if config.enabled { inner.index.write_token(Namespace::Sections).await? } else { 0 };
+        let cached = inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let profile = match cached.filter(|p| p.token == token) {
+            Some(p) => p,
+            None if !config.enabled => Arc::new(CatalogueProfile::default()),
+            None => {
+                // Every task indexes the works before it matches, so the index holds
+                // each section's keys made with the current parameters.
+                let kgrams = inner
+                    .index
+                    .common_keys(Namespace::Sections, IndexFamily::WinnowChars, config.min_sections.max(2))
+                    .await?;
+                let profile = CatalogueProfile { kgrams: kgrams.into_iter().collect(), token };
+                tracing::debug!(kgrams = profile.kgrams.len(), token, "catalogue-common text measured");
+                Arc::new(profile)
             }
-            inner.catalogue_checked.store(epoch, Ordering::Release);
-        }
-        if let Some(p) = cached() {
-            return Ok(p);
-        }
-        let version = inner.catalogue_version.load(Ordering::Relaxed);
-        let config = inner.config.catalogue.clone();
-        if !config.enabled {
-            let p = Arc::new(CatalogueProfile { version, works, ..Default::default() });
-            *inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(p.clone());
-            return Ok(p);
-        }
-        // Every task indexes the works before it matches, so the index holds each
-        // section's keys made with the current parameters.
-        let index = &inner.index;
-        let kgrams =
-            index.common_keys(Namespace::Sections, IndexFamily::WinnowChars, config.min_sections.max(2)).await?;
-        let sections = index.stats().await?.namespace(Namespace::Sections).documents as usize;
-        let profile = CatalogueProfile { sections, kgrams: kgrams.into_iter().collect(), version, works };
-        tracing::debug!(sections = profile.sections, kgrams = profile.kgrams.len(), "catalogue-common text measured");
-        let profile = Arc::new(profile);
+        };
         *inner.catalogue.lock().unwrap_or_else(|p| p.into_inner()) = Some(profile.clone());
+        *inner.catalogue_checked.lock().unwrap_or_else(|p| p.into_inner()) = at;
         Ok(profile)
     }
 }
@@ -239,12 +236,6 @@ impl Matcher {
             })
             .collect()
     }
-}
-
-/// An order-independent signature of the works' ids and `updated_at`.
-fn works_signature(versions: &HashMap<i64, i64>) -> u64 {
-    let each = versions.iter().map(|(&id, &at)| hash_u64s(&[id as u64, at as u64], 0));
-    each.fold(versions.len() as u64, u64::wrapping_add)
 }
 
 /// A copy found for a page, weighed: the section's id and entry, the comparison and its kind.

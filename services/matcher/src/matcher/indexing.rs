@@ -93,10 +93,9 @@ impl Matcher {
             self.inner.index.add_batch(Namespace::Sections, &keys).await?;
         }
         // New or changed sections, whoever fingerprinted them: the catalogue-common text
-        // is measured again on its next use (and only then: measuring reads every
-        // section's fingerprints, too much for every task).
+        // is checked against the index's write token on its next use.
         if !current.is_empty() {
-            self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
+            self.inner.catalogue_version.fetch_add(1, Ordering::Release);
         }
         self.inner.indexed.lock().unwrap_or_else(|p| p.into_inner()).extend(current);
         if updated_at != i64::MIN {

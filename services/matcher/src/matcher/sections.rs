@@ -53,7 +53,7 @@ impl Matcher {
         });
         // Which works they belong to is not known here: every work is looked at again.
         self.inner.indexed_works.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
+        self.inner.catalogue_version.fetch_add(1, Ordering::Release);
         self.forget_texts();
     }
 
@@ -61,8 +61,8 @@ impl Matcher {
     /// the store (one read, text hash compared) on its next use. A matching task calls
     /// this when it starts, so works changed by another process are seen; within this
     /// process [`Matcher::forget_sections`] and indexing keep the cache current. The
-    /// catalogue-common text is not measured again here: indexing a new or changed
-    /// section (the task indexes every work first) or forgetting one does that.
+    /// catalogue-common text is checked against the section index's write token on its
+    /// next use (and measured again only if the sections changed).
     ///
     /// It also starts a new set of remembered page texts: a page with the same text as
     /// another one is verified once per task, and its mirrors reuse that result.
@@ -71,11 +71,12 @@ impl Matcher {
         self.forget_texts();
     }
 
-    /// Measure the catalogue-common text again on its next use. Scale-out workers call
-    /// this when they start on another task: they index no works, so they cannot see
-    /// sections added by other processes otherwise (one measurement per task).
+    /// Check the catalogue-common text against the index on its next use (one read of
+    /// the sections' write token; measured again only if they changed). Scale-out workers
+    /// call this when they start on another task: they index no works, so they cannot
+    /// see sections added by other processes otherwise.
     pub fn remeasure_catalogue(&self) {
-        self.inner.catalogue_version.fetch_add(1, Ordering::Relaxed);
+        self.inner.catalogue_version.fetch_add(1, Ordering::Release);
         self.forget_texts();
     }
 

@@ -1,12 +1,12 @@
 //! [`PageStore`] on MongoDB: pages keyed by normalised URL, and their sites.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use async_trait::async_trait;
 use mongodb::bson::{doc, Bson, Document};
 
 use super::fields::{date, json_field, num, opt_num, opt_string, string, time};
-use super::ids::Target;
+use super::ids::{Target, BATCH_READ};
 use super::{collect, MongoStore};
 use crate::codec::*;
 use crate::error::is_mongo_duplicate;
@@ -175,6 +175,19 @@ impl PageStore for MongoStore {
             Some(d) => Ok(Some(self.page_from(d).await?)),
             None => Ok(None),
         }
+    }
+
+    async fn stored_urls(&self, urls: &[String]) -> StoreResult<HashSet<String>> {
+        let urls = normalized_urls(urls)?;
+        let coll = self.coll("pages");
+        let mut stored = HashSet::new();
+        // Covered by the unique `url` index; in bounded `$in` lists (see BATCH_READ).
+        for chunk in urls.chunks(BATCH_READ) {
+            let docs =
+                collect(coll.find(doc! {"url": {"$in": chunk}}).projection(doc! {"_id": 0, "url": 1}).await?).await?;
+            stored.extend(docs.iter().filter_map(|d| d.get_str("url").ok().map(str::to_owned)));
+        }
+        Ok(stored)
     }
 
     async fn find_pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>> {

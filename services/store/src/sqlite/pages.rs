@@ -1,5 +1,7 @@
 //! [`PageStore`] on the embedded store: pages keyed by normalised URL, and their sites.
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension, Row, Transaction};
 
@@ -158,6 +160,22 @@ impl PageStore for SqliteStore {
                 .query_row(params![url], page_row)
                 .optional()?;
             row.map(finish_page).transpose()
+        })
+        .await
+    }
+
+    async fn stored_urls(&self, urls: &[String]) -> StoreResult<HashSet<String>> {
+        let urls = normalized_urls(urls)?;
+        self.read(move |c| {
+            // One indexed probe per URL on the reader's connection: no page is read.
+            let mut stmt = c.prepare_cached("SELECT 1 FROM pages WHERE url = ?1")?;
+            let mut stored = HashSet::new();
+            for url in urls {
+                if stmt.exists(params![url])? {
+                    stored.insert(url);
+                }
+            }
+            Ok(stored)
         })
         .await
     }

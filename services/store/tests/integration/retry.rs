@@ -42,6 +42,9 @@ impl PageStore for Flaky {
         self.call()?;
         self.inner.find_page(url).await
     }
+    async fn stored_urls(&self, urls: &[String]) -> StoreResult<std::collections::HashSet<String>> {
+        self.inner.stored_urls(urls).await
+    }
     async fn find_pages_by_content_hash(&self, content_hash: u64, limit: u32) -> StoreResult<Vec<PageRef>> {
         self.inner.find_pages_by_content_hash(content_hash, limit).await
     }

@@ -223,6 +223,19 @@ pub async fn pages_batch_and_bad_input(s: &Stores) {
     assert_eq!(s.pages.max_page_id().await.unwrap(), first.iter().map(|u| u.id).max().unwrap());
     assert_eq!(s.pages.get_site("site1.example").await.unwrap().unwrap().page_count, 20);
 
+    // Which URLs are stored, read in one call whatever their number (more than one
+    // request to the server asks for), each normalised as stored; nothing for none.
+    let mut asked: Vec<String> = (0..60).rev().map(|i| format!("HTTPS://Site{}.example/p/{i}#top", i % 3)).collect();
+    asked.extend((60..100).map(|i| format!("https://site{}.example/p/{i}", i % 3)));
+    asked.push("https://site0.example/p/0".into());
+    let stored = s.pages.stored_urls(&asked).await.unwrap();
+    let expected: std::collections::HashSet<String> = batch.iter().map(|p| p.url.clone()).collect();
+    assert_eq!(stored, expected);
+    assert!(s.pages.stored_urls(&[]).await.unwrap().is_empty());
+    assert!(is_invalid(
+        &s.pages.stored_urls(&["https://site0.example/p/0".into(), "ftp://x.example/".into()]).await.unwrap_err()
+    ));
+
     // Paging through every page by id, in bounded steps.
     let mut seen = Vec::new();
     let mut after = 0;
