@@ -190,9 +190,10 @@ pub trait CandidateIndex: Send + Sync {
     /// (an add that changed a document, a removal, a clear): a reader that sees the token
     /// it read before a read of `ns` knows that nothing was written to `ns` since (so the
     /// matcher measures [`CandidateIndex::common_keys`] again only when the sections
-    /// changed, with one small read per task). Compared for equality only; 0 when none is
-    /// recorded (a Redis index last written by an older version, or one that lost its
-    /// data).
+    /// changed, with one small read per task). Redis sets a new one before and after each
+    /// such write, so a write that failed half-way changed it too. Compared for equality
+    /// only; 0 when none is recorded (a Redis index last written by an older version, or
+    /// one that lost its data).
     async fn write_token(&self, ns: Namespace) -> Result<u64>;
 
     /// Documents, postings, big buckets and bytes used.

@@ -23,6 +23,7 @@ impl CandidateIndex for RedisIndex {
         if docs.is_empty() {
             return Ok(());
         }
+        self.begin_change(ns).await?;
 
         let mut stale = Vec::new();
         let mut fresh = Vec::new();
@@ -88,6 +89,7 @@ impl CandidateIndex for RedisIndex {
         let Some(keys) = old.get(&doc) else {
             return Ok(false);
         };
+        self.begin_change(ns).await?;
         let entries =
             keys.iter().map(|k| Entry { place: self.place(ns, k), field: field(k), doc: Some(doc), tag: 0 }).collect();
         let calls: Vec<ScriptCall> = self.script_calls(ns, entries, None).into_iter().map(|c| c.0).collect();

@@ -135,6 +135,13 @@ impl RedisIndex {
         Ok(values)
     }
 
+    /// A new write token before a write changes `ns` (and another after it, in
+    /// [`RedisIndex::finish_write`]): a write that fails half-way, and whose repetition
+    /// finds nothing left to change, has still changed the token.
+    pub(super) async fn begin_change(&self, ns: Namespace) -> Result<()> {
+        self.run("record the write", vec![self.new_write_token(ns)]).await.map(drop)
+    }
+
     /// Record statistics and big buckets, and check the marker after a write.
     pub(super) async fn finish_write(&self, ns: Namespace, delta: i64, big: Vec<Vec<u8>>) -> Result<()> {
         // A new write token (after the write: see `CandidateIndex::write_token`).
