@@ -107,7 +107,7 @@ fn match_tasks(data: &std::path::Path) -> Vec<(zhiwen_store::TaskState, String)>
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         let stores = zhiwen_store::open(&zhiwen_store::StoreConfig::embedded(data)).await.expect("store opens");
-        let tasks = stores.tasks.list_tasks(None, 0, 100).await.expect("tasks");
+        let tasks = stores.tasks.list_tasks(None, None, 0, 100).await.expect("tasks");
         tasks.into_iter().filter(|t| t.kind == "match").map(|t| (t.state, t.key)).collect()
     })
 }

@@ -37,7 +37,7 @@ fn tasks(config: &StoreConfig) -> Vec<(String, String, TaskState)> {
         let mut out = Vec::new();
         let mut after = 0;
         loop {
-            let page = stores.tasks.list_tasks(None, after, 200).await.expect("list tasks");
+            let page = stores.tasks.list_tasks(None, None, after, 200).await.expect("list tasks");
             let Some(last) = page.last() else { break };
             after = last.id;
             out.extend(page.into_iter().map(|t| (t.key, t.kind, t.state)));

@@ -386,8 +386,8 @@ async fn watch(
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
         // The matching task this process runs (the running one claimed by this process).
-        if let Ok(running) = state.stores.tasks.list_tasks(Some(TaskState::Running), 0, 100).await {
-            for t in running.iter().filter(|t| t.kind == CRAWL_KIND && t.id == current.task_id.load(Ordering::SeqCst)) {
+        if let Ok(running) = state.stores.tasks.list_tasks(Some(TaskState::Running), Some(CRAWL_KIND), 0, 100).await {
+            for t in running.iter().filter(|t| t.id == current.task_id.load(Ordering::SeqCst)) {
                 let p = Progress {
                     done: current.crawl_done.load(Ordering::Relaxed),
                     total: current.crawl_total.load(Ordering::Relaxed),
@@ -418,7 +418,7 @@ async fn recently_cancelled(state: &AppState) -> Result<Vec<Task>, zhiwen_store:
     let mut out = Vec::new();
     let mut after = 0;
     loop {
-        let page = state.stores.tasks.list_tasks(Some(TaskState::Cancelled), after, 500).await?;
+        let page = state.stores.tasks.list_tasks(Some(TaskState::Cancelled), None, after, 500).await?;
         let Some(last) = page.last() else { break };
         after = last.id;
         out.extend(

@@ -37,10 +37,10 @@ pub async fn run_next_capture(
     let mut claimed = None;
     let mut after = 0;
     'scan: loop {
-        let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
+        let running = tasks.list_tasks(Some(TaskState::Running), Some(CAPTURE_TASK_KIND), after, 100).await?;
         let Some(last) = running.last() else { break };
         after = last.id;
-        for t in running.iter().filter(|t| t.kind == CAPTURE_TASK_KIND && is_abandoned(t, lease_seconds, now)) {
+        for t in running.iter().filter(|t| is_abandoned(t, lease_seconds, now)) {
             if let Some(mine) = tasks.take_over_task(t.id, t.worker.as_deref(), worker).await? {
                 tracing::info!(task_id = t.id, key = %t.key, "resuming an interrupted capture");
                 claimed = Some(mine);

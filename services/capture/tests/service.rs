@@ -239,11 +239,11 @@ async fn recheck_follows_noticed_pages_escalates_once_and_sums_up() {
     let task = stores.tasks.find_task(&key).await.unwrap().expect("a capture of the changed page is queued");
     assert_eq!(task.state, TaskState::Queued);
     // Run again: the same change is no news and queues nothing more.
-    let tasks_before = stores.tasks.list_tasks(None, 0, 1000).await.unwrap().len();
+    let tasks_before = stores.tasks.list_tasks(None, None, 0, 1000).await.unwrap().len();
     let r = recheck(&service, &matcher, &config, at(3)).await.unwrap();
     assert_eq!(states(&r)[2], Some(RemovalState::Changed));
     assert_eq!((r.transitions.len(), r.captures_queued), (0, 0), "{r:#?}");
-    assert_eq!(stores.tasks.list_tasks(None, 0, 1000).await.unwrap().len(), tasks_before);
+    assert_eq!(stores.tasks.list_tasks(None, None, 0, 1000).await.unwrap().len(), tasks_before);
 
     // Eight days after the notice page 3 is still up: flagged, once.
     let r = recheck(&service, &matcher, &config, at(8 * 24)).await.unwrap();

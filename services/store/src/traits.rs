@@ -178,6 +178,9 @@ pub trait MatchStore: Send + Sync {
     /// `after_id`, ascending, at most `limit`. Listings that show rather than process
     /// matches read [`QueryStore::query_matches`](crate::QueryStore::query_matches).
     async fn list_matches(&self, q: &MatchQuery, after_id: i64, limit: u32) -> StoreResult<Vec<Match>>;
+    /// Which of `page_ids` have at least one match (of any status): a few indexed reads
+    /// for the lot, no match read.
+    async fn matched_pages(&self, page_ids: &[i64]) -> StoreResult<HashSet<i64>>;
 }
 
 /// Persisted tasks (matching runs and other jobs), driven by one worker loop.
@@ -209,8 +212,15 @@ pub trait TaskStore: Send + Sync {
     async fn get_task(&self, id: i64) -> StoreResult<Option<Task>>;
     /// A task by key.
     async fn find_task(&self, key: &str) -> StoreResult<Option<Task>>;
-    /// Tasks (in `state`, if given) with id greater than `after_id`, ascending.
-    async fn list_tasks(&self, state: Option<TaskState>, after_id: i64, limit: u32) -> StoreResult<Vec<Task>>;
+    /// Tasks (in `state` and of `kind`, each if given) with id greater than `after_id`,
+    /// ascending. With both given, one indexed read whatever the number of tasks kept.
+    async fn list_tasks(
+        &self,
+        state: Option<TaskState>,
+        kind: Option<&str>,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<Task>>;
     /// The task of `kind` in `state` that started last (by start time, then id): one
     /// query, whatever the number of tasks kept.
     async fn latest_task(&self, kind: &str, state: TaskState) -> StoreResult<Option<Task>>;

@@ -57,7 +57,7 @@ async fn list_tasks(state: State, caller: Caller, q: web::Query<TaskListParams>)
     let mut all = Vec::new();
     let mut after = 0;
     loop {
-        let page = state.stores.tasks.list_tasks(st, after, 1000).await?;
+        let page = state.stores.tasks.list_tasks(st, None, after, 1000).await?;
         let Some(last) = page.last() else { break };
         after = last.id;
         all.extend(page);

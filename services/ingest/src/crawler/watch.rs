@@ -511,18 +511,16 @@ impl Watcher {
     /// Were any of `pages` (stored by an entry point's visit before) matched since? A
     /// store error counts as no.
     async fn copies_found(&self, pages: &[i64]) -> bool {
-        for &page_id in pages {
-            let q = zhiwen_store::MatchQuery { page_id: Some(page_id), ..zhiwen_store::MatchQuery::default() };
-            match self.stores.matches.list_matches(&q, 0, 1).await {
-                Ok(m) if !m.is_empty() => return true,
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(page_id, error = %e, "cannot look for the matches of a watched page");
-                    return false;
-                }
+        if pages.is_empty() {
+            return false;
+        }
+        match self.stores.matches.matched_pages(pages).await {
+            Ok(matched) => !matched.is_empty(),
+            Err(e) => {
+                tracing::warn!(pages = pages.len(), error = %e, "cannot look for the matches of a watched entry point's pages");
+                false
             }
         }
-        false
     }
 
     /// Wait for the politeness budget of `host`, then hold it for one request: `false`

@@ -86,33 +86,24 @@ pub async fn run_next_task(
     let now = Timestamp::now();
     let mut after = 0;
     loop {
-        let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
-        let Some(last) = running.last() else { break };
-        after = last.id;
-        if let Some(t) = running.into_iter().find(|t| t.kind == TASK_KIND) {
-            if !is_abandoned(&t, matcher.config().lease_seconds, now) {
-                return Err(MatcherError::AlreadyRunning { task_id: t.id, worker: t.worker.unwrap_or_default() });
+        let running = tasks.list_tasks(Some(TaskState::Running), Some(TASK_KIND), after, 1).await?;
+        let Some(t) = running.into_iter().next() else { break };
+        if !is_abandoned(&t, matcher.config().lease_seconds, now) {
+            return Err(MatcherError::AlreadyRunning { task_id: t.id, worker: t.worker.unwrap_or_default() });
+        }
+        // Two workers may both see it abandoned: only one takes it over.
+        match tasks.take_over_task(t.id, t.worker.as_deref(), worker).await? {
+            Some(mine) => {
+                tracing::info!(task_id = t.id, key = %t.key, from = ?t.worker, "resuming an interrupted matching task");
+                return execute(matcher, mine, true, control, progress).await.map(Some);
             }
-            // Two workers may both see it abandoned: only one takes it over.
-            match tasks.take_over_task(t.id, t.worker.as_deref(), worker).await? {
-                Some(mine) => {
-                    tracing::info!(task_id = t.id, key = %t.key, from = ?t.worker, "resuming an interrupted matching task");
-                    return execute(matcher, mine, true, control, progress).await.map(Some);
+            None => match tasks.get_task(t.id).await? {
+                Some(now) if now.state == TaskState::Running => {
+                    return Err(MatcherError::AlreadyRunning { task_id: t.id, worker: now.worker.unwrap_or_default() });
                 }
-                None => match tasks.get_task(t.id).await? {
-                    Some(now) if now.state == TaskState::Running => {
-                        return Err(MatcherError::AlreadyRunning {
-                            task_id: t.id,
-                            worker: now.worker.unwrap_or_default(),
-                        });
-                    }
-                    // It ended meanwhile: look at the running tasks after it.
-                    _ => {
-                        after = t.id;
-                        continue;
-                    }
-                },
-            }
+                // It ended meanwhile: look at the running tasks after it.
+                _ => after = t.id,
+            },
         }
     }
     match tasks.claim_task(Some(TASK_KIND), worker).await? {

@@ -383,13 +383,12 @@ async fn pending_task_in(matcher: &Matcher, scope: Scope, states: &[TaskState]) 
     for &state in states {
         let mut after = 0;
         loop {
-            let page = tasks.list_tasks(Some(state), after, 100).await?;
+            let page = tasks.list_tasks(Some(state), Some(TASK_KIND), after, 100).await?;
             let Some(last) = page.last() else { break };
             after = last.id;
-            let same = page.into_iter().find(|t| {
-                t.kind == TASK_KIND
-                    && serde_json::from_value::<TaskParams>(t.params.clone()).is_ok_and(|p| p.scope == scope)
-            });
+            let same = page
+                .into_iter()
+                .find(|t| serde_json::from_value::<TaskParams>(t.params.clone()).is_ok_and(|p| p.scope == scope));
             if same.is_some() {
                 return Ok(same);
             }
@@ -404,11 +403,11 @@ pub(crate) async fn live_running_task(matcher: &Matcher) -> Result<Option<Task>>
     let now = Timestamp::now();
     let mut after = 0;
     loop {
-        let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
+        let running = tasks.list_tasks(Some(TaskState::Running), Some(TASK_KIND), after, 100).await?;
         let Some(last) = running.last() else { return Ok(None) };
         after = last.id;
         let lease = matcher.config().lease_seconds;
-        if let Some(t) = running.into_iter().find(|t| t.kind == TASK_KIND && !is_abandoned(t, lease, now)) {
+        if let Some(t) = running.into_iter().find(|t| !is_abandoned(t, lease, now)) {
             return Ok(Some(t));
         }
     }

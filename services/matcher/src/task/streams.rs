@@ -179,7 +179,7 @@ impl Worker {
     async fn idle(&self) -> Result<bool> {
         let tasks = &self.matcher.stores().tasks;
         for state in [TaskState::Queued, TaskState::Running] {
-            if tasks.list_tasks(Some(state), 0, 100).await?.iter().any(|t| t.kind == TASK_KIND) {
+            if !tasks.list_tasks(Some(state), Some(TASK_KIND), 0, 1).await?.is_empty() {
                 return Ok(false);
             }
         }
@@ -195,10 +195,10 @@ impl Worker {
         let mut orphan = None;
         let mut live = false;
         'scan: loop {
-            let running = tasks.list_tasks(Some(TaskState::Running), after, 100).await?;
+            let running = tasks.list_tasks(Some(TaskState::Running), Some(TASK_KIND), after, 100).await?;
             let Some(last) = running.last() else { break };
             after = last.id;
-            for t in running.into_iter().filter(|t| t.kind == TASK_KIND) {
+            for t in running {
                 let cp = checkpoint(&t)?;
                 if !cp.published && is_abandoned(&t, self.matcher.config().lease_seconds, now) {
                     orphan = Some(t);

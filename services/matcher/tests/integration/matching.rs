@@ -157,7 +157,7 @@ async fn matches_on_licensed_domains_are_labelled_and_relabelled() {
     assert_eq!(stored.status, ReviewStatus::Licensed);
     assert_eq!(stored.review_log.last().map(|r| r.by.as_str()), Some(LICENSED_BY));
     // Only the infringing copy is queued for an evidence capture.
-    let queued = e.stores.tasks.list_tasks(Some(TaskState::Queued), 0, 100).await.unwrap();
+    let queued = e.stores.tasks.list_tasks(Some(TaskState::Queued), None, 0, 100).await.unwrap();
     let keys: Vec<&str> = queued.iter().map(|t| t.key.as_str()).collect();
     assert_eq!(keys, [format!("capture:match:{}:first_match", on_pirate[0].match_id)]);
 

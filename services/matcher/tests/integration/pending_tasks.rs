@@ -27,7 +27,7 @@ async fn populated() -> Env {
 
 /// The matching tasks in the store: (state, key).
 async fn match_tasks(e: &Env) -> Vec<(TaskState, String)> {
-    let all = e.stores.tasks.list_tasks(None, 0, 100).await.expect("tasks");
+    let all = e.stores.tasks.list_tasks(None, None, 0, 100).await.expect("tasks");
     all.into_iter().filter(|t| t.kind == "match").map(|t| (t.state, t.key)).collect()
 }
 

@@ -77,7 +77,7 @@ async fn resumed_after_interruptions_ends_with_the_matches_of_an_uninterrupted_r
     assert_eq!(s.state, TaskState::Succeeded);
     assert_eq!(all_matches(&broken.stores).await, expected);
     // Every task ended; nothing is left running.
-    let running = broken.stores.tasks.list_tasks(Some(TaskState::Running), 0, 10).await.unwrap();
+    let running = broken.stores.tasks.list_tasks(Some(TaskState::Running), None, 0, 10).await.unwrap();
     assert!(running.is_empty(), "{running:?}");
 
     // A second run "new since the last run" finds no new pages and changes nothing.
@@ -121,7 +121,7 @@ async fn cancelled_between_verifying_and_recording_and_resumed_gives_the_same_ma
             Err(MatcherError::Interrupted { .. }) => {}
             other => panic!("expected an interruption after {after} pages, got {other:?}"),
         }
-        let task = broken.stores.tasks.list_tasks(Some(TaskState::Running), 0, 10).await.unwrap();
+        let task = broken.stores.tasks.list_tasks(Some(TaskState::Running), None, 0, 10).await.unwrap();
         let progress = task.first().map(|t| t.progress).expect("the interrupted task");
         let pages_checkpointed = progress.done - (progress.total - 20);
         assert!(pages_checkpointed < 20, "interrupted after {after}: {task:?}");

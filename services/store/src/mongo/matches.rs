@@ -1,7 +1,7 @@
 //! [`MatchStore`] on MongoDB: matches keyed by `(section, page)`, the review trail inside
 //! each match document, the comparison compressed beside the two fields a listing shows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use mongodb::bson::{doc, Bson, Document};
@@ -274,5 +274,18 @@ impl MatchStore for MongoStore {
             out.push(self.match_from(d).await?);
         }
         Ok(out)
+    }
+
+    async fn matched_pages(&self, page_ids: &[i64]) -> StoreResult<HashSet<i64>> {
+        let coll = self.coll("matches");
+        let mut found = HashSet::new();
+        // Covered by the `page` index; in bounded `$in` lists (see BATCH_READ).
+        for chunk in sorted_ids(page_ids).chunks(BATCH_READ) {
+            let proj = doc! {"_id": 0, "page_id": 1};
+            for d in collect(coll.find(doc! {"page_id": {"$in": chunk}}).projection(proj).await?).await? {
+                found.insert(num(&d, "page_id")?);
+            }
+        }
+        Ok(found)
     }
 }

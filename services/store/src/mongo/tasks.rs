@@ -7,7 +7,7 @@ use mongodb::options::ReturnDocument;
 
 use super::fields::{date, json_field, num, opt_num, opt_string, opt_time, string, time};
 use super::ids::Target;
-use super::MongoStore;
+use super::{collect, MongoStore};
 use crate::codec::*;
 use crate::error::is_mongo_duplicate;
 use crate::model::*;
@@ -188,9 +188,25 @@ impl TaskStore for MongoStore {
         self.coll("tasks").find_one(doc! {"key": key}).await?.as_ref().map(task_from).transpose()
     }
 
-    async fn list_tasks(&self, state: Option<TaskState>, after_id: i64, limit: u32) -> StoreResult<Vec<Task>> {
+    async fn list_tasks(
+        &self,
+        state: Option<TaskState>,
+        kind: Option<&str>,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<Task>> {
         let limit = check_limit(limit)?;
-        let filter = state.map_or_else(Document::new, |s| doc! {"state": s.as_str()});
+        if let (Some(state), Some(kind)) = (state, kind) {
+            // The `state_kind_id` index holds exactly these, in id order: one read (the
+            // workers poll for running tasks of their kind every second).
+            let filter = doc! {"state": state.as_str(), "kind": kind, "_id": {"$gt": after_id}};
+            let docs = collect(self.coll("tasks").find(filter).sort(doc! {"_id": 1}).limit(limit).await?).await?;
+            return docs.iter().map(task_from).collect();
+        }
+        let mut filter = state.map_or_else(Document::new, |s| doc! {"state": s.as_str()});
+        if let Some(kind) = kind {
+            filter.insert("kind", kind);
+        }
         let docs = self.scan(Target::ids("tasks"), filter, after_id, limit, None).await?;
         docs.iter().map(task_from).collect()
     }

@@ -1,6 +1,8 @@
 //! [`MatchStore`] on the embedded store: matches keyed by `(section, page)`, with their
 //! review trail in `match_reviews`.
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
@@ -240,6 +242,22 @@ impl MatchStore for SqliteStore {
                 .query_map(rusqlite::params_from_iter(args.iter()), match_row)?
                 .collect::<Result<Vec<_>, _>>()?;
             rows.into_iter().map(|r| finish_match(c, r)).collect()
+        })
+        .await
+    }
+
+    async fn matched_pages(&self, page_ids: &[i64]) -> StoreResult<HashSet<i64>> {
+        let ids = page_ids.to_vec();
+        self.read(move |c| {
+            // One probe of the `matches_page` index per page: no match is read.
+            let mut stmt = c.prepare_cached("SELECT 1 FROM matches WHERE page_id = ?1 LIMIT 1")?;
+            let mut found = HashSet::new();
+            for id in ids {
+                if !found.contains(&id) && stmt.exists(params![id])? {
+                    found.insert(id);
+                }
+            }
+            Ok(found)
         })
         .await
     }

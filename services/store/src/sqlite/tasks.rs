@@ -206,14 +206,22 @@ impl TaskStore for SqliteStore {
         .await
     }
 
-    async fn list_tasks(&self, state: Option<TaskState>, after_id: i64, limit: u32) -> StoreResult<Vec<Task>> {
+    async fn list_tasks(
+        &self,
+        state: Option<TaskState>,
+        kind: Option<&str>,
+        after_id: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<Task>> {
         let limit = check_limit(limit)?;
+        let kind = kind.map(str::to_owned);
         self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {TASK_COLS} FROM tasks WHERE id > ?1 AND (?2 IS NULL OR state = ?2) ORDER BY id LIMIT ?3"
+                "SELECT {TASK_COLS} FROM tasks WHERE id > ?1 AND (?2 IS NULL OR state = ?2) \
+                 AND (?3 IS NULL OR kind = ?3) ORDER BY id LIMIT ?4"
             ))?;
             let rows = stmt
-                .query_map(params![after_id, state.map(|s| s.as_str()), limit], task_row)?
+                .query_map(params![after_id, state.map(|s| s.as_str()), kind, limit], task_row)?
                 .collect::<Result<Vec<_>, _>>()?;
             rows.into_iter().map(finish_task).collect()
         })

@@ -596,6 +596,15 @@ pub async fn matches_in_batches(s: &Stores) {
     };
     let earlier = s.matches.upsert_match(&new(p2)).await.unwrap();
     let batch = vec![new(p1), new(p2), new(p3)];
+    // Which pages have a match: asked more than one read's worth of ids (repeats and
+    // unknown ids among them), and nothing.
+    let asked: Vec<i64> = [p3, p2, p2, p1].into_iter().chain((1..=100).map(|i| p3 + i)).collect();
+    let matched = |ids: Vec<i64>| {
+        let matches = s.matches.clone();
+        async move { matches.matched_pages(&ids).await.unwrap() }
+    };
+    assert_eq!(matched(asked.clone()).await, std::collections::HashSet::from([p2]));
+    assert!(matched(Vec::new()).await.is_empty());
 
     let missing = [new(p1), new(p3 + 1000)];
     assert!(matches!(s.matches.upsert_matches(&missing).await.unwrap_err(), StoreError::NotFound { .. }));
@@ -623,6 +632,7 @@ pub async fn matches_in_batches(s: &Stores) {
     assert_eq!(again.iter().map(|u| u.id).collect::<Vec<_>>(), done.iter().map(|u| u.id).collect::<Vec<_>>());
     assert!(again.iter().all(|u| u.outcome == Outcome::Unchanged));
     assert!(s.matches.upsert_matches(&[]).await.unwrap().is_empty());
+    assert_eq!(matched(asked).await, std::collections::HashSet::from([p1, p2, p3]));
 }
 
 pub async fn tasks_life_cycle(s: &Stores) {
@@ -705,11 +715,29 @@ pub async fn tasks_life_cycle(s: &Stores) {
 
     assert_eq!(s.tasks.find_task("reindex:1").await.unwrap().unwrap().id, other.id);
     assert_eq!(s.tasks.get_task(third.id).await.unwrap().unwrap().state, TaskState::Failed);
-    let all: Vec<i64> = s.tasks.list_tasks(None, 0, 10).await.unwrap().into_iter().map(|t| t.id).collect();
+    let all: Vec<i64> = s.tasks.list_tasks(None, None, 0, 10).await.unwrap().into_iter().map(|t| t.id).collect();
     assert_eq!(all, vec![created.id, other.id, third.id]);
     let failed: Vec<i64> =
-        s.tasks.list_tasks(Some(TaskState::Failed), 0, 10).await.unwrap().into_iter().map(|t| t.id).collect();
+        s.tasks.list_tasks(Some(TaskState::Failed), None, 0, 10).await.unwrap().into_iter().map(|t| t.id).collect();
     assert_eq!(failed, vec![third.id]);
+    // By kind, with and without a state (each way a backend may read them).
+    let ids = |tasks: Vec<Task>| tasks.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    assert_eq!(ids(s.tasks.list_tasks(None, Some("match"), 0, 10).await.unwrap()), vec![created.id, third.id]);
+    assert_eq!(ids(s.tasks.list_tasks(None, Some("match"), created.id, 10).await.unwrap()), vec![third.id]);
+    assert_eq!(ids(s.tasks.list_tasks(Some(TaskState::Failed), Some("match"), 0, 10).await.unwrap()), vec![third.id]);
+    assert_eq!(
+        ids(s.tasks.list_tasks(Some(TaskState::Failed), Some("match"), third.id, 10).await.unwrap()),
+        Vec::<i64>::new()
+    );
+    assert!(s.tasks.list_tasks(Some(TaskState::Failed), Some("reindex"), 0, 10).await.unwrap().is_empty());
+    assert_eq!(
+        ids(s.tasks.list_tasks(Some(TaskState::Cancelled), Some("reindex"), 0, 10).await.unwrap()),
+        vec![other.id]
+    );
+    assert_eq!(
+        ids(s.tasks.list_tasks(Some(TaskState::Succeeded), Some("match"), 0, 1).await.unwrap()),
+        vec![created.id]
+    );
     let latest = |kind: &'static str, state| {
         let tasks = s.tasks.clone();
         async move { tasks.latest_task(kind, state).await.unwrap().map(|t| t.id) }
