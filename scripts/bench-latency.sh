@@ -30,7 +30,9 @@
 #
 # --watch KEY=VALUE adds a [watch] key to the settings (to compare with other settings;
 # the figures of record use none). --mongo-options QUERY is added to the MongoDB URI of
-# the mongo-redis mode (for instance retryWrites=false; docs/benchmarks.md says why).
+# the mongo-redis mode; it is retryWrites=false unless given (as deploy/mongodb.md
+# advises against SecantusDB, whose retryable-write registry costs it more with every
+# write; docs/benchmarks.md has both figures); --mongo-options '' keeps the driver's default.
 # Data, logs and results go to .zhiwen-data/bench-latency/<mode>/ (result.json there). The release binary is
 # target/release/zhiwen (built when missing; $ZHIWEN_BIN names another). Exits 1 if a
 # copy was missed, an innocent page accused or the daily task found something new.
@@ -44,7 +46,7 @@ RATE=10
 MODE=both
 DRAIN=300
 WATCH_KEYS=()
-MONGO_OPTIONS=""
+MONGO_OPTIONS="retryWrites=false"
 while [ $# -gt 0 ]; do
     case "$1" in
         --minutes) MINUTES="$2"; shift 2 ;;
@@ -54,7 +56,7 @@ while [ $# -gt 0 ]; do
         --drain-secs) DRAIN="$2"; shift 2 ;;
         --watch) WATCH_KEYS+=("$2"); shift 2 ;;
         --mongo-options) MONGO_OPTIONS="$2"; shift 2 ;;
-        -h | --help) sed -n '2,37p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
         *) echo "unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 done
