@@ -9,8 +9,7 @@
 //! gzip-compressed in `data/`, because `jieba-rs` keeps its table private), and the
 //! stopwords-iso Chinese list (MIT).
 
-use rustc_hash::{FxHashMap, FxHashSet};
-use std::io::Read;
+use rustc_hash::FxHashSet;
 use std::sync::LazyLock;
 
 use jieba_rs::Jieba;
@@ -44,44 +43,25 @@ static STOP_WORDS: LazyLock<FxHashSet<u64>> = LazyLock::new(|| {
         .collect()
 });
 
-struct IdfTable {
-    /// Keyed by the [`hash_bytes`] of the word: one probe of a flat table instead of
-    /// hashing the string again and comparing it through a pointer (the table has
-    /// 280,000 words, so each probe is a cache miss; this halves them).
-    weights: FxHashMap<u64, f32>,
-    median: f32,
-}
+// The IDF table as `build.rs` lays it out: `1 << IDF_SLOTS_LOG2` slots of 12 bytes (the
+// word's hash, u64, then its weight, f32, both little-endian; hash 0 marks an empty slot),
+// probed linearly from the slot of the hash's top bits. In the binary's read-only data, so
+// it costs no start-up and no heap: the pages a process reads are shared with every other
+// process of the same binary.
+include!(concat!(env!("OUT_DIR"), "/idf_table.rs"));
+static IDF_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/idf_table.bin"));
+const IDF_SLOT_BYTES: usize = 12;
 
-static IDF: LazyLock<IdfTable> = LazyLock::new(|| {
-    let compressed: &[u8] = include_bytes!("../data/jieba_idf.txt.gz");
-    let mut text = String::new();
-    // The table is embedded at compile time and checked by a test: failing to read it is
-    // a build defect, and an empty table only degrades weights to the median.
-    if flate2::read::GzDecoder::new(compressed).read_to_string(&mut text).is_err() {
-        text.clear();
-    }
-    let mut weights = FxHashMap::with_capacity_and_hasher(280_000, Default::default());
-    let mut values = Vec::with_capacity(280_000);
-    for line in text.lines() {
-        let mut parts = line.split_whitespace();
-        if let (Some(word), Some(value)) = (parts.next(), parts.next()) {
-            if let Ok(v) = value.parse::<f32>() {
-                weights.insert(hash_bytes(word.as_bytes()), v);
-                values.push(v);
-            }
-        }
-    }
-    values.sort_by(|a, b| a.total_cmp(b));
-    let median = values.get(values.len() / 2).copied().unwrap_or(10.0);
-    IdfTable { weights, median }
-});
+/// The median weight of the table (that of a word it does not know).
+fn idf_median() -> f32 {
+    f32::from_bits(IDF_MEDIAN_BITS)
+}
 
 /// Force the lazily built tables (dictionary, stop words, IDF) to load now, e.g. before
 /// a benchmark or at service start, so the first request does not pay for it.
 pub fn warm_up() {
     LazyLock::force(&JIEBA);
     LazyLock::force(&STOP_WORDS);
-    LazyLock::force(&IDF);
 }
 
 /// Is `word` a stop word?
@@ -96,8 +76,27 @@ pub fn idf(word: &str) -> f32 {
 
 #[inline]
 fn idf_of_hash(hash: u64) -> f32 {
-    let table = &*IDF;
-    table.weights.get(&hash).copied().unwrap_or(table.median)
+    if hash == 0 {
+        // The empty slot's mark: no word of the table hashes to it (`build.rs` checks).
+        return idf_median();
+    }
+    let mask = (1usize << IDF_SLOTS_LOG2) - 1;
+    let mut slot = (hash >> (64 - IDF_SLOTS_LOG2)) as usize;
+    // The table is about half full, so this ends after one or two slots; it always ends,
+    // since `build.rs` leaves empty slots.
+    loop {
+        let at = slot * IDF_SLOT_BYTES;
+        let Some(bytes) = IDF_TABLE.get(at..at + IDF_SLOT_BYTES) else { return idf_median() };
+        let (key, weight) = bytes.split_at(8);
+        let key = u64::from_le_bytes(key.try_into().unwrap_or_default());
+        if key == hash {
+            return f32::from_le_bytes(weight.try_into().unwrap_or_default());
+        }
+        if key == 0 {
+            return idf_median();
+        }
+        slot = (slot + 1) & mask;
+    }
 }
 
 /// `c.is_alphanumeric()`, answered without the Unicode tables for ASCII and the two
@@ -218,10 +217,44 @@ mod tests {
 
     #[test]
     fn idf_table_is_embedded_and_rare_words_weigh_more() {
-        assert!(IDF.weights.len() > 200_000);
         assert!(idf("劳动防护") > idf("中国"));
         // Unknown words get the median, not zero.
         assert!(idf("不存在的词语ABC") > 0.0);
+        assert_eq!(idf("不存在的词语ABC"), idf_median());
+    }
+
+    /// The table `build.rs` laid out gives every word of jieba's `idf.txt` its weight
+    /// (the last one, when a word is listed twice) and the median to any other word.
+    #[test]
+    fn the_compiled_idf_table_holds_every_word_of_the_source() {
+        use rustc_hash::FxHashMap;
+        use std::io::Read;
+        let compressed: &[u8] = include_bytes!("../data/jieba_idf.txt.gz");
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(compressed).read_to_string(&mut text).expect("idf.txt.gz");
+        let mut expected: FxHashMap<&str, f32> = FxHashMap::default();
+        let mut values = Vec::new();
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            if let (Some(word), Some(value)) = (parts.next(), parts.next()) {
+                if let Ok(v) = value.parse::<f32>() {
+                    expected.insert(word, v);
+                    values.push(v);
+                }
+            }
+        }
+        values.sort_by(|a, b| a.total_cmp(b));
+        assert_eq!(idf_median(), values[values.len() / 2]);
+        let distinct: FxHashSet<u64> = expected.keys().map(|w| hash_bytes(w.as_bytes())).collect();
+        assert_eq!(IDF_WORDS, distinct.len());
+        for (word, v) in &expected {
+            assert_eq!(idf(word).to_bits(), v.to_bits(), "{word}");
+        }
+        for unknown in ["不存在的词语ABC", "zhiwen", "指纹指纹指纹指纹", ""] {
+            if !expected.contains_key(unknown) {
+                assert_eq!(idf(unknown), idf_median(), "{unknown}");
+            }
+        }
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //! k-grams blanked out of its decoded original (each character replaced by one space,
 //! so character offsets — and thus evidence quotes — stay those of the original).
 
-use std::collections::{HashMap, HashSet};
 use std::time::Instant;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use zhiwen_core::winnow::kgram_hashes;
 use zhiwen_core::Analysis;
@@ -22,20 +23,27 @@ pub struct SiteProfile {
     pub site: String,
     /// Pages the profile was measured on.
     pub pages_sampled: usize,
-    /// Character k-gram hashes (winnowing `chars_k`) that are boilerplate.
-    pub kgrams: HashSet<u64>,
+    /// Character k-gram hashes (winnowing `chars_k`) that are boilerplate. Fx-hashed:
+    /// every k-gram of every page of the site is looked up here, and the keys are
+    /// already uniform hashes (SipHash cost as much as the rest of the blanking).
+    pub kgrams: FxHashSet<u64>,
     pub(crate) built: Option<Instant>,
 }
 
 impl SiteProfile {
     /// Measure a profile from the normalised character streams of a site's pages.
     pub fn measure(site: &str, pages: &[Vec<u32>], k: usize, config: &BoilerplateConfig) -> Self {
-        let mut profile =
-            SiteProfile { site: site.to_owned(), pages_sampled: pages.len(), kgrams: HashSet::new(), built: None };
+        let mut profile = SiteProfile {
+            site: site.to_owned(),
+            pages_sampled: pages.len(),
+            kgrams: FxHashSet::default(),
+            built: None,
+        };
         if pages.len() < config.min_pages as usize || pages.len() < 2 {
             return profile;
         }
-        let mut counts: HashMap<u64, u32> = HashMap::new();
+        let mut counts: FxHashMap<u64, u32> =
+            FxHashMap::with_capacity_and_hasher(pages.iter().map(Vec::len).max().unwrap_or(0) * 2, Default::default());
         for units in pages {
             let mut hashes = kgram_hashes(units, k);
             hashes.sort_unstable();

@@ -19,7 +19,7 @@
 //! whose hash is one of them is marked (a page is marked over all its k-grams, not only
 //! its own winnowed ones).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use zhiwen_core::compare::{decide_excerpt, Comparison, Thresholds};
 use zhiwen_core::winnow::{kgram_hashes, WinnowFp};
@@ -30,8 +30,9 @@ use crate::config::CatalogueConfig;
 /// The catalogue-common character keys of the registered sections.
 #[derive(Debug, Clone, Default)]
 pub struct CatalogueProfile {
-    /// Winnowed character k-gram hashes found in at least `min_sections` sections.
-    pub kgrams: HashSet<u64>,
+    /// Winnowed character k-gram hashes found in at least `min_sections` sections
+    /// (Fx-hashed: every k-gram of a compared passage is looked up here).
+    pub kgrams: FxHashSet<u64>,
     /// The section index's write token read before the profile was measured from it
     /// ([`zhiwen_index::CandidateIndex::write_token`]): the same token read later means
     /// that no section changed since.
@@ -44,7 +45,7 @@ impl CatalogueProfile {
     /// ([`zhiwen_index::CandidateIndex::common_keys`]), without counting every key of the
     /// catalogue in memory.
     pub fn measure<'a>(sections: impl IntoIterator<Item = &'a [WinnowFp]>, config: &CatalogueConfig) -> Self {
-        let mut counts: HashMap<u64, u32> = HashMap::new();
+        let mut counts: FxHashMap<u64, u32> = FxHashMap::default();
         let mut keys: Vec<u64> = Vec::new();
         for fps in sections {
             keys.clear();
@@ -59,7 +60,7 @@ impl CatalogueProfile {
         let kgrams = if config.enabled {
             counts.into_iter().filter(|&(_, c)| c >= need).map(|(h, _)| h).collect()
         } else {
-            HashSet::new()
+            FxHashSet::default()
         };
         CatalogueProfile { kgrams, token: 0 }
     }
@@ -304,9 +305,9 @@ mod tests {
         let c = [fp(1), fp(2)];
         let config = CatalogueConfig { enabled: true, min_sections: 3 };
         let p = CatalogueProfile::measure([&a[..], &b[..], &c[..]], &config);
-        assert_eq!(p.kgrams, HashSet::from([1]));
+        assert_eq!(p.kgrams, FxHashSet::from_iter([1]));
         let p = CatalogueProfile::measure([&a[..], &b[..], &c[..]], &CatalogueConfig { min_sections: 2, ..config });
-        assert_eq!(p.kgrams, HashSet::from([1, 2]));
+        assert_eq!(p.kgrams, FxHashSet::from_iter([1, 2]));
         let off = CatalogueProfile::measure([&a[..], &b[..], &c[..]], &CatalogueConfig { enabled: false, ..config });
         assert!(off.kgrams.is_empty());
     }
