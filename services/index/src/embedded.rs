@@ -2,8 +2,10 @@
 //!
 //! Only the documents' key lists are stored (`docs(ns, doc, keys)`, one row per
 //! document, keys packed 9 bytes each); the postings are rebuilt from them at open,
-//! which keeps the file small and the on-disk format trivial. Lookups only take a read
-//! lock on the in-memory maps, so they run at memory speed.
+//! which keeps the file small and the on-disk format trivial. The key lists stay on
+//! disk: memory holds the postings and, per document, a hash of its list; removing or
+//! re-indexing a document reads its old list back in the transaction that replaces it.
+//! Lookups only take a read lock on the in-memory maps, so they run at memory speed.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashSet;
@@ -12,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use async_trait::async_trait;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 use zhiwen_core::{IndexFamily, IndexKey};
 
@@ -27,7 +29,7 @@ use crate::{
 pub struct EmbeddedIndex {
     config: IndexConfig,
     spaces: [RwLock<Space>; 2],
-    db: Option<Db>,
+    db: Db,
     /// See [`CandidateIndex::identity`]; persisted in the file's `meta` table.
     identity: Mutex<String>,
     /// See [`CandidateIndex::write_token`]: a count of the writes to each namespace in
@@ -35,10 +37,23 @@ pub struct EmbeddedIndex {
     writes: [AtomicU64; 2],
 }
 
+/// The documents' key lists. Every write takes `conn` first and updates the spaces
+/// while it still holds it, so memory follows the disk in the order the disk was written.
 #[derive(Debug)]
 struct Db {
-    path: PathBuf,
+    /// The file; `None` for [`EmbeddedIndex::in_memory`] (an in-memory database).
+    path: Option<PathBuf>,
     conn: Mutex<Connection>,
+}
+
+impl Db {
+    fn err(&self) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
+        |source| IndexError::Sqlite { path: self.path.clone().unwrap_or_else(|| ":memory:".into()), source }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// One namespace in memory, laid out for size: a catalogue's postings are most of a
@@ -48,13 +63,17 @@ struct Db {
 ///   16 bytes with its family and padding), hashed with FxHash (the values are hashes
 ///   already; SipHash's protection against chosen keys buys nothing for them).
 /// - Most keys name one document (a winnowed k-gram of one section): such a posting
-///   holds it inline ([`Posting::One`]) instead of a vector on the heap.
-/// - A document's own key list (what removing or re-indexing it needs) is kept packed as
-///   on disk, 9 bytes a key.
+///   holds it inline ([`Posting::One`]) instead of a vector on the heap, and the few
+///   that name several hold their vector boxed, so a posting is 16 bytes and a map slot
+///   25 (40 and 41 with the vector inline: issue #30, docs/bench-index.md).
+/// - A document's own key list (what removing or re-indexing it needs) is read back from
+///   the file when needed; memory keeps a 64-bit hash of it ([`keys_hash`]), enough to
+///   see that a document is indexed again with the keys it has (9 bytes a key before:
+///   as much as the postings themselves at 100k sections).
 #[derive(Debug, Default)]
 struct Space {
     postings: [FxHashMap<u64, Posting>; FAMILIES],
-    docs: FxHashMap<DocId, Box<[u8]>>,
+    docs: FxHashMap<DocId, u64>,
     big: HashSet<IndexKey>,
     entries: u64,
 }
@@ -69,18 +88,24 @@ fn family_slot(family: IndexFamily) -> usize {
 #[derive(Debug)]
 enum Posting {
     One(DocId),
-    Docs(Vec<DocId>),
+    // Boxed on purpose: inline, the vector's three words would make every posting,
+    // most of which name one document, 32 bytes instead of 16.
+    #[allow(clippy::box_collection)]
+    Docs(Box<Vec<DocId>>),
     Big,
 }
 
+// Every key of a namespace has a slot of this size; keep it two words.
+const _: () = assert!(std::mem::size_of::<Posting>() == 16);
+
 impl Space {
-    /// Index `doc` under `keys` (sorted and deduplicated: each key names the document
-    /// once, so no posting list is searched for it; long lists made that the cost of
-    /// indexing a page).
-    fn insert(&mut self, doc: DocId, keys: Vec<IndexKey>, cap: usize) {
+    /// Index `doc`, not indexed now, under `keys` (sorted and deduplicated: each key
+    /// names the document once, so no posting list is searched for it; long lists made
+    /// that the cost of indexing a page); `hash` is [`keys_hash`] of them.
+    fn insert(&mut self, doc: DocId, keys: &[IndexKey], hash: u64, cap: usize) {
         debug_assert!(keys.windows(2).all(|w| w[0] < w[1]), "keys not normalised");
-        self.remove(doc);
-        for &key in &keys {
+        debug_assert!(!self.docs.contains_key(&doc), "document indexed twice");
+        for &key in keys {
             let map = &mut self.postings[family_slot(key.family)];
             let slot = match map.entry(key.value) {
                 Entry::Vacant(v) => {
@@ -102,21 +127,21 @@ impl Space {
                 continue;
             }
             match slot {
-                Posting::One(first) => *slot = Posting::Docs(vec![*first, doc]),
+                Posting::One(first) => *slot = Posting::Docs(Box::new(vec![*first, doc])),
                 Posting::Docs(docs) => docs.push(doc),
                 Posting::Big => {}
             }
             self.entries += 1;
         }
-        self.docs.insert(doc, pack_keys(&keys).into_boxed_slice());
+        self.docs.insert(doc, hash);
     }
 
-    fn remove(&mut self, doc: DocId) -> bool {
-        let Some(packed) = self.docs.remove(&doc) else {
-            return false;
-        };
-        // Written by `insert` from valid keys: every chunk unpacks.
-        for key in packed.chunks_exact(9).filter_map(unpack_key) {
+    /// Remove `doc`, indexed under `keys` (its list as the file had it).
+    fn remove(&mut self, doc: DocId, keys: &[IndexKey]) {
+        if self.docs.remove(&doc).is_none() {
+            return;
+        }
+        for &key in keys {
             let map = &mut self.postings[family_slot(key.family)];
             let Entry::Occupied(mut slot) = map.entry(key.value) else { continue };
             match slot.get_mut() {
@@ -136,15 +161,11 @@ impl Space {
                 _ => {}
             }
         }
-        true
     }
 
-    /// Does `doc` have exactly these (normalised) keys already?
-    fn has_keys(&self, doc: DocId, keys: &[IndexKey]) -> bool {
-        self.docs.get(&doc).is_some_and(|packed| {
-            packed.len() == keys.len() * 9
-                && packed.chunks_exact(9).zip(keys).all(|(chunk, key)| unpack_key(chunk).as_ref() == Some(key))
-        })
+    /// Does `doc` have these keys already (by the hash of their packed list)?
+    fn has_keys(&self, doc: DocId, hash: u64) -> bool {
+        self.docs.get(&doc) == Some(&hash)
     }
 
     fn documents(&self) -> usize {
@@ -152,7 +173,7 @@ impl Space {
     }
 
     /// Heap bytes, estimated from the maps' capacities (a hash map's slot is its entry
-    /// plus one control byte) and the vectors' lengths.
+    /// plus one control byte) and the vectors' capacities (with their boxed headers).
     fn heap_estimate(&self) -> u64 {
         let slot = (std::mem::size_of::<u64>() + std::mem::size_of::<Posting>() + 1) as u64;
         let postings: u64 = self
@@ -161,27 +182,25 @@ impl Space {
             .map(|m| {
                 m.capacity() as u64 * slot
                     + m.values()
-                        .map(|p| if let Posting::Docs(d) = p { d.capacity() as u64 * 8 } else { 0 })
+                        .map(|p| match p {
+                            Posting::Docs(d) => (std::mem::size_of::<Vec<DocId>>() + d.capacity() * 8) as u64,
+                            _ => 0,
+                        })
                         .sum::<u64>()
             })
             .sum();
-        let doc_slot = (std::mem::size_of::<DocId>() + std::mem::size_of::<Box<[u8]>>() + 1) as u64;
-        let docs = self.docs.capacity() as u64 * doc_slot + self.docs.values().map(|k| k.len() as u64).sum::<u64>();
-        postings + docs
+        let doc_slot = (std::mem::size_of::<DocId>() + std::mem::size_of::<u64>() + 1) as u64;
+        postings + self.docs.capacity() as u64 * doc_slot
     }
 }
 
 impl EmbeddedIndex {
-    /// A volatile index (tests, one-shot runs).
+    /// A volatile index (tests, one-shot runs): the same code on an in-memory database.
     pub fn in_memory(config: IndexConfig) -> Result<Self> {
         check_config(&config)?;
-        Ok(EmbeddedIndex {
-            config,
-            spaces: Default::default(),
-            db: None,
-            identity: Mutex::new(crate::new_identity()),
-            writes: Default::default(),
-        })
+        let conn =
+            Connection::open_in_memory().map_err(|source| IndexError::Sqlite { path: ":memory:".into(), source })?;
+        Self::load(Db { path: None, conn: Mutex::new(conn) }, config)
     }
 
     /// Open (or create) the index persisted at `path` (e.g. `<data_dir>/index.sqlite`)
@@ -193,10 +212,31 @@ impl EmbeddedIndex {
         let conn = Connection::open(&path).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
-        // The file is read once, at open; afterwards it is only written (one transaction
-        // per batch): fewer, larger checkpoints and no temporary files on disk.
+        // The file is read in full once, at open; afterwards it is written (one
+        // transaction per batch) and read a row at a time for the documents indexed
+        // again: fewer, larger checkpoints and no temporary files on disk.
         conn.pragma_update(None, "wal_autocheckpoint", 8000).map_err(err)?;
         conn.pragma_update(None, "temp_store", "MEMORY").map_err(err)?;
+        Self::load(Db { path: Some(path), conn: Mutex::new(conn) }, config)
+    }
+
+    /// Create the tables if need be and build the postings from the key lists.
+    fn load(db: Db, config: IndexConfig) -> Result<Self> {
+        let (identity, spaces) = Self::read_file(&db, &config)?;
+        Ok(EmbeddedIndex {
+            config,
+            spaces: spaces.map(RwLock::new),
+            db,
+            identity: Mutex::new(identity),
+            writes: Default::default(),
+        })
+    }
+
+    /// The file's identity and its postings.
+    fn read_file(db: &Db, config: &IndexConfig) -> Result<(String, [Space; 2])> {
+        let err = db.err();
+        let conn = db.lock();
+        let name = || db.path.as_ref().map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS docs (
                  ns INTEGER NOT NULL,
@@ -206,48 +246,50 @@ impl EmbeddedIndex {
              ) WITHOUT ROWID;
              CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);",
         )
-        .map_err(err)?;
+        .map_err(&err)?;
         // The identity is given once, when the file is new (or predates it), and anew by
         // every clear: a deleted or replaced file has another one.
         conn.execute(
             "INSERT OR IGNORE INTO meta (name, value) VALUES ('identity', ?1)",
             params![crate::new_identity()],
         )
-        .map_err(err)?;
+        .map_err(&err)?;
         let identity: String =
-            conn.query_row("SELECT value FROM meta WHERE name = 'identity'", [], |r| r.get(0)).map_err(err)?;
+            conn.query_row("SELECT value FROM meta WHERE name = 'identity'", [], |r| r.get(0)).map_err(&err)?;
         let mut spaces: [Space; 2] = Default::default();
         {
-            let mut stmt = conn.prepare("SELECT ns, doc, keys FROM docs ORDER BY ns, doc").map_err(err)?;
-            let mut rows = stmt.query([]).map_err(err)?;
-            while let Some(row) = rows.next().map_err(err)? {
-                let ns: i64 = row.get(0).map_err(err)?;
-                let doc: i64 = row.get(1).map_err(err)?;
-                let blob: Vec<u8> = row.get(2).map_err(err)?;
+            let mut stmt = conn.prepare("SELECT ns, doc, keys FROM docs ORDER BY ns, doc").map_err(&err)?;
+            let mut rows = stmt.query([]).map_err(&err)?;
+            while let Some(row) = rows.next().map_err(&err)? {
+                let ns: i64 = row.get(0).map_err(&err)?;
+                let doc: i64 = row.get(1).map_err(&err)?;
+                let blob: Vec<u8> = row.get(2).map_err(&err)?;
                 let space = spaces
                     .get_mut(usize::try_from(ns).unwrap_or(usize::MAX))
-                    .ok_or_else(|| IndexError::Corrupt(format!("{}: unknown namespace {ns}", path.display())))?;
+                    .ok_or_else(|| IndexError::Corrupt(format!("{}: unknown namespace {ns}", name())))?;
                 let keys = unpack_keys(&blob)
-                    .ok_or_else(|| IndexError::Corrupt(format!("{}: bad key list of doc {doc}", path.display())))?;
-                space.insert(doc as u64, normalize_keys(&keys), config.big_bucket_cap);
+                    .ok_or_else(|| IndexError::Corrupt(format!("{}: bad key list of doc {doc}", name())))?;
+                let keys = normalize_keys(&keys);
+                space.insert(doc as u64, &keys, keys_hash(&pack_keys(&keys)), config.big_bucket_cap);
             }
         }
-        Ok(EmbeddedIndex {
-            config,
-            spaces: spaces.map(RwLock::new),
-            db: Some(Db { path, conn: Mutex::new(conn) }),
-            identity: Mutex::new(identity),
-            writes: Default::default(),
-        })
+        Ok((identity, spaces))
     }
 
-    fn persist(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<()>) -> Result<()> {
-        let Some(db) = &self.db else { return Ok(()) };
-        let mut conn = db.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let err = |source| IndexError::Sqlite { path: db.path.clone(), source };
-        let tx = conn.transaction().map_err(err)?;
-        f(&tx).map_err(err)?;
-        tx.commit().map_err(err)
+    /// Run `f` in one transaction, then `after` with the transaction's result while the
+    /// connection is still held (so memory follows the disk in the same order); memory
+    /// is untouched when the transaction fails, and the caller can retry.
+    fn persist<T, U>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+        after: impl FnOnce(T) -> Result<U>,
+    ) -> Result<U> {
+        let err = self.db.err();
+        let mut conn = self.db.lock();
+        let tx = conn.transaction().map_err(&err)?;
+        let out = f(&tx).map_err(&err)?;
+        tx.commit().map_err(&err)?;
+        after(out)
     }
 
     // One lock per namespace: a batch of pages being added (a write) never holds up the
@@ -266,6 +308,11 @@ fn check_config(config: &IndexConfig) -> Result<()> {
         return Err(IndexError::Config(format!("big_bucket_cap must be at least 2, got {}", config.big_bucket_cap)));
     }
     Ok(())
+}
+
+/// The hash a [`Space`] keeps of a document's packed key list.
+fn keys_hash(packed: &[u8]) -> u64 {
+    zhiwen_core::hash::hash_bytes(packed)
 }
 
 /// Keys packed as `code (1 byte) + value (8 bytes, big-endian)`.
@@ -293,6 +340,14 @@ pub(crate) fn unpack_key(chunk: &[u8]) -> Option<IndexKey> {
 }
 
 impl EmbeddedIndex {
+    /// A key list read back from the file (written by this index from valid keys).
+    fn unpack_stored(&self, doc: DocId, packed: &[u8]) -> Result<Vec<IndexKey>> {
+        unpack_keys(packed).ok_or_else(|| {
+            let name = self.db.path.as_ref().map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
+            IndexError::Corrupt(format!("{name}: bad key list of doc {doc}"))
+        })
+    }
+
     /// Count a write to `ns` (after it is in memory: see [`CandidateIndex::write_token`]).
     fn wrote(&self, ns: Namespace) {
         self.writes[ns.index()].fetch_add(1, Ordering::Release);
@@ -321,42 +376,81 @@ impl CandidateIndex for EmbeddedIndex {
     }
 
     async fn add_batch(&self, ns: Namespace, docs: &[(DocId, Vec<IndexKey>)]) -> Result<()> {
-        let mut docs = last_wins(docs);
-        // Documents indexed again with the same keys (a page matched again) change
-        // nothing: skipping them spares the disk write and the posting-list scans.
-        {
-            let space = self.read(ns);
-            docs.retain(|(doc, keys)| !space.has_keys(*doc, keys));
-        }
-        if docs.is_empty() {
-            return Ok(());
-        }
+        let docs: Vec<(DocId, Vec<IndexKey>, Vec<u8>, u64)> = last_wins(docs)
+            .into_iter()
+            .map(|(doc, keys)| {
+                let packed = pack_keys(&keys);
+                let hash = keys_hash(&packed);
+                (doc, keys, packed, hash)
+            })
+            .collect();
+        let nsi = ns.index() as i64;
         // Disk first: when it fails, memory is untouched and the caller can retry.
-        self.persist(|tx| {
-            let mut stmt = tx.prepare_cached("INSERT OR REPLACE INTO docs (ns, doc, keys) VALUES (?1, ?2, ?3)")?;
-            for (doc, keys) in &docs {
-                stmt.execute(params![ns.index() as i64, *doc as i64, pack_keys(keys)])?;
-            }
-            Ok(())
-        })?;
-        let mut space = self.write(ns);
-        for (doc, keys) in docs {
-            space.insert(doc, keys, self.config.big_bucket_cap);
-        }
-        self.wrote(ns);
-        Ok(())
+        self.persist(
+            |tx| {
+                // Under the connection's lock, which every write holds: what memory
+                // says is indexed is what the file holds.
+                let (docs, indexed): (Vec<_>, Vec<bool>) = {
+                    let space = self.read(ns);
+                    // Documents indexed again with the same keys (a page matched again)
+                    // change nothing: skipping them spares the disk and the postings.
+                    docs.into_iter()
+                        .filter(|(doc, _, _, hash)| !space.has_keys(*doc, *hash))
+                        .map(|d| {
+                            let indexed = space.docs.contains_key(&d.0);
+                            (d, indexed)
+                        })
+                        .unzip()
+                };
+                let mut read = tx.prepare_cached("SELECT keys FROM docs WHERE ns = ?1 AND doc = ?2")?;
+                let mut write = tx.prepare_cached("INSERT OR REPLACE INTO docs (ns, doc, keys) VALUES (?1, ?2, ?3)")?;
+                let mut old = Vec::with_capacity(docs.len());
+                for ((doc, _, packed, _), indexed) in docs.iter().zip(indexed) {
+                    let before: Option<Vec<u8>> = if indexed {
+                        read.query_row(params![nsi, *doc as i64], |r| r.get(0)).optional()?
+                    } else {
+                        None
+                    };
+                    old.push(before);
+                    write.execute(params![nsi, *doc as i64, packed])?;
+                }
+                Ok((docs, old))
+            },
+            |(docs, old)| {
+                if docs.is_empty() {
+                    return Ok(());
+                }
+                let mut space = self.write(ns);
+                for ((doc, keys, _, hash), before) in docs.into_iter().zip(old) {
+                    if let Some(before) = before {
+                        space.remove(doc, &self.unpack_stored(doc, &before)?);
+                    }
+                    space.insert(doc, &keys, hash, self.config.big_bucket_cap);
+                }
+                drop(space);
+                self.wrote(ns);
+                Ok(())
+            },
+        )
     }
 
     async fn remove(&self, ns: Namespace, doc: DocId) -> Result<bool> {
-        self.persist(|tx| {
-            tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params![ns.index() as i64, doc as i64])?;
-            Ok(())
-        })?;
-        let removed = self.write(ns).remove(doc);
-        if removed {
-            self.wrote(ns);
-        }
-        Ok(removed)
+        self.persist(
+            |tx| {
+                let params = params![ns.index() as i64, doc as i64];
+                let before: Option<Vec<u8>> = tx
+                    .query_row("SELECT keys FROM docs WHERE ns = ?1 AND doc = ?2", params, |r| r.get(0))
+                    .optional()?;
+                tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params)?;
+                Ok(before)
+            },
+            |before| {
+                let Some(before) = before else { return Ok(false) };
+                self.write(ns).remove(doc, &self.unpack_stored(doc, &before)?);
+                self.wrote(ns);
+                Ok(true)
+            },
+        )
     }
 
     async fn lookup(&self, ns: Namespace, keys: &[IndexKey], limit: usize) -> Result<LookupResult> {
@@ -401,24 +495,28 @@ impl CandidateIndex for EmbeddedIndex {
                 }
             })
             .collect();
-        let file = self.db.as_ref().map_or(0, |db| {
-            let wal = PathBuf::from(format!("{}-wal", db.path.display()));
-            [db.path.as_path(), wal.as_path()].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+        let file = self.db.path.as_ref().map_or(0, |path| {
+            let wal = PathBuf::from(format!("{}-wal", path.display()));
+            [path.as_path(), wal.as_path()].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
         });
         Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used: heap + file, section_filter: None })
     }
 
     async fn clear(&self, ns: Namespace) -> Result<()> {
         let identity = crate::new_identity();
-        self.persist(|tx| {
-            tx.execute("DELETE FROM docs WHERE ns = ?1", params![ns.index() as i64])?;
-            tx.execute("UPDATE meta SET value = ?1 WHERE name = 'identity'", params![identity])?;
-            Ok(())
-        })?;
-        *self.write(ns) = Space::default();
-        *self.identity.lock().unwrap_or_else(|p| p.into_inner()) = identity;
-        self.wrote(ns);
-        Ok(())
+        self.persist(
+            |tx| {
+                tx.execute("DELETE FROM docs WHERE ns = ?1", params![ns.index() as i64])?;
+                tx.execute("UPDATE meta SET value = ?1 WHERE name = 'identity'", params![identity])?;
+                Ok(())
+            },
+            |()| {
+                *self.write(ns) = Space::default();
+                *self.identity.lock().unwrap_or_else(|p| p.into_inner()) = identity.clone();
+                self.wrote(ns);
+                Ok(())
+            },
+        )
     }
 
     async fn write_token(&self, ns: Namespace) -> Result<u64> {

@@ -25,7 +25,8 @@ pub struct SiteProfile {
     pub pages_sampled: usize,
     /// Character k-gram hashes (winnowing `chars_k`) that are boilerplate. Fx-hashed:
     /// every k-gram of every page of the site is looked up here, and the keys are
-    /// already uniform hashes (SipHash cost as much as the rest of the blanking).
+    /// already uniform hashes, which SipHash's protection against chosen keys does not
+    /// need.
     pub kgrams: FxHashSet<u64>,
     pub(crate) built: Option<Instant>,
 }

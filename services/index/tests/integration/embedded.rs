@@ -30,6 +30,42 @@ async fn reopening_keeps_the_index() {
     assert_eq!(index.lookup(Namespace::Pages, &[k(Dna, 2)], 10).await.unwrap().candidates[0].doc, 9);
 }
 
+/// Memory keeps no document's key list (only a hash of it): indexing a document again
+/// with other keys, or removing it, reads its old list back from the file, after a
+/// re-open too, and leaves none of the old keys naming it.
+#[tokio::test]
+async fn after_reopening_a_document_indexed_again_or_removed_leaves_none_of_its_old_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    let s = Namespace::Sections;
+    {
+        let index = EmbeddedIndex::open(&path, IndexConfig::default()).unwrap();
+        index.add(s, 1, &[k(Dna, 1), k(Dna, 2)]).await.unwrap();
+        index.add(s, 2, &[k(Dna, 2), k(Dna, 3)]).await.unwrap();
+    }
+    let in_memory = EmbeddedIndex::in_memory(IndexConfig::default()).unwrap();
+    in_memory.add(s, 1, &[k(Dna, 1), k(Dna, 2)]).await.unwrap();
+    in_memory.add(s, 2, &[k(Dna, 2), k(Dna, 3)]).await.unwrap();
+    for index in [EmbeddedIndex::open(&path, IndexConfig::default()).unwrap(), in_memory] {
+        let docs = |keys: Vec<_>| {
+            let index = &index;
+            async move {
+                let r = index.lookup(s, &keys, 10).await.unwrap();
+                r.candidates.iter().map(|c| c.doc).collect::<Vec<_>>()
+            }
+        };
+        index.add(s, 1, &[k(Dna, 4)]).await.unwrap();
+        assert!(docs(vec![k(Dna, 1)]).await.is_empty());
+        assert_eq!(docs(vec![k(Dna, 2)]).await, vec![2]);
+        assert_eq!(docs(vec![k(Dna, 4)]).await, vec![1]);
+        assert!(index.remove(s, 2).await.unwrap());
+        assert!(!index.remove(s, 2).await.unwrap());
+        assert!(docs(vec![k(Dna, 2), k(Dna, 3)]).await.is_empty());
+        let stats = index.stats().await.unwrap();
+        assert_eq!((stats.namespace(s).documents, stats.namespace(s).postings), (1, 1));
+    }
+}
+
 #[tokio::test]
 async fn in_memory_index_and_bad_config() {
     let index = EmbeddedIndex::in_memory(IndexConfig::default()).unwrap();
