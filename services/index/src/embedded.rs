@@ -46,9 +46,23 @@ struct Db {
     conn: Mutex<Connection>,
 }
 
+/// What errors call an in-memory database.
+const IN_MEMORY: &str = ":memory:";
+
 impl Db {
+    /// The file, as errors name it.
+    fn name(&self) -> PathBuf {
+        self.path.clone().unwrap_or_else(|| IN_MEMORY.into())
+    }
+
     fn err(&self) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
-        |source| IndexError::Sqlite { path: self.path.clone().unwrap_or_else(|| ":memory:".into()), source }
+        |source| IndexError::Sqlite { path: self.name(), source }
+    }
+
+    /// A key list read back from the file (written by this index from valid keys).
+    fn unpack_stored(&self, doc: i64, packed: &[u8]) -> Result<Vec<IndexKey>> {
+        unpack_keys(packed)
+            .ok_or_else(|| IndexError::Corrupt(format!("{}: bad key list of doc {doc}", self.name().display())))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -199,7 +213,7 @@ impl EmbeddedIndex {
     pub fn in_memory(config: IndexConfig) -> Result<Self> {
         check_config(&config)?;
         let conn =
-            Connection::open_in_memory().map_err(|source| IndexError::Sqlite { path: ":memory:".into(), source })?;
+            Connection::open_in_memory().map_err(|source| IndexError::Sqlite { path: IN_MEMORY.into(), source })?;
         Self::load(Db { path: None, conn: Mutex::new(conn) }, config)
     }
 
@@ -236,7 +250,6 @@ impl EmbeddedIndex {
     fn read_file(db: &Db, config: &IndexConfig) -> Result<(String, [Space; 2])> {
         let err = db.err();
         let conn = db.lock();
-        let name = || db.path.as_ref().map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS docs (
                  ns INTEGER NOT NULL,
@@ -266,30 +279,32 @@ impl EmbeddedIndex {
                 let blob: Vec<u8> = row.get(2).map_err(&err)?;
                 let space = spaces
                     .get_mut(usize::try_from(ns).unwrap_or(usize::MAX))
-                    .ok_or_else(|| IndexError::Corrupt(format!("{}: unknown namespace {ns}", name())))?;
-                let keys = unpack_keys(&blob)
-                    .ok_or_else(|| IndexError::Corrupt(format!("{}: bad key list of doc {doc}", name())))?;
-                let keys = normalize_keys(&keys);
-                space.insert(doc as u64, &keys, keys_hash(&pack_keys(&keys)), config.big_bucket_cap);
+                    .ok_or_else(|| IndexError::Corrupt(format!("{}: unknown namespace {ns}", db.name().display())))?;
+                // Every write stores its keys normalised and packed, so the blob is what
+                // an add of the same keys hashes (a list stored otherwise only makes
+                // that add write it again).
+                let keys = normalize_keys(&db.unpack_stored(doc, &blob)?);
+                space.insert(doc as u64, &keys, keys_hash(&blob), config.big_bucket_cap);
             }
         }
         Ok((identity, spaces))
     }
 
-    /// Run `f` in one transaction, then `after` with the transaction's result while the
-    /// connection is still held (so memory follows the disk in the same order); memory
-    /// is untouched when the transaction fails, and the caller can retry.
+    /// Run `f` in one transaction, then `after` (which cannot fail) with its result
+    /// while the connection is still held, so memory follows the disk in the same order.
+    /// When `f` or the commit fails, the transaction is rolled back and memory is
+    /// untouched: the caller can retry.
     fn persist<T, U>(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
-        after: impl FnOnce(T) -> Result<U>,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
+        after: impl FnOnce(T) -> U,
     ) -> Result<U> {
         let err = self.db.err();
         let mut conn = self.db.lock();
         let tx = conn.transaction().map_err(&err)?;
-        let out = f(&tx).map_err(&err)?;
+        let out = f(&tx)?;
         tx.commit().map_err(&err)?;
-        after(out)
+        Ok(after(out))
     }
 
     // One lock per namespace: a batch of pages being added (a write) never holds up the
@@ -340,14 +355,6 @@ pub(crate) fn unpack_key(chunk: &[u8]) -> Option<IndexKey> {
 }
 
 impl EmbeddedIndex {
-    /// A key list read back from the file (written by this index from valid keys).
-    fn unpack_stored(&self, doc: DocId, packed: &[u8]) -> Result<Vec<IndexKey>> {
-        unpack_keys(packed).ok_or_else(|| {
-            let name = self.db.path.as_ref().map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
-            IndexError::Corrupt(format!("{name}: bad key list of doc {doc}"))
-        })
-    }
-
     /// Count a write to `ns` (after it is in memory: see [`CandidateIndex::write_token`]).
     fn wrote(&self, ns: Namespace) {
         self.writes[ns.index()].fetch_add(1, Ordering::Release);
@@ -376,60 +383,61 @@ impl CandidateIndex for EmbeddedIndex {
     }
 
     async fn add_batch(&self, ns: Namespace, docs: &[(DocId, Vec<IndexKey>)]) -> Result<()> {
-        let docs: Vec<(DocId, Vec<IndexKey>, Vec<u8>, u64)> = last_wins(docs)
-            .into_iter()
-            .map(|(doc, keys)| {
-                let packed = pack_keys(&keys);
-                let hash = keys_hash(&packed);
-                (doc, keys, packed, hash)
-            })
-            .collect();
+        // Documents indexed again with the keys they have (a page matched again) change
+        // nothing: skipping them spares the disk and the postings, and a batch of nothing
+        // else touches neither. Memory changes only after the file did, so what it says
+        // now is what the file holds now: the batch takes effect as of this check.
+        let docs: Vec<(DocId, Vec<IndexKey>, Vec<u8>, u64)> = {
+            let space = self.read(ns);
+            last_wins(docs)
+                .into_iter()
+                .filter_map(|(doc, keys)| {
+                    let packed = pack_keys(&keys);
+                    let hash = keys_hash(&packed);
+                    (!space.has_keys(doc, hash)).then_some((doc, keys, packed, hash))
+                })
+                .collect()
+        };
+        if docs.is_empty() {
+            return Ok(());
+        }
         let nsi = ns.index() as i64;
         // Disk first: when it fails, memory is untouched and the caller can retry.
         self.persist(
             |tx| {
-                // Under the connection's lock, which every write holds: what memory
-                // says is indexed is what the file holds.
-                let (docs, indexed): (Vec<_>, Vec<bool>) = {
-                    let space = self.read(ns);
-                    // Documents indexed again with the same keys (a page matched again)
-                    // change nothing: skipping them spares the disk and the postings.
-                    docs.into_iter()
-                        .filter(|(doc, _, _, hash)| !space.has_keys(*doc, *hash))
-                        .map(|d| {
-                            let indexed = space.docs.contains_key(&d.0);
-                            (d, indexed)
-                        })
-                        .unzip()
-                };
-                let mut read = tx.prepare_cached("SELECT keys FROM docs WHERE ns = ?1 AND doc = ?2")?;
-                let mut write = tx.prepare_cached("INSERT OR REPLACE INTO docs (ns, doc, keys) VALUES (?1, ?2, ?3)")?;
-                let mut old = Vec::with_capacity(docs.len());
-                for ((doc, _, packed, _), indexed) in docs.iter().zip(indexed) {
-                    let before: Option<Vec<u8>> = if indexed {
-                        read.query_row(params![nsi, *doc as i64], |r| r.get(0)).optional()?
+                let err = self.db.err();
+                let mut read = tx.prepare_cached("SELECT keys FROM docs WHERE ns = ?1 AND doc = ?2").map_err(&err)?;
+                let mut write = tx
+                    .prepare_cached("INSERT OR REPLACE INTO docs (ns, doc, keys) VALUES (?1, ?2, ?3)")
+                    .map_err(&err)?;
+                // Under the connection's lock, which every write holds, memory says which
+                // documents the file holds: only those have a list to read back (unpacked
+                // here, so that a bad one fails the transaction).
+                let space = self.read(ns);
+                let mut out = Vec::with_capacity(docs.len());
+                for (doc, keys, packed, hash) in docs {
+                    let before = if space.docs.contains_key(&doc) {
+                        let blob: Option<Vec<u8>> =
+                            read.query_row(params![nsi, doc as i64], |r| r.get(0)).optional().map_err(&err)?;
+                        blob.map(|blob| self.db.unpack_stored(doc as i64, &blob)).transpose()?
                     } else {
                         None
                     };
-                    old.push(before);
-                    write.execute(params![nsi, *doc as i64, packed])?;
+                    write.execute(params![nsi, doc as i64, packed]).map_err(&err)?;
+                    out.push((doc, keys, hash, before));
                 }
-                Ok((docs, old))
+                Ok(out)
             },
-            |(docs, old)| {
-                if docs.is_empty() {
-                    return Ok(());
-                }
+            |docs| {
                 let mut space = self.write(ns);
-                for ((doc, keys, _, hash), before) in docs.into_iter().zip(old) {
+                for (doc, keys, hash, before) in docs {
                     if let Some(before) = before {
-                        space.remove(doc, &self.unpack_stored(doc, &before)?);
+                        space.remove(doc, &before);
                     }
                     space.insert(doc, &keys, hash, self.config.big_bucket_cap);
                 }
                 drop(space);
                 self.wrote(ns);
-                Ok(())
             },
         )
     }
@@ -437,18 +445,21 @@ impl CandidateIndex for EmbeddedIndex {
     async fn remove(&self, ns: Namespace, doc: DocId) -> Result<bool> {
         self.persist(
             |tx| {
+                let err = self.db.err();
                 let params = params![ns.index() as i64, doc as i64];
                 let before: Option<Vec<u8>> = tx
                     .query_row("SELECT keys FROM docs WHERE ns = ?1 AND doc = ?2", params, |r| r.get(0))
-                    .optional()?;
-                tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params)?;
+                    .optional()
+                    .map_err(&err)?;
+                let before = before.map(|blob| self.db.unpack_stored(doc as i64, &blob)).transpose()?;
+                tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params).map_err(&err)?;
                 Ok(before)
             },
             |before| {
-                let Some(before) = before else { return Ok(false) };
-                self.write(ns).remove(doc, &self.unpack_stored(doc, &before)?);
+                let Some(before) = before else { return false };
+                self.write(ns).remove(doc, &before);
                 self.wrote(ns);
-                Ok(true)
+                true
             },
         )
     }
@@ -499,22 +510,28 @@ impl CandidateIndex for EmbeddedIndex {
             let wal = PathBuf::from(format!("{}-wal", path.display()));
             [path.as_path(), wal.as_path()].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
         });
-        Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used: heap + file, section_filter: None })
+        Ok(IndexStats {
+            backend: self.backend().into(),
+            namespaces,
+            bytes_used: heap + file,
+            file_bytes: file,
+            section_filter: None,
+        })
     }
 
     async fn clear(&self, ns: Namespace) -> Result<()> {
         let identity = crate::new_identity();
         self.persist(
             |tx| {
-                tx.execute("DELETE FROM docs WHERE ns = ?1", params![ns.index() as i64])?;
-                tx.execute("UPDATE meta SET value = ?1 WHERE name = 'identity'", params![identity])?;
+                let err = self.db.err();
+                tx.execute("DELETE FROM docs WHERE ns = ?1", params![ns.index() as i64]).map_err(&err)?;
+                tx.execute("UPDATE meta SET value = ?1 WHERE name = 'identity'", params![identity]).map_err(&err)?;
                 Ok(())
             },
             |()| {
                 *self.write(ns) = Space::default();
                 *self.identity.lock().unwrap_or_else(|p| p.into_inner()) = identity.clone();
                 self.wrote(ns);
-                Ok(())
             },
         )
     }

@@ -103,6 +103,10 @@ pub struct IndexStats {
     /// Bytes used: Redis `used_memory` of the server (all prefixes), or the embedded
     /// index's estimated heap plus its SQLite file.
     pub bytes_used: u64,
+    /// Of `bytes_used`, the bytes on disk: the embedded index's SQLite file and its
+    /// write-ahead log (the rest is its estimated heap); 0 for Redis.
+    #[serde(default)]
+    pub file_bytes: u64,
     /// The Redis section filter, when the index has one.
     #[serde(default)]
     pub section_filter: Option<FilterStats>,

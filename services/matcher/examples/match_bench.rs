@@ -422,6 +422,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.section_index_sampling = arg("--section-index-sampling", config.section_index_sampling as usize) as u64;
     config.section_cache = arg("--section-cache", config.section_cache);
     let repeat = arg("--repeat", 3).max(1);
+    let (section_modulus, candidate_limit) = (config.section_sampling_modulus(), config.candidate_limit);
     println!(
         "catalogue {catalogue}, store {}, index {} (query key budget {}, section filter {section_filter_mb} MB), min_winnow_hits {}, page index {} (1 in {} winnowed keys), concurrency {}, batch {}, section cache {}, {repeat} timed runs",
         stores.backend,
@@ -483,10 +484,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let stats = index.stats().await?;
+    let chars: usize = sections.iter().map(|s| s.chars().count()).sum();
+    let per_char = |bytes: u64| bytes as f64 / chars.max(1) as f64;
     println!(
-        "index: {} section keys, {:.0} MB used (embedded: heap estimate plus file; Redis: the server's used_memory)",
+        "index: {} section keys, {:.0} MB used (embedded: heap estimate {:.0} MB plus file {:.0} MB; Redis: the server's used_memory)",
         stats.namespaces.first().map_or(0, |n| n.postings),
-        stats.bytes_used as f64 / 1e6
+        stats.bytes_used as f64 / 1e6,
+        (stats.bytes_used - stats.file_bytes) as f64 / 1e6,
+        stats.file_bytes as f64 / 1e6,
+    );
+    println!(
+        "registered: {chars} characters; index {:.2} bytes per character ({:.2} without the file)",
+        per_char(stats.bytes_used),
+        per_char(stats.bytes_used - stats.file_bytes)
     );
 
     if catalogue_only {
@@ -630,6 +640,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         per_page(keys_found),
         100.0 * keys_found as f64 / keys.max(1) as f64
     );
+    // Lookup latency: one page's lookup in the section index as the matcher makes it (with
+    // sampled sections, its winnowed keys sampled as coarsely; otherwise every key, an upper
+    // bound of the matcher's two lookups), timed at the index alone, on the first 200 pages
+    // (their text as stored: no site boilerplate blanked).
+    let mut lookup_us = Vec::new();
+    for page in pages.iter().take(200) {
+        let Ok(analysis) = fp.analyze_text(&page.text, Default::default()) else { continue };
+        let keys = analysis.fingerprints.index_keys();
+        let t = Instant::now();
+        if section_modulus > 1 {
+            let winnowed = zhiwen_index::sample_winnowed_keys_only(keys, 1);
+            let m = index.query_sample_modulus(0, winnowed.len()).max(section_modulus);
+            let sampled = zhiwen_index::sample_winnowed_keys_only(winnowed, m);
+            index.lookup_sampled(zhiwen_index::Namespace::Sections, &sampled, m).await?;
+        } else {
+            index.lookup(zhiwen_index::Namespace::Sections, &keys, candidate_limit).await?;
+        }
+        lookup_us.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    lookup_us.sort_by(f64::total_cmp);
+    let pct = |p: f64| lookup_us.get(((lookup_us.len() as f64 * p) as usize).min(lookup_us.len().saturating_sub(1)));
+    if let (Some(p50), Some(p99)) = (pct(0.50), pct(0.99)) {
+        println!(
+            "section lookup of one page ({} pages): p50 {:.2} ms, p99 {:.2} ms",
+            lookup_us.len(),
+            p50 / 1e3,
+            p99 / 1e3
+        );
+    }
     // Peak resident memory of the whole run (Linux: VmHWM of /proc/self/status).
     if let Some(peak) = std::fs::read_to_string("/proc/self/status")
         .ok()

@@ -198,7 +198,7 @@ impl CandidateIndex for RedisIndex {
         let info: Value = self.query_one(info).await.map_err(self.err("stats"))?;
         let bytes_used = used_memory(&info);
         let section_filter = self.filter_stats().await?;
-        Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used, section_filter })
+        Ok(IndexStats { backend: self.backend().into(), namespaces, bytes_used, file_bytes: 0, section_filter })
     }
 
     async fn clear(&self, ns: Namespace) -> Result<()> {

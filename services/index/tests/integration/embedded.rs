@@ -27,6 +27,7 @@ async fn reopening_keeps_the_index() {
     let stats = index.stats().await.unwrap();
     assert_eq!(stats.namespace(Namespace::Sections).documents, 4);
     assert_eq!(stats.namespace(Namespace::Pages).documents, 1);
+    assert!(stats.file_bytes > 0 && stats.bytes_used > stats.file_bytes, "{stats:?}");
     assert_eq!(index.lookup(Namespace::Pages, &[k(Dna, 2)], 10).await.unwrap().candidates[0].doc, 9);
 }
 
@@ -71,6 +72,8 @@ async fn in_memory_index_and_bad_config() {
     let index = EmbeddedIndex::in_memory(IndexConfig::default()).unwrap();
     index.add(Namespace::Sections, 1, &[k(Dna, 1)]).await.unwrap();
     assert_eq!(index.lookup(Namespace::Sections, &[k(Dna, 1)], 1).await.unwrap().candidates.len(), 1);
+    let stats = index.stats().await.unwrap();
+    assert!(stats.file_bytes == 0 && stats.bytes_used > 0, "{stats:?}");
     let err = EmbeddedIndex::in_memory(IndexConfig { big_bucket_cap: 1, ..IndexConfig::default() }).unwrap_err();
     assert!(matches!(err, IndexError::Config(_)), "{err}");
     assert!(!err.is_retryable());
@@ -82,4 +85,36 @@ async fn unopenable_file_names_its_path() {
     let path = dir.path().join("missing-dir").join("index.sqlite");
     let err = EmbeddedIndex::open(&path, IndexConfig::default()).unwrap_err();
     assert!(err.to_string().contains("missing-dir"), "{err}");
+}
+
+/// A stored key list altered outside zhiwen fails, as a whole, the write that needs it:
+/// the file keeps what it held and memory too (no document of the batch half applied).
+#[tokio::test]
+async fn a_bad_stored_key_list_fails_the_write_that_reads_it_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    let s = Namespace::Sections;
+    let index = EmbeddedIndex::open(&path, IndexConfig::default()).unwrap();
+    index.add(s, 1, &[k(Dna, 1)]).await.unwrap();
+    index.add(s, 2, &[k(Dna, 2)]).await.unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute("UPDATE docs SET keys = x'0102' WHERE doc = 1", []).unwrap();
+    let stored =
+        |doc: i64| -> Vec<u8> { other.query_row("SELECT keys FROM docs WHERE doc = ?1", [doc], |r| r.get(0)).unwrap() };
+    let (one, two) = (stored(1), stored(2));
+    let docs = |keys: Vec<_>| {
+        let index = &index;
+        async move { index.lookup(s, &keys, 10).await.unwrap().candidates.iter().map(|c| c.doc).collect::<Vec<_>>() }
+    };
+
+    let err = index.add_batch(s, &[(2, vec![k(Dna, 3)]), (1, vec![k(Dna, 4)])]).await.unwrap_err();
+    assert!(matches!(err, IndexError::Corrupt(_)) && err.to_string().contains("doc 1"), "{err}");
+    assert!(!err.is_retryable());
+    assert_eq!((docs(vec![k(Dna, 2)]).await, docs(vec![k(Dna, 3)]).await), (vec![2], vec![]));
+    assert_eq!((stored(1), stored(2)), (one.clone(), two.clone()));
+
+    let err = index.remove(s, 1).await.unwrap_err();
+    assert!(matches!(err, IndexError::Corrupt(_)), "{err}");
+    assert_eq!(docs(vec![k(Dna, 1)]).await, vec![1]);
+    assert_eq!((stored(1), stored(2)), (one, two));
 }
