@@ -620,11 +620,18 @@ async function main() {
     await step('tasks: the admin starts a matching run and watches it finish', async () => {
       await page.getByTestId('nav').getByText('任务').click();
       await page.getByTestId('page-tasks').waitFor();
-      const before = (await api(base, keys.admin, '/api/v1/tasks?limit=500')).body.items.length;
       await page.getByTestId('start-match').click();
       await page.getByTestId('start-match-ok').click();
-      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="tasks-table"] tbody tr.ant-table-row').length > n, before, { timeout: 15000 });
-      await page.getByTestId('tasks-table').locator('tbody tr.ant-table-row').first().locator('[data-state="succeeded"]').waitFor({ timeout: 120000 });
+      // The server answers with the task it queued, or with the matching task of the same
+      // scope still pending from an earlier step (it never queues two): the message names
+      // it, and that row must finish. (Counting rows failed when one was pending.)
+      const note = page.getByText(/任务已创建（编号 \d+）/);
+      await note.waitFor({ timeout: 15000 });
+      const id = Number((await note.innerText()).match(/编号 (\d+)/)[1]);
+      const row = page.getByTestId('tasks-table').locator(`tbody tr[data-row-key="${id}"]`);
+      await row.locator('[data-state="succeeded"]').waitFor({ timeout: 120000 });
+      const task = (await api(base, keys.admin, '/api/v1/tasks?limit=500')).body.items.find((t) => t.id === id);
+      assert.equal(task?.state, 'succeeded', `task ${id} as the API lists it`);
       await shot(page, 'tasks');
     });
 
