@@ -60,7 +60,7 @@ impl Db {
     }
 
     /// A key list read back from the file (written by this index from valid keys).
-    fn unpack_stored(&self, doc: i64, packed: &[u8]) -> Result<Vec<IndexKey>> {
+    fn unpack_stored(&self, doc: DocId, packed: &[u8]) -> Result<Vec<IndexKey>> {
         unpack_keys(packed)
             .ok_or_else(|| IndexError::Corrupt(format!("{}: bad key list of doc {doc}", self.name().display())))
     }
@@ -283,8 +283,9 @@ impl EmbeddedIndex {
                 // Every write stores its keys normalised and packed, so the blob is what
                 // an add of the same keys hashes (a list stored otherwise only makes
                 // that add write it again).
+                let doc = doc as DocId;
                 let keys = normalize_keys(&db.unpack_stored(doc, &blob)?);
-                space.insert(doc as u64, &keys, keys_hash(&blob), config.big_bucket_cap);
+                space.insert(doc, &keys, keys_hash(&blob), config.big_bucket_cap);
             }
         }
         Ok((identity, spaces))
@@ -419,7 +420,7 @@ impl CandidateIndex for EmbeddedIndex {
                     let before = if space.docs.contains_key(&doc) {
                         let blob: Option<Vec<u8>> =
                             read.query_row(params![nsi, doc as i64], |r| r.get(0)).optional().map_err(&err)?;
-                        blob.map(|blob| self.db.unpack_stored(doc as i64, &blob)).transpose()?
+                        blob.map(|blob| self.db.unpack_stored(doc, &blob)).transpose()?
                     } else {
                         None
                     };
@@ -451,7 +452,7 @@ impl CandidateIndex for EmbeddedIndex {
                     .query_row("SELECT keys FROM docs WHERE ns = ?1 AND doc = ?2", params, |r| r.get(0))
                     .optional()
                     .map_err(&err)?;
-                let before = before.map(|blob| self.db.unpack_stored(doc as i64, &blob)).transpose()?;
+                let before = before.map(|blob| self.db.unpack_stored(doc, &blob)).transpose()?;
                 tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params).map_err(&err)?;
                 Ok(before)
             },

@@ -486,12 +486,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stats = index.stats().await?;
     let chars: usize = sections.iter().map(|s| s.chars().count()).sum();
     let per_char = |bytes: u64| bytes as f64 / chars.max(1) as f64;
+    let used = match index.backend() {
+        "embedded" => format!(
+            "heap estimate {:.0} MB plus file {:.0} MB",
+            (stats.bytes_used - stats.file_bytes) as f64 / 1e6,
+            stats.file_bytes as f64 / 1e6
+        ),
+        _ => "the server's used_memory".to_owned(),
+    };
     println!(
-        "index: {} section keys, {:.0} MB used (embedded: heap estimate {:.0} MB plus file {:.0} MB; Redis: the server's used_memory)",
+        "index: {} section keys, {:.0} MB used ({used})",
         stats.namespaces.first().map_or(0, |n| n.postings),
         stats.bytes_used as f64 / 1e6,
-        (stats.bytes_used - stats.file_bytes) as f64 / 1e6,
-        stats.file_bytes as f64 / 1e6,
     );
     println!(
         "registered: {chars} characters; index {:.2} bytes per character ({:.2} without the file)",

@@ -1,9 +1,14 @@
 //! The embedded index persists: a restart (re-open) keeps it.
 
 use zhiwen_core::IndexFamily::{Dna, WinnowChars};
-use zhiwen_index::{CandidateIndex, EmbeddedIndex, IndexConfig, IndexError, Namespace};
+use zhiwen_index::{CandidateIndex, EmbeddedIndex, IndexConfig, IndexError, IndexKey, Namespace};
 
 use crate::common::k;
+
+/// The documents a lookup of `keys` finds, best first.
+async fn found(index: &EmbeddedIndex, ns: Namespace, keys: Vec<IndexKey>) -> Vec<u64> {
+    index.lookup(ns, &keys, 10).await.unwrap().candidates.iter().map(|c| c.doc).collect()
+}
 
 #[tokio::test]
 async fn reopening_keeps_the_index() {
@@ -48,13 +53,7 @@ async fn after_reopening_a_document_indexed_again_or_removed_leaves_none_of_its_
     in_memory.add(s, 1, &[k(Dna, 1), k(Dna, 2)]).await.unwrap();
     in_memory.add(s, 2, &[k(Dna, 2), k(Dna, 3)]).await.unwrap();
     for index in [EmbeddedIndex::open(&path, IndexConfig::default()).unwrap(), in_memory] {
-        let docs = |keys: Vec<_>| {
-            let index = &index;
-            async move {
-                let r = index.lookup(s, &keys, 10).await.unwrap();
-                r.candidates.iter().map(|c| c.doc).collect::<Vec<_>>()
-            }
-        };
+        let docs = |keys: Vec<_>| found(&index, s, keys);
         index.add(s, 1, &[k(Dna, 4)]).await.unwrap();
         assert!(docs(vec![k(Dna, 1)]).await.is_empty());
         assert_eq!(docs(vec![k(Dna, 2)]).await, vec![2]);
@@ -102,10 +101,7 @@ async fn a_bad_stored_key_list_fails_the_write_that_reads_it_and_changes_nothing
     let stored =
         |doc: i64| -> Vec<u8> { other.query_row("SELECT keys FROM docs WHERE doc = ?1", [doc], |r| r.get(0)).unwrap() };
     let (one, two) = (stored(1), stored(2));
-    let docs = |keys: Vec<_>| {
-        let index = &index;
-        async move { index.lookup(s, &keys, 10).await.unwrap().candidates.iter().map(|c| c.doc).collect::<Vec<_>>() }
-    };
+    let docs = |keys: Vec<_>| found(&index, s, keys);
 
     let err = index.add_batch(s, &[(2, vec![k(Dna, 3)]), (1, vec![k(Dna, 4)])]).await.unwrap_err();
     assert!(matches!(err, IndexError::Corrupt(_)) && err.to_string().contains("doc 1"), "{err}");
