@@ -224,6 +224,26 @@ impl Fingerprints {
         keys.dedup();
         keys
     }
+
+    /// The winnowed keys (characters and initials) folded to 32 bits, sorted and
+    /// deduplicated: a compact form of the winnowed index keys (4 bytes a key instead of
+    /// the stored record's 12, and none of its other lists), for counting the keys two
+    /// texts share ([`crate::shingle::intersection_size`]). The initials' keys are salted so that the two
+    /// families fold apart; two distinct keys fold together by chance with a probability
+    /// of about 2^-32 per pair.
+    pub fn winnowed_digest(&self) -> Vec<u32> {
+        const INITIALS_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
+        let fold = |h: u64| (h ^ (h >> 32)) as u32;
+        let mut out: Vec<u32> = self
+            .winnow_chars
+            .iter()
+            .map(|f| fold(f.hash))
+            .chain(self.winnow_initials.iter().map(|f| fold(f.hash ^ INITIALS_SALT)))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// Everything the pipeline knows about one document: the canonical text with its map
@@ -448,6 +468,37 @@ mod tests {
         let whole = fp.analyze_bytes(&gbk, InputFormat::Auto, None).unwrap();
         let streams = fp.analyze_bytes_streams(&gbk, InputFormat::Auto, None).unwrap();
         assert_eq!(format!("{:?}", fp.complete(streams)), format!("{:?}", whole));
+    }
+
+    /// The digest counts what the winnowed index keys count: the distinct winnowed keys
+    /// two texts share, family by family.
+    #[test]
+    fn the_winnowed_digest_counts_the_shared_winnowed_keys() {
+        let fp = Fingerprinter::new(Params::default()).unwrap();
+        let sample = include_str!("../../../samples/hongloumeng-01.txt");
+        let chars: Vec<char> = sample.chars().collect();
+        let part = |from: usize, len: usize| -> String { chars[from..from + len].iter().collect() };
+        let winnowed = |f: &Fingerprints| -> Vec<IndexKey> {
+            f.index_keys()
+                .into_iter()
+                .filter(|k| matches!(k.family, IndexFamily::WinnowChars | IndexFamily::WinnowInitials))
+                .collect()
+        };
+        let section = fp.analyze_streams(&part(0, 1500), InputFormat::Text).unwrap().fingerprints;
+        let digest = section.winnowed_digest();
+        assert!(digest.windows(2).all(|w| w[0] < w[1]), "sorted and deduplicated");
+        assert_eq!(digest.len(), winnowed(&section).len());
+        let mut shared_counts = Vec::new();
+        for page in [part(0, 1500), part(1000, 1500), part(200, 120), part(3000, 2000)] {
+            let page = fp.analyze_streams(&page, InputFormat::Text).unwrap().fingerprints;
+            let keys = winnowed(&page);
+            let expected = winnowed(&section).iter().filter(|k| keys.binary_search(k).is_ok()).count() as u32;
+            assert_eq!(crate::shingle::intersection_size(&digest, &page.winnowed_digest()), expected as usize);
+            shared_counts.push(expected);
+        }
+        // The whole section, half of it, a short excerpt, nothing.
+        assert!(shared_counts[0] > shared_counts[1] && shared_counts[1] > shared_counts[2] && shared_counts[2] >= 5);
+        assert!(shared_counts[3] < 5, "{shared_counts:?}");
     }
 
     #[test]

@@ -79,7 +79,8 @@ pub async fn licensed_matches(stores: &Stores, new: &[(i64, i64, &str)]) -> Resu
         let owner = match owners.get(&work_id) {
             Some(o) => o.clone(),
             None => {
-                let o = stores.works.get_work(work_id).await?.map(|w| w.owner);
+                // The owner only: the summary, not the work's whole text.
+                let o = stores.queries.work_summary(work_id).await?.map(|w| w.owner);
                 owners.insert(work_id, o.clone());
                 o
             }

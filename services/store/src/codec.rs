@@ -39,6 +39,35 @@ pub(crate) fn decompress_text(bytes: &[u8], what: &str) -> Result<String, StoreE
     String::from_utf8(decompress(bytes, what)?).map_err(|e| StoreError::corrupt(what, e))
 }
 
+/// Most compact winnowed keys stored for one section (4 bytes each: 1 MiB, about 2.8M
+/// characters of section); a larger section has none, and its candidates are verified
+/// without being confirmed first.
+pub const MAX_WINNOWED_KEYS: usize = 256 * 1024;
+
+/// The compact winnowed keys of fingerprints to store with them (little-endian `u32`s),
+/// `None` for a page or a section with more than [`MAX_WINNOWED_KEYS`].
+pub(crate) fn encode_winnowed(subject: Subject, fp: &Fingerprints) -> Option<Vec<u8>> {
+    if subject.kind != SubjectKind::Section {
+        return None;
+    }
+    let keys = fp.winnowed_digest();
+    (keys.len() <= MAX_WINNOWED_KEYS).then(|| keys.iter().flat_map(|k| k.to_le_bytes()).collect())
+}
+
+/// Read stored compact winnowed keys (sorted and deduplicated when written by
+/// [`encode_winnowed`]; anything else is refused as corrupt).
+pub(crate) fn decode_winnowed(bytes: &[u8], subject: Subject, params_tag: String) -> Result<WinnowedKeys, StoreError> {
+    let what = || format!("winnowed keys of {subject}");
+    if !bytes.len().is_multiple_of(4) || bytes.len() / 4 > MAX_WINNOWED_KEYS {
+        return Err(StoreError::corrupt(what(), format!("{} bytes", bytes.len())));
+    }
+    let keys: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    if !keys.windows(2).all(|w| w[0] < w[1]) {
+        return Err(StoreError::corrupt(what(), "not sorted"));
+    }
+    Ok(WinnowedKeys { subject, params_tag, keys })
+}
+
 /// Fingerprints in their stored form ([`crate::fingerprint_blob`]).
 pub(crate) fn encode_fingerprints(fp: &Fingerprints) -> Result<Vec<u8>, StoreError> {
     crate::fingerprint_blob::encode(fp)

@@ -59,6 +59,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
     },
     SqlMigration { version: 12, name: "evidence", sql: include_str!("../../../migrations/embedded/0012_evidence.sql") },
     SqlMigration { version: 13, name: "cases", sql: include_str!("../../../migrations/embedded/0013_cases.sql") },
+    SqlMigration {
+        version: 14,
+        name: "section_winnowed",
+        sql: include_str!("../../../migrations/embedded/0014_section_winnowed.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -76,10 +81,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (11, include_str!("../../../migrations/mongodb/0011_page_format.json")),
     (12, include_str!("../../../migrations/mongodb/0012_evidence.json")),
     (13, include_str!("../../../migrations/mongodb/0013_cases.json")),
+    (14, include_str!("../../../migrations/mongodb/0014_section_winnowed.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 13;
+pub const LATEST: u32 = 14;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

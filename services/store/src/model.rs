@@ -399,6 +399,19 @@ impl std::fmt::Display for Subject {
     }
 }
 
+/// The winnowed keys of a section's stored fingerprints in their compact form
+/// ([`zhiwen_core::Fingerprints::winnowed_digest`]), written with the fingerprints and
+/// read without them: what confirming a candidate of a sampled section index needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WinnowedKeys {
+    /// Whose (a section).
+    pub subject: Subject,
+    /// The parameter tag of the fingerprints they come from.
+    pub params_tag: String,
+    /// Sorted, deduplicated.
+    pub keys: Vec<u32>,
+}
+
 /// Stored fingerprints of one subject.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FingerprintRecord {

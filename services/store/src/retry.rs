@@ -182,6 +182,9 @@ impl FingerprintStore for Retrying<dyn FingerprintStore> {
     async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>> {
         self.policy.run("get fingerprints", || self.inner.get_fingerprints_many(subjects)).await
     }
+    async fn get_winnowed_many(&self, subjects: &[Subject]) -> StoreResult<Vec<WinnowedKeys>> {
+        self.policy.run("get winnowed keys", || self.inner.get_winnowed_many(subjects)).await
+    }
     async fn stale_subjects(
         &self,
         kind: SubjectKind,

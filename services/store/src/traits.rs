@@ -123,6 +123,13 @@ pub trait FingerprintStore: Send + Sync {
     /// few requests for many subjects, where reading them one by one costs a round trip
     /// each).
     async fn get_fingerprints_many(&self, subjects: &[Subject]) -> StoreResult<Vec<FingerprintRecord>>;
+    /// The compact winnowed keys ([`WinnowedKeys`]) of those of `subjects` that have
+    /// them, in no particular order, without reading the fingerprints. Every section's
+    /// fingerprints written by [`FingerprintStore::put_fingerprints_many`] have them (also
+    /// when the fingerprints themselves were unchanged, so writing a store's fingerprints
+    /// again completes one written before they existed); pages have none, and neither has
+    /// a section whose keys are larger than [`crate::codec::MAX_WINNOWED_KEYS`].
+    async fn get_winnowed_many(&self, subjects: &[Subject]) -> StoreResult<Vec<WinnowedKeys>>;
     /// Ids of `kind` subjects whose fingerprints were made with another tag than
     /// `current_tag`, with id greater than `after_id`, ascending, at most `limit`.
     async fn stale_subjects(

@@ -226,7 +226,7 @@ async fn put_licensed(
         })?;
         if let Some(work_id) = e.work_id {
             // Only a work of this holder: another's is the same 400 as one that does not exist.
-            match state.stores.works.get_work(work_id).await? {
+            match state.stores.queries.work_summary(work_id).await? {
                 Some(w) if w.owner == holder.owner => {}
                 _ => {
                     return Err(ApiError::new(

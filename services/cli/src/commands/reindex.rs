@@ -12,9 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 use futures::StreamExt;
+use zhiwen_core::Fingerprints;
 use zhiwen_index::{DocId, IndexKey, Namespace};
 use zhiwen_matcher::{Matcher, MatcherError};
-use zhiwen_store::{FingerprintStore, SubjectKind};
+use zhiwen_store::{FingerprintStore, Subject, SubjectKind};
 
 use crate::cli::{NamespaceArg, ReindexArgs};
 use crate::output::outln;
@@ -76,7 +77,10 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
 }
 
 /// Every section record with the current tag, paged by id range, with the keys the
-/// section namespace holds for it (`matcher.section_index_sampling`).
+/// section namespace holds for it (`matcher.section_index_sampling`). Each page of
+/// records is written back to the store as it is (unchanged: only the compact winnowed
+/// keys a store written before schema 14 lacks are added, which the sampled layout's
+/// candidates are confirmed against).
 fn section_records<'a>(
     matcher: &'a Matcher,
     tag: &'a str,
@@ -90,7 +94,7 @@ fn section_records<'a>(
             Ok(batch) if batch.is_empty() => None,
             Ok(batch) => {
                 let next = batch.last().map(|r| r.subject.id);
-                let items = batch
+                let current: Vec<(Subject, Fingerprints)> = batch
                     .into_iter()
                     .filter(|r| {
                         let current = r.params_tag == tag;
@@ -99,7 +103,14 @@ fn section_records<'a>(
                         }
                         current
                     })
-                    .map(|r| Ok((r.subject.id as DocId, matcher.config().section_index_keys(&r.fingerprints))))
+                    .map(|r| (r.subject, r.fingerprints))
+                    .collect();
+                if let Err(e) = store.put_fingerprints_many(&current).await {
+                    return Some((vec![Err(e)], None));
+                }
+                let items = current
+                    .iter()
+                    .map(|(s, fp)| Ok((s.id as DocId, matcher.config().section_index_keys(fp))))
                     .collect::<Vec<_>>();
                 Some((items, next))
             }

@@ -66,10 +66,12 @@ impl Matcher {
             _ => (0, 0),
         };
         let modulus = index.query_sample_modulus(with_words, winnowed.len()).max(sections_modulus);
-        let (prepared, found) = if sections_modulus > 1 {
+        // What the candidates of a sampled lookup are confirmed against.
+        let page_winnowed = (sections_modulus > 1).then(|| view.fingerprints.winnowed_digest());
+        let (mut prepared, found) = if sections_modulus > 1 {
             let sampled = zhiwen_index::sample_winnowed_keys(winnowed, modulus);
             let found = index.lookup_sampled(Namespace::Sections, &sampled, modulus).await?;
-            let prepared = if self.good(&found).is_empty() { prepared } else { self.completed(prepared).await? };
+            // Completed below, when a candidate is confirmed.
             (prepared, found.merged(LookupResult::default(), limit))
         } else if modulus != index.query_sample_modulus(without_words, winnowed.len()) {
             // Whether the page has content words decides its sampling (a rare page at the
@@ -95,8 +97,56 @@ impl Matcher {
         };
         outcome.candidates = found.candidates.len();
         (outcome.keys_looked_up, outcome.keys_found) = (found.keys_queried, found.keys_found);
-        let ids = self.good(&found).iter().map(|c| c.doc as i64).collect();
+        let mut ids: Vec<i64> = self.good(&found).iter().map(|c| c.doc as i64).collect();
+        if let Some(page_winnowed) = page_winnowed {
+            ids = self.confirm_sampled(page_winnowed, ids).await?;
+            if !ids.is_empty() {
+                prepared = self.completed(prepared).await?;
+            }
+        }
         Ok((prepared, outcome, ids))
+    }
+
+    /// Of the candidates of a lookup in a sampled section namespace (`ids`, best first),
+    /// those sharing at least `min_winnow_hits` winnowed keys with the page (`page`: its
+    /// [`Fingerprints::winnowed_digest`](zhiwen_core::Fingerprints::winnowed_digest)), in
+    /// the same order: the minimum a candidate of an index holding every key is held to.
+    ///
+    /// With 1 in m keys indexed, one shared sampled key makes a candidate, and most such
+    /// candidates share nothing else with the page (an 8-character run shared by chance):
+    /// each would cost a read of its text and an analysis. The keys of a section come from
+    /// its analysis when the section cache holds one checked in this epoch, else from the
+    /// store's compact copy ([`zhiwen_store::WinnowedKeys`], one call for all of them,
+    /// 4 bytes a key). A candidate without stored keys of the current parameters (a store
+    /// written before they existed, until `zhiwen reindex`) is kept: the verification
+    /// reads its text as before.
+    async fn confirm_sampled(&self, page: Vec<u32>, ids: Vec<i64>) -> Result<Vec<i64>> {
+        if ids.is_empty() {
+            return Ok(ids);
+        }
+        let epoch = self.inner.epoch.load(Ordering::Relaxed);
+        let shared = |keys: &[u32]| zhiwen_core::shingle::intersection_size(&page, keys);
+        let mut counts: HashMap<i64, usize> = HashMap::with_capacity(ids.len());
+        let mut unread = Vec::new();
+        for &id in &ids {
+            let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
+            match hit.filter(|e| e.checked.load(Ordering::Relaxed) >= epoch) {
+                Some(entry) => {
+                    counts.insert(id, shared(&entry.analysis.fingerprints.winnowed_digest()));
+                }
+                None => unread.push(Subject::section(id)),
+            }
+        }
+        if !unread.is_empty() {
+            let tag = self.inner.fp.params_tag();
+            for stored in self.inner.stores.fingerprints.get_winnowed_many(&unread).await? {
+                if stored.params_tag == tag {
+                    counts.insert(stored.subject.id, shared(&stored.keys));
+                }
+            }
+        }
+        let min = self.inner.config.min_winnow_hits as usize;
+        Ok(ids.into_iter().filter(|id| counts.get(id).is_none_or(|&n| n >= min)).collect())
     }
 
     /// The analyses of candidate sections, by id: cached ones as they are, the others made

@@ -215,16 +215,24 @@ async fn a_section_cache_that_keeps_nothing_finds_the_same_copies() {
     assert_eq!(found[0], found[1]);
 }
 
+/// A matcher indexing sections 1 in 8 (`section_index_sampling = 8`) with chapter one of
+/// the bundled sample registered and indexed: the environment, the chapter's text and
+/// its section's id.
+async fn sampled_chapter_one() -> (Env, String, i64) {
+    let e = env(MatcherConfig { section_index_sampling: 8, ..MatcherConfig::default() }).await;
+    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+    let w = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一回", &ch1)])).await.expect("work");
+    e.matcher.index_work(w.id).await.expect("index work");
+    (e, ch1, w.sections[0].1)
+}
+
 /// Sections enter the index with 1 in 8 of their winnowed keys and nothing else
 /// (`section_index_sampling = 8`), and the store records that layout: a matcher
 /// configured with every key still looks a page up as coarsely as the sections were
 /// written, and finds the same copy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_is_looked_up_as_coarsely_as_the_sections_were_indexed() {
-    let e = env(MatcherConfig { section_index_sampling: 8, ..MatcherConfig::default() }).await;
-    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
-    let w = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("第一回", &ch1)])).await.expect("work");
-    e.matcher.index_work(w.id).await.expect("index work");
+    let (e, ch1, _) = sampled_chapter_one().await;
     let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("fingerprinter");
     let every =
         fp.analyze_text(&ch1, zhiwen_core::canon::InputFormat::Text).expect("analysis").fingerprints.index_keys();
@@ -243,4 +251,41 @@ async fn a_page_is_looked_up_as_coarsely_as_the_sections_were_indexed() {
     assert_eq!(out.matches.len(), 1, "{out:?}");
     assert_eq!(out.matches[0].outcome, Outcome::Unchanged);
     assert_eq!(out.keys_looked_up, sampled.keys_looked_up, "looked up as the sections were indexed");
+}
+
+/// With 1 in 8 keys indexed, one shared sampled key makes a candidate: a page holding a
+/// 10-character run of a section (at most 3 shared winnowed keys) is one when the run
+/// holds a sampled key. The section's stored winnowed keys rule it out before its text is
+/// read (nothing verified); without them (a store written before they existed) the
+/// candidate is verified as before, and is no copy either way. The whole chapter copied
+/// is found with the keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chance_candidate_of_the_sampled_layout_is_ruled_out_by_the_stored_keys() {
+    let (e, ch1, section) = sampled_chapter_one().await;
+    // The cached analysis of the section is not trusted in a new epoch: the stored keys are read.
+    e.matcher.revalidate_sections();
+    let filler = "今天下午我们公司开会讨论明年的销售计划，经理要求每个部门提交详细的预算报告。";
+    let chars: Vec<char> = ch1.chars().collect();
+    let mut chance = None;
+    for (i, start) in (0..chars.len().saturating_sub(10)).step_by(3).enumerate() {
+        let run: String = chars[start..start + 10].iter().collect();
+        let page = text_page(&format!("http://chance.example/{i}"), &format!("{filler}{run}{filler}"));
+        let p = e.stores.pages.upsert_page(&page).await.expect("page").id;
+        let out = e.matcher.match_page(p).await.expect("match");
+        if out.candidates > 0 {
+            chance = Some((p, out));
+            break;
+        }
+    }
+    let (p, out) = chance.expect("a 10-character run sharing a sampled key");
+    assert_eq!((out.candidates, out.verified, out.matches.len()), (1, 0, 0), "{out:?}");
+
+    let copy = e.stores.pages.upsert_page(&text_page("http://pirate.example/whole", &ch1)).await.expect("page").id;
+    let found = e.matcher.match_page(copy).await.expect("match");
+    assert_eq!((found.verified, found.matches.len()), (1, 1), "{found:?}");
+
+    e.stores.fingerprints.delete_fingerprints(Subject::section(section)).await.expect("delete");
+    e.matcher.revalidate_sections();
+    let out = e.matcher.match_page(p).await.expect("match");
+    assert_eq!((out.candidates, out.verified, out.matches.len()), (1, 1, 0), "{out:?}");
 }

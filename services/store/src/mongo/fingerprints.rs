@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use mongodb::bson::{doc, Document};
+use mongodb::bson::spec::BinarySubtype;
+use mongodb::bson::{doc, Binary, Document};
 use zhiwen_core::Fingerprints;
 
 use super::fields::{date, num, string, time};
@@ -37,27 +38,39 @@ impl FingerprintStore for MongoStore {
         validate_fingerprints(items)?;
         let encoded = items
             .iter()
-            .map(|(s, fp)| Ok((*s, fp.params_tag.as_str(), encode_fingerprints(fp)?)))
+            .map(|(s, fp)| Ok((*s, fp.params_tag.as_str(), encode_fingerprints(fp)?, encode_winnowed(*s, fp))))
             .collect::<StoreResult<Vec<_>>>()?;
         let coll = self.coll("fingerprints");
         let ids: Vec<String> = items.iter().map(|(s, _)| fp_id(*s)).collect();
-        let existing: HashMap<String, i64> = self
-            .find_in("fingerprints", &ids, Some(doc! {"_id": 1, "data_hash": 1}))
+        // The stored data's hash, and whether the document has its compact winnowed keys
+        // (documents written before migration 14 have none).
+        let existing: HashMap<String, (i64, bool)> = self
+            .find_in("fingerprints", &ids, Some(doc! {"_id": 1, "data_hash": 1, "winnowed_n": 1}))
             .await?
             .iter()
-            .filter_map(|d| Some((d.get_str("_id").ok()?.to_owned(), num(d, "data_hash").ok()?)))
+            .filter_map(|d| {
+                Some((d.get_str("_id").ok()?.to_owned(), (num(d, "data_hash").ok()?, d.contains_key("winnowed_n"))))
+            })
             .collect();
         let now = date(Timestamp::now());
         let mut counts = BatchCounts::default();
         let mut inserts = Vec::new();
-        for ((s, tag, data), id) in encoded.into_iter().zip(ids) {
+        for ((s, tag, data, keys), id) in encoded.into_iter().zip(ids) {
             let hash = h2i(zhiwen_core::hash::hash_bytes(&data));
-            let old = existing.get(&id);
+            let old = existing.get(&id).map(|(h, _)| h);
+            let winnowed = keys.map(|k| {
+                let n = (k.len() / 4) as i64;
+                doc! {"winnowed": Binary { subtype: BinarySubtype::Generic, bytes: k }, "winnowed_n": n}
+            });
             if old == Some(&hash) {
+                if let Some(w) = winnowed.filter(|_| existing.get(&id).is_some_and(|(_, has)| !has)) {
+                    coll.update_one(doc! {"_id": &id, "data_hash": hash}, doc! {"$set": w}).await?;
+                }
                 counts.add(Outcome::Unchanged);
                 continue;
             }
             let mut d = doc! {"_id": &id, "kind": s.kind.as_str(), "subject_id": s.id, "params_tag": tag, "data_hash": hash, "updated_at": now.clone()};
+            d.extend(winnowed.unwrap_or_default());
             d.extend(self.put_blob(&format!("fingerprints/{s}"), "data", data, old.is_none()).await?);
             if old.is_none() {
                 inserts.push(d);
@@ -89,6 +102,21 @@ impl FingerprintStore for MongoStore {
         let mut out = Vec::with_capacity(ids.len());
         for d in self.find_in("fingerprints", &ids, None).await? {
             out.push(self.fp_from(d).await?);
+        }
+        Ok(out)
+    }
+
+    async fn get_winnowed_many(&self, subjects: &[Subject]) -> StoreResult<Vec<WinnowedKeys>> {
+        let ids: Vec<String> = subjects.iter().filter(|s| s.kind == SubjectKind::Section).map(|s| fp_id(*s)).collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let proj = doc! {"kind": 1, "subject_id": 1, "params_tag": 1, "winnowed": 1};
+        let mut out = Vec::with_capacity(ids.len());
+        for d in self.find_in("fingerprints", &ids, Some(proj)).await? {
+            let Ok(keys) = d.get_binary_generic("winnowed") else { continue };
+            let subject = Subject { kind: SubjectKind::parse(&string(&d, "kind")?)?, id: num(&d, "subject_id")? };
+            out.push(decode_winnowed(keys, subject, string(&d, "params_tag")?)?);
         }
         Ok(out)
     }

@@ -30,7 +30,7 @@ impl FingerprintStore for SqliteStore {
         validate_fingerprints(items)?;
         let encoded = items
             .iter()
-            .map(|(s, fp)| Ok((*s, fp.params_tag.clone(), encode_fingerprints(fp)?)))
+            .map(|(s, fp)| Ok((*s, fp.params_tag.clone(), encode_fingerprints(fp)?, encode_winnowed(*s, fp))))
             .collect::<StoreResult<Vec<_>>>()?;
         self.run(move |conn| {
             let tx = conn.transaction()?;
@@ -42,13 +42,37 @@ impl FingerprintStore for SqliteStore {
                     "INSERT INTO fingerprints (kind, subject_id, params_tag, data, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
                      ON CONFLICT (kind, subject_id) DO UPDATE SET params_tag = excluded.params_tag, data = excluded.data, updated_at = excluded.updated_at",
                 )?;
-                for (s, tag, data) in &encoded {
+                // Replaced with changed fingerprints; added beside unchanged ones written
+                // before the table existed (migration 14).
+                let mut put_keys = tx.prepare_cached(
+                    "INSERT INTO section_winnowed (section_id, params_tag, keys) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (section_id) DO UPDATE SET params_tag = excluded.params_tag, keys = excluded.keys",
+                )?;
+                let mut add_keys = tx.prepare_cached(
+                    "INSERT INTO section_winnowed (section_id, params_tag, keys) VALUES (?1, ?2, ?3) ON CONFLICT (section_id) DO NOTHING",
+                )?;
+                let mut drop_keys = tx.prepare_cached("DELETE FROM section_winnowed WHERE section_id = ?1")?;
+                for (s, tag, data, keys) in &encoded {
                     let old: Option<Vec<u8>> = get.query_row(params![s.kind.as_str(), s.id], |r| r.get(0)).optional()?;
                     let outcome = match old {
                         None => Outcome::Inserted,
                         Some(o) if &o == data => Outcome::Unchanged,
                         Some(_) => Outcome::Updated,
                     };
+                    match (outcome, keys) {
+                        (Outcome::Unchanged, Some(keys)) => {
+                            add_keys.execute(params![s.id, tag, keys])?;
+                        }
+                        (Outcome::Unchanged, None) => {}
+                        (_, Some(keys)) => {
+                            put_keys.execute(params![s.id, tag, keys])?;
+                        }
+                        (_, None) => {
+                            if s.kind == SubjectKind::Section {
+                                drop_keys.execute(params![s.id])?;
+                            }
+                        }
+                    }
                     if outcome != Outcome::Unchanged {
                         put.execute(params![s.kind.as_str(), s.id, tag, data, now])?;
                     }
@@ -71,6 +95,26 @@ impl FingerprintStore for SqliteStore {
             for subject in subjects {
                 if let Some(row) = stmt.query_row(params![subject.kind.as_str(), subject.id], fp_row).optional()? {
                     out.push(finish_fp(row)?);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn get_winnowed_many(&self, subjects: &[Subject]) -> StoreResult<Vec<WinnowedKeys>> {
+        let sections: Vec<Subject> = subjects.iter().copied().filter(|s| s.kind == SubjectKind::Section).collect();
+        if sections.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached("SELECT params_tag, keys FROM section_winnowed WHERE section_id = ?1")?;
+            let mut out = Vec::with_capacity(sections.len());
+            for subject in sections {
+                let row: Option<(String, Vec<u8>)> =
+                    stmt.query_row(params![subject.id], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+                if let Some((tag, keys)) = row {
+                    out.push(decode_winnowed(&keys, subject, tag)?);
                 }
             }
             Ok(out)
@@ -128,10 +172,16 @@ impl FingerprintStore for SqliteStore {
 
     async fn delete_fingerprints(&self, subject: Subject) -> StoreResult<bool> {
         self.run(move |c| {
-            Ok(c.execute(
+            let tx = c.transaction()?;
+            if subject.kind == SubjectKind::Section {
+                tx.execute("DELETE FROM section_winnowed WHERE section_id = ?1", params![subject.id])?;
+            }
+            let deleted = tx.execute(
                 "DELETE FROM fingerprints WHERE kind = ?1 AND subject_id = ?2",
                 params![subject.kind.as_str(), subject.id],
-            )? > 0)
+            )? > 0;
+            tx.commit()?;
+            Ok(deleted)
         })
         .await
     }

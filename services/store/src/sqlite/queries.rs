@@ -283,6 +283,10 @@ impl QueryStore for SqliteStore {
                 params![id],
             )?;
             tx.execute(
+                "DELETE FROM section_winnowed WHERE section_id IN (SELECT id FROM sections WHERE work_id = ?1)",
+                params![id],
+            )?;
+            tx.execute(
                 "DELETE FROM match_reviews WHERE match_id IN (SELECT id FROM matches WHERE work_id = ?1)",
                 params![id],
             )?;

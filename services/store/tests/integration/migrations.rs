@@ -124,7 +124,8 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
             "0010_meta".to_string(),
             "0011_page_format".to_string(),
             "0012_evidence".to_string(),
-            "0013_cases".to_string()
+            "0013_cases".to_string(),
+            "0014_section_winnowed".to_string()
         ]
     );
     // Migration 9 deletes page fingerprint records, and only those.
@@ -155,8 +156,11 @@ async fn embedded_migration_12_adds_evidence() {
     conn.execute_batch("DROP TABLE capture_files; DROP TABLE captures; DROP TABLE tree_heads; DELETE FROM schema_migrations WHERE version >= 12;").unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!((report.from_version, report.to_version), (11, 13));
-    assert_eq!(report.applied, vec!["0012_evidence".to_string(), "0013_cases".to_string()]);
+    assert_eq!((report.from_version, report.to_version), (11, 14));
+    assert_eq!(
+        report.applied,
+        vec!["0012_evidence".to_string(), "0013_cases".to_string(), "0014_section_winnowed".to_string()]
+    );
     let stores = open(&config).await.unwrap();
     let sha = stores.evidence.put_evidence_file(b"evidence").await.unwrap();
     let file = CaptureFile { name: "f".into(), media_type: "text/plain".into(), size: 8, sha256: sha };
@@ -201,7 +205,8 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0010_meta".to_string(),
             "0011_page_format".to_string(),
             "0012_evidence".to_string(),
-            "0013_cases".to_string()
+            "0013_cases".to_string(),
+            "0014_section_winnowed".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -359,7 +364,8 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0010_meta".to_string(),
             "0011_page_format".to_string(),
             "0012_evidence".to_string(),
-            "0013_cases".to_string()
+            "0013_cases".to_string(),
+            "0014_section_winnowed".to_string()
         ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
@@ -390,11 +396,23 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0010_meta".to_string(),
             "0011_page_format".to_string(),
             "0012_evidence".to_string(),
-            "0013_cases".to_string()
+            "0013_cases".to_string(),
+            "0014_section_winnowed".to_string()
         ]
     );
     assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());
     assert!(stores.fingerprints.get_fingerprints(section_fp).await.unwrap().is_some());
+    // Migration 14: fingerprints written before it have no compact winnowed keys; writing
+    // them again (unchanged) adds the keys.
+    let section_text = crate::fixtures::fingerprints(crate::fixtures::TEXT_A);
+    db.collection::<mongodb::bson::Document>("fingerprints")
+        .update_many(doc! {}, doc! {"$unset": {"winnowed": "", "winnowed_n": ""}})
+        .await
+        .unwrap();
+    assert!(stores.fingerprints.get_winnowed_many(&[section_fp]).await.unwrap().is_empty());
+    assert_eq!(stores.fingerprints.put_fingerprints(section_fp, &section_text).await.unwrap(), Outcome::Unchanged);
+    let keys = stores.fingerprints.get_winnowed_many(&[section_fp]).await.unwrap();
+    assert_eq!(keys.iter().map(|k| &k.keys).collect::<Vec<_>>(), vec![&section_text.winnowed_digest()]);
     let fingerprint_indexes =
         db.collection::<mongodb::bson::Document>("fingerprints").list_index_names().await.unwrap();
     assert!(fingerprint_indexes.contains(&"kind_subject".to_string()), "{fingerprint_indexes:?}");
@@ -409,7 +427,7 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     let report = migrate(&config).await.unwrap();
     assert_eq!(
         (report.from_version, report.applied),
-        (11, vec!["0012_evidence".to_string(), "0013_cases".to_string()])
+        (11, vec!["0012_evidence".to_string(), "0013_cases".to_string(), "0014_section_winnowed".to_string()])
     );
     let captures = db.collection::<mongodb::bson::Document>("captures");
     captures.insert_one(doc! {"_id": 1_i64, "key": "a", "leaf_index": 0_i64}).await.unwrap();
@@ -484,7 +502,7 @@ async fn embedded_migration_13_accepts_licensed_and_keeps_matches() {
          UPDATE sqlite_schema SET sql = replace(sql, ', ''licensed'')', ')') WHERE name = 'matches';
          PRAGMA schema_version = {};
          PRAGMA writable_schema = OFF;
-         DROP TABLE case_docs; DELETE FROM schema_migrations WHERE version >= 13;",
+         DROP TABLE case_docs; DROP TABLE section_winnowed; DELETE FROM schema_migrations WHERE version >= 13;",
         v + 1
     ))
     .unwrap();
@@ -492,7 +510,7 @@ async fn embedded_migration_13_accepts_licensed_and_keeps_matches() {
     assert!(refused.is_err(), "schema 12 refuses the status");
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!(report.applied, vec!["0013_cases".to_string()]);
+    assert_eq!(report.applied, vec!["0013_cases".to_string(), "0014_section_winnowed".to_string()]);
     let stores = open(&config).await.unwrap();
     assert_eq!(
         stores.matches.set_review(id, ReviewStatus::Licensed, "zhiwen", None, Timestamp(3)).await.unwrap(),
@@ -507,5 +525,28 @@ async fn embedded_migration_13_accepts_licensed_and_keeps_matches() {
     assert_eq!(ok, "ok");
     // Migrating again changes nothing.
     drop(conn);
+    assert!(migrate(&config).await.unwrap().applied.is_empty());
+}
+
+/// Schema 13 to 14 on a store with section fingerprints: the compact winnowed keys are
+/// missing until the fingerprints are written again (unchanged), which adds them.
+#[tokio::test]
+async fn embedded_migration_14_keys_come_with_the_next_write() {
+    use crate::fixtures::{fingerprints, TEXT_A};
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::embedded(dir.path());
+    let stores = open(&config).await.unwrap();
+    let (_, section) = fingerprint_records(&stores).await;
+    drop(stores);
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    conn.execute_batch("DROP TABLE section_winnowed; DELETE FROM schema_migrations WHERE version >= 14;").unwrap();
+    drop(conn);
+    let report = migrate(&config).await.unwrap();
+    assert_eq!((report.from_version, report.applied), (13, vec!["0014_section_winnowed".to_string()]));
+    let stores = open(&config).await.unwrap();
+    assert!(stores.fingerprints.get_winnowed_many(&[section]).await.unwrap().is_empty());
+    assert_eq!(stores.fingerprints.put_fingerprints(section, &fingerprints(TEXT_A)).await.unwrap(), Outcome::Unchanged);
+    let keys = stores.fingerprints.get_winnowed_many(&[section]).await.unwrap();
+    assert_eq!(keys.iter().map(|k| &k.keys).collect::<Vec<_>>(), vec![&fingerprints(TEXT_A).winnowed_digest()]);
     assert!(migrate(&config).await.unwrap().applied.is_empty());
 }

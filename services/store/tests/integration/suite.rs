@@ -402,6 +402,34 @@ pub async fn fingerprints_params_and_scans(s: &Stores) {
     assert!(s.fingerprints.get_fingerprints(Subject::page(pages[0].id)).await.unwrap().is_none());
 }
 
+/// Each section's compact winnowed keys are written with its fingerprints, replaced with
+/// them, read without them, and deleted with them; pages have none.
+pub async fn winnowed_keys_follow_the_fingerprints(s: &Stores) {
+    let w = s.works.upsert_work(&work("o", "winnowed")).await.unwrap();
+    let section = Subject::section(w.sections[0].1);
+    let page = Subject::page(s.pages.upsert_page(&page("https://wk.example/1", TEXT_B, 1)).await.unwrap().id);
+    let (fa, fb) = (fingerprints(TEXT_A), fingerprints(TEXT_B));
+    assert!(s.fingerprints.get_winnowed_many(&[section, page]).await.unwrap().is_empty());
+    s.fingerprints.put_fingerprints_many(&[(section, fa.clone()), (page, fb.clone())]).await.unwrap();
+    let read = s.fingerprints.get_winnowed_many(&[section, page, Subject::section(-3)]).await.unwrap();
+    let expected = WinnowedKeys { subject: section, params_tag: fa.params_tag.clone(), keys: fa.winnowed_digest() };
+    assert!(expected.keys.len() > 20, "{} keys", expected.keys.len());
+    assert_eq!(read, vec![expected]);
+    assert!(s.fingerprints.get_winnowed_many(&[]).await.unwrap().is_empty());
+
+    // Replaced with the fingerprints (other text, other parameters).
+    let mut other = fb.clone();
+    other.params_tag = "v0-other-params".into();
+    assert_eq!(s.fingerprints.put_fingerprints(section, &other).await.unwrap(), Outcome::Updated);
+    let read = s.fingerprints.get_winnowed_many(&[section]).await.unwrap();
+    assert_eq!((read[0].params_tag.as_str(), &read[0].keys), ("v0-other-params", &fb.winnowed_digest()));
+    assert_ne!(fa.winnowed_digest(), fb.winnowed_digest());
+
+    // Deleted with them.
+    assert!(s.fingerprints.delete_fingerprints(section).await.unwrap());
+    assert!(s.fingerprints.get_winnowed_many(&[section]).await.unwrap().is_empty());
+}
+
 pub async fn matches_upsert_review_and_filters(s: &Stores) {
     let w1 = s.works.upsert_work(&work("o", "m1")).await.unwrap();
     let w2 = s.works.upsert_work(&work("o", "m2")).await.unwrap();
