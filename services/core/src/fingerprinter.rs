@@ -228,9 +228,9 @@ impl Fingerprints {
     /// The winnowed keys (characters and initials) folded to 32 bits, sorted and
     /// deduplicated: a compact form of the winnowed index keys (4 bytes a key instead of
     /// the stored record's 12, and none of its other lists), for counting the keys two
-    /// texts share ([`crate::shingle::intersection_size`]). The initials' keys are salted so that the two
-    /// families fold apart; two distinct keys fold together by chance with a probability
-    /// of about 2^-32 per pair.
+    /// texts share ([`crate::shingle::intersection_size`]). The initials' keys are salted
+    /// so that the two families fold apart; two distinct keys fold together by chance with
+    /// a probability of about 2^-32 per pair.
     pub fn winnowed_digest(&self) -> Vec<u32> {
         const INITIALS_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
         let fold = |h: u64| (h ^ (h >> 32)) as u32;
@@ -492,8 +492,8 @@ mod tests {
         for page in [part(0, 1500), part(1000, 1500), part(200, 120), part(3000, 2000)] {
             let page = fp.analyze_streams(&page, InputFormat::Text).unwrap().fingerprints;
             let keys = winnowed(&page);
-            let expected = winnowed(&section).iter().filter(|k| keys.binary_search(k).is_ok()).count() as u32;
-            assert_eq!(crate::shingle::intersection_size(&digest, &page.winnowed_digest()), expected as usize);
+            let expected = winnowed(&section).iter().filter(|k| keys.binary_search(k).is_ok()).count();
+            assert_eq!(crate::shingle::intersection_size(&digest, &page.winnowed_digest()), expected);
             shared_counts.push(expected);
         }
         // The whole section, half of it, a short excerpt, nothing.

@@ -499,10 +499,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         stats.namespaces.first().map_or(0, |n| n.postings),
         stats.bytes_used as f64 / 1e6,
     );
+    let without_file = match stats.file_bytes {
+        0 => String::new(),
+        file => format!(" ({:.2} without the file)", per_char(stats.bytes_used - file)),
+    };
     println!(
-        "registered: {chars} characters; index {:.2} bytes per character ({:.2} without the file)",
-        per_char(stats.bytes_used),
-        per_char(stats.bytes_used - stats.file_bytes)
+        "registered: {chars} characters; index {:.2} bytes per character{without_file}",
+        per_char(stats.bytes_used)
     );
 
     if catalogue_only {

@@ -77,10 +77,10 @@ pub async fn run(data: &DataArgs, args: &ReindexArgs) -> Result<()> {
 }
 
 /// Every section record with the current tag, paged by id range, with the keys the
-/// section namespace holds for it (`matcher.section_index_sampling`). Each page of
-/// records is written back to the store as it is (unchanged: only the compact winnowed
-/// keys a store written before schema 14 lacks are added, which the sampled layout's
-/// candidates are confirmed against).
+/// section namespace holds for it (`matcher.section_index_sampling`). With a sampled
+/// layout each page of records is written back to the store as it is (unchanged: only the
+/// compact winnowed keys a store written before schema 14 lacks are added, which the
+/// sampled layout's candidates are confirmed against).
 fn section_records<'a>(
     matcher: &'a Matcher,
     tag: &'a str,
@@ -105,8 +105,11 @@ fn section_records<'a>(
                     })
                     .map(|r| (r.subject, r.fingerprints))
                     .collect();
-                if let Err(e) = store.put_fingerprints_many(&current).await {
-                    return Some((vec![Err(e)], None));
+                // Only the sampled layout confirms its candidates against the keys.
+                if matcher.config().section_sampling_modulus() > 1 {
+                    if let Err(e) = store.put_fingerprints_many(&current).await {
+                        return Some((vec![Err(e)], None));
+                    }
                 }
                 let items = current
                     .iter()

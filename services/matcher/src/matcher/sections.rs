@@ -18,6 +18,9 @@ pub(super) struct SectionEntry {
     pub(super) analysis: Analysis,
     /// The complete analysis of a streams-only `analysis`, made when first needed.
     pub(super) complete: OnceLock<Analysis>,
+    /// The winnowed keys' compact form, made when a sampled lookup's candidate is first
+    /// confirmed against this entry.
+    winnowed: OnceLock<Vec<u32>>,
 }
 
 impl SectionEntry {
@@ -31,7 +34,20 @@ impl SectionEntry {
 
     /// Bytes it holds: what it weighs in the section cache.
     pub(super) fn heap_bytes(&self) -> usize {
-        self.analysis.heap_bytes() + self.complete.get().map_or(0, Analysis::heap_bytes)
+        self.analysis.heap_bytes()
+            + self.complete.get().map_or(0, Analysis::heap_bytes)
+            + self.winnowed.get().map_or(0, |w| w.len() * 4)
+    }
+
+    /// Checked against the store in `epoch` (or later): current without a read.
+    pub(super) fn checked_in(&self, epoch: u64) -> bool {
+        self.checked.load(Ordering::Relaxed) >= epoch
+    }
+
+    /// [`Fingerprints::winnowed_digest`](zhiwen_core::Fingerprints::winnowed_digest) of
+    /// the section (made once).
+    pub(super) fn winnowed_digest(&self) -> &[u32] {
+        self.winnowed.get_or_init(|| self.analysis.fingerprints.winnowed_digest())
     }
 }
 
@@ -104,7 +120,7 @@ impl Matcher {
         let mut versions = None;
         for &id in ids {
             let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
-            if let Some(entry) = hit.as_ref().filter(|e| e.checked.load(Ordering::Relaxed) >= epoch) {
+            if let Some(entry) = hit.as_ref().filter(|e| e.checked_in(epoch)) {
                 out.push((id, Some(SectionSource::Ready(entry.clone()))));
                 continue;
             }
@@ -211,6 +227,7 @@ impl Inner {
             work_version: AtomicI64::new(version),
             analysis,
             complete: OnceLock::new(),
+            winnowed: OnceLock::new(),
         });
         self.sections.lock().unwrap_or_else(|p| p.into_inner()).insert_weighted(id, entry.clone(), entry.heap_bytes());
         Ok(entry)

@@ -66,8 +66,6 @@ impl Matcher {
             _ => (0, 0),
         };
         let modulus = index.query_sample_modulus(with_words, winnowed.len()).max(sections_modulus);
-        // What the candidates of a sampled lookup are confirmed against.
-        let page_winnowed = (sections_modulus > 1).then(|| view.fingerprints.winnowed_digest());
         let (mut prepared, found) = if sections_modulus > 1 {
             let sampled = zhiwen_index::sample_winnowed_keys(winnowed, modulus);
             let found = index.lookup_sampled(Namespace::Sections, &sampled, modulus).await?;
@@ -98,8 +96,9 @@ impl Matcher {
         outcome.candidates = found.candidates.len();
         (outcome.keys_looked_up, outcome.keys_found) = (found.keys_queried, found.keys_found);
         let mut ids: Vec<i64> = self.good(&found).iter().map(|c| c.doc as i64).collect();
-        if let Some(page_winnowed) = page_winnowed {
-            ids = self.confirm_sampled(page_winnowed, ids).await?;
+        if sections_modulus > 1 && !ids.is_empty() {
+            let page = prepared.view().map(|v| v.fingerprints.winnowed_digest()).unwrap_or_default();
+            ids = self.confirm_sampled(&page, ids).await?;
             if !ids.is_empty() {
                 prepared = self.completed(prepared).await?;
             }
@@ -120,19 +119,16 @@ impl Matcher {
     /// 4 bytes a key). A candidate without stored keys of the current parameters (a store
     /// written before they existed, until `zhiwen reindex`) is kept: the verification
     /// reads its text as before.
-    async fn confirm_sampled(&self, page: Vec<u32>, ids: Vec<i64>) -> Result<Vec<i64>> {
-        if ids.is_empty() {
-            return Ok(ids);
-        }
+    async fn confirm_sampled(&self, page: &[u32], ids: Vec<i64>) -> Result<Vec<i64>> {
         let epoch = self.inner.epoch.load(Ordering::Relaxed);
-        let shared = |keys: &[u32]| zhiwen_core::shingle::intersection_size(&page, keys);
+        let shared = |keys: &[u32]| zhiwen_core::shingle::intersection_size(page, keys);
         let mut counts: HashMap<i64, usize> = HashMap::with_capacity(ids.len());
         let mut unread = Vec::new();
         for &id in &ids {
             let hit = self.inner.sections.lock().unwrap_or_else(|p| p.into_inner()).get(&id);
-            match hit.filter(|e| e.checked.load(Ordering::Relaxed) >= epoch) {
+            match hit.filter(|e| e.checked_in(epoch)) {
                 Some(entry) => {
-                    counts.insert(id, shared(&entry.analysis.fingerprints.winnowed_digest()));
+                    counts.insert(id, shared(entry.winnowed_digest()));
                 }
                 None => unread.push(Subject::section(id)),
             }

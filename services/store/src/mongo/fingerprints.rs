@@ -57,13 +57,13 @@ impl FingerprintStore for MongoStore {
         let mut inserts = Vec::new();
         for ((s, tag, data, keys), id) in encoded.into_iter().zip(ids) {
             let hash = h2i(zhiwen_core::hash::hash_bytes(&data));
-            let old = existing.get(&id).map(|(h, _)| h);
+            let (old, has_keys) = existing.get(&id).map_or((None, false), |(h, has)| (Some(h), *has));
             let winnowed = keys.map(|k| {
                 let n = (k.len() / 4) as i64;
                 doc! {"winnowed": Binary { subtype: BinarySubtype::Generic, bytes: k }, "winnowed_n": n}
             });
             if old == Some(&hash) {
-                if let Some(w) = winnowed.filter(|_| existing.get(&id).is_some_and(|(_, has)| !has)) {
+                if let Some(w) = winnowed.filter(|_| !has_keys) {
                     coll.update_one(doc! {"_id": &id, "data_hash": hash}, doc! {"$set": w}).await?;
                 }
                 counts.add(Outcome::Unchanged);

@@ -59,20 +59,13 @@ impl FingerprintStore for SqliteStore {
                         Some(o) if &o == data => Outcome::Unchanged,
                         Some(_) => Outcome::Updated,
                     };
-                    match (outcome, keys) {
-                        (Outcome::Unchanged, Some(keys)) => {
-                            add_keys.execute(params![s.id, tag, keys])?;
-                        }
-                        (Outcome::Unchanged, None) => {}
-                        (_, Some(keys)) => {
-                            put_keys.execute(params![s.id, tag, keys])?;
-                        }
-                        (_, None) => {
-                            if s.kind == SubjectKind::Section {
-                                drop_keys.execute(params![s.id])?;
-                            }
-                        }
-                    }
+                    let unchanged = outcome == Outcome::Unchanged;
+                    match keys {
+                        Some(keys) if unchanged => add_keys.execute(params![s.id, tag, keys])?,
+                        Some(keys) => put_keys.execute(params![s.id, tag, keys])?,
+                        None if !unchanged && s.kind == SubjectKind::Section => drop_keys.execute(params![s.id])?,
+                        None => 0,
+                    };
                     if outcome != Outcome::Unchanged {
                         put.execute(params![s.kind.as_str(), s.id, tag, data, now])?;
                     }
