@@ -24,7 +24,7 @@ fn stages(c: &mut Criterion) {
     let fp = Fingerprinter::new(params.clone()).expect("default params");
     let analysis = fp.analyze_text(&text, InputFormat::Text).expect("analysable");
     let canonical = analysis.canonical.text().to_owned();
-    let tokens = analysis.tokens.clone();
+    let tokens = segment::segment(&canonical, &params.segment);
     let letters = analysis.initials.letters.clone();
     let shingles = analysis.fingerprints.shingles.clone();
     let units: Vec<u32> = letters.iter().map(|&l| l as u32).collect();

@@ -344,7 +344,7 @@ pub fn compare_with(
             evidence: i,
             chars,
             non_prose_chars: chars - prose_a.count(p.a_start, p.a_end),
-            rarity: formulaic::mean_idf(&a.tokens, p.a_start, p.a_end),
+            rarity: formulaic::mean_idf(&a.words, p.a_start, p.a_end),
             differences: *d,
             template_wording: wording[i],
             seen_elsewhere: 0,

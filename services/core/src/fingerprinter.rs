@@ -8,7 +8,7 @@ use crate::hash::hash_bytes;
 use crate::initials::InitialStream;
 use crate::minhash::{self, MinHasher};
 use crate::params::Params;
-use crate::segment::{self, Token};
+use crate::segment::{self, Word};
 use crate::shingle;
 use crate::simhash;
 use crate::winnow::{self, WinnowFp};
@@ -247,13 +247,14 @@ impl Fingerprints {
 }
 
 /// Everything the pipeline knows about one document: the canonical text with its map
-/// to the original, the one token stream, the unit streams, and the fingerprints.
+/// to the original, the words of its one segmentation, the unit streams, and the
+/// fingerprints.
 #[derive(Debug, Clone)]
 pub struct Analysis {
     /// Canonical text and offset map.
     pub canonical: CanonicalText,
-    /// Content words (one segmentation).
-    pub tokens: Vec<Token>,
+    /// Content words (one segmentation), where they are and their weights.
+    pub words: Vec<Word>,
     /// Pinyin-initial stream.
     pub initials: InitialStream,
     /// Normalised character stream.
@@ -271,7 +272,7 @@ impl Analysis {
         }
         let f = &self.fingerprints;
         self.canonical.heap_bytes()
-            + vec(&self.tokens)
+            + vec(&self.words)
             + vec(&self.initials.letters)
             + vec(&self.initials.positions)
             + vec(&self.chars.units)
@@ -338,7 +339,7 @@ impl Fingerprinter {
     /// The first stage of [`Fingerprinter::analyze_text`] only: the canonical text, the
     /// unit streams and the winnowed fingerprints, which is all a passage search
     /// ([`crate::compare::evidence_passages_with`]) reads. No word segmentation (most of
-    /// the cost of an analysis): `tokens` and the word-based fingerprints (simhash, DNA,
+    /// the cost of an analysis): `words` and the word-based fingerprints (simhash, DNA,
     /// shingles and what derives from them) stay empty until [`Fingerprinter::complete`].
     /// A matcher can so rule out a candidate cheaply and complete only the others.
     pub fn analyze_streams(&self, text: &str, format: InputFormat) -> Result<Analysis, CoreError> {
@@ -377,7 +378,9 @@ impl Fingerprinter {
         fingerprints.dna = dna::dna_fingerprint(&initials.letters, &p.dna, &self.frame);
         fingerprints.shingles = shingles;
         fingerprints.minhash = signature;
-        Analysis { canonical, tokens, initials, chars, fingerprints }
+        // Sized exactly: the token list was sized for the longest text of its length.
+        let words = tokens.iter().map(Word::from).collect();
+        Analysis { canonical, words, initials, chars, fingerprints }
     }
 
     /// How many non-winnowed index keys ([`Fingerprints::index_keys`]) the complete
@@ -437,7 +440,7 @@ impl Fingerprinter {
             winnow_initials: winnow::winnow(&initials.letters, p.winnow.initials_k, p.winnow.initials_window),
             winnow_chars: winnow::winnow(&chars.units, p.winnow.chars_k, p.winnow.chars_window),
         };
-        Analysis { canonical, tokens: Vec::new(), initials, chars, fingerprints }
+        Analysis { canonical, words: Vec::new(), initials, chars, fingerprints }
     }
 }
 
@@ -456,7 +459,7 @@ mod tests {
             assert!(whole.is_complete() && !streams.is_complete());
             assert_eq!(streams.fingerprints.winnow_chars, whole.fingerprints.winnow_chars);
             assert_eq!(streams.fingerprints.content_hash, whole.fingerprints.content_hash);
-            assert!(streams.tokens.is_empty() && streams.fingerprints.shingles.is_empty());
+            assert!(streams.words.is_empty() && streams.fingerprints.shingles.is_empty());
             let completed = fp.complete(streams);
             assert_eq!(completed.fingerprints, whole.fingerprints);
             assert_eq!(format!("{:?}", completed), format!("{:?}", whole));

@@ -24,7 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::segment::Token;
+use crate::segment::Word;
 
 /// Half-open canonical character ranges of the runs of `text` that are not prose: URLs,
 /// host names, e-mail addresses, ids and codes. Sorted, disjoint.
@@ -494,11 +494,11 @@ fn figure_difference(a: &[u32], b: &[u32]) -> usize {
         .sum()
 }
 
-/// Mean IDF (jieba's table) of the words of `tokens` that lie inside the canonical range
-/// `start..end`; `None` when no word does. `tokens` are sorted by start.
-pub fn mean_idf(tokens: &[Token], start: u32, end: u32) -> Option<f32> {
-    let lo = tokens.partition_point(|t| t.start < start);
-    let inside = tokens[lo..].iter().take_while(|t| t.end <= end);
+/// Mean IDF (jieba's table) of the words of `words` that lie inside the canonical range
+/// `start..end`; `None` when no word does. `words` are sorted by start.
+pub fn mean_idf(words: &[Word], start: u32, end: u32) -> Option<f32> {
+    let lo = words.partition_point(|t| t.start < start);
+    let inside = words[lo..].iter().take_while(|t| t.end <= end);
     let (sum, n) = inside.fold((0f32, 0usize), |(s, n), t| (s + t.idf, n + 1));
     (n > 0).then(|| sum / n as f32)
 }

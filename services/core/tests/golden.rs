@@ -14,6 +14,8 @@ use std::path::PathBuf;
 
 use zhiwen_core::canon::InputFormat;
 use zhiwen_core::hash::hash_bytes;
+use zhiwen_core::params::SegmentParams;
+use zhiwen_core::segment;
 use zhiwen_core::{Analysis, Fingerprinter, Params, ALGORITHM_VERSION};
 
 fn repo_file(path: &str) -> Vec<u8> {
@@ -22,18 +24,23 @@ fn repo_file(path: &str) -> Vec<u8> {
 }
 
 /// Little-endian bytes of everything one analysis produced.
-fn digest(a: &Analysis) -> u64 {
+fn digest(a: &Analysis, params: &SegmentParams) -> u64 {
     let mut buf: Vec<u8> = Vec::new();
     let mut put = |v: u64| buf.extend_from_slice(&v.to_le_bytes());
     put(a.canonical.text().len() as u64);
     for span in a.canonical.source_spans() {
         put(u64::from(span.start) << 32 | u64::from(span.end));
     }
-    put(a.tokens.len() as u64);
-    for t in &a.tokens {
-        put(u64::from(t.start) << 32 | u64::from(t.end));
+    // The words' hashes are not kept in an analysis, only used for its shingles and
+    // simhash: they come from the same segmentation of the canonical text, so the digest
+    // covers what it did when analyses kept whole tokens (the pinned values did not move).
+    let tokens = segment::segment(a.canonical.text(), params);
+    put(a.words.len() as u64);
+    assert_eq!(a.words.len(), tokens.len(), "one word per token of the segmentation");
+    for (w, t) in a.words.iter().zip(&tokens) {
+        put(u64::from(w.start) << 32 | u64::from(w.end));
         put(t.hash);
-        put(u64::from(t.idf.to_bits()));
+        put(u64::from(w.idf.to_bits()));
     }
     put(a.initials.letters.len() as u64);
     for (&l, &p) in a.initials.letters.iter().zip(&a.initials.positions) {
@@ -112,10 +119,11 @@ fn the_pipeline_output_is_pinned() {
     assert_eq!(ALGORITHM_VERSION, 2, "re-pin the digests when the algorithm version changes");
     let mut got = Vec::new();
     for (name, params) in param_sets() {
+        let segmentation = params.segment.clone();
         let fp = Fingerprinter::new(params).expect("valid params");
         for (path, format) in INPUTS {
             let a = fp.analyze_bytes(&repo_file(path), format, None).expect("bundled input analyses");
-            let d = digest(&a);
+            let d = digest(&a, &segmentation);
             println!("{name:>16} {path:<48} {d:#018x}");
             got.push(d);
         }
@@ -130,6 +138,7 @@ fn the_digest_sees_a_single_changed_weight() {
     let fp = Fingerprinter::new(Params::default()).expect("default params");
     let a = fp.analyze_bytes(&repo_file(INPUTS[0].0), InputFormat::Text, None).expect("analyses");
     let mut b = a.clone();
-    b.tokens[100].idf = f32::from_bits(b.tokens[100].idf.to_bits() ^ 1);
-    assert_ne!(digest(&a), digest(&b));
+    b.words[100].idf = f32::from_bits(b.words[100].idf.to_bits() ^ 1);
+    let segmentation = Params::default().segment;
+    assert_ne!(digest(&a, &segmentation), digest(&b, &segmentation));
 }

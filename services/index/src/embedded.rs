@@ -86,10 +86,48 @@ impl Db {
 ///   as much as the postings themselves at 100k sections).
 #[derive(Debug, Default)]
 struct Space {
-    postings: [FxHashMap<u64, Posting>; FAMILIES],
+    postings: [Postings; FAMILIES],
     docs: FxHashMap<DocId, u64>,
     big: HashSet<IndexKey>,
     entries: u64,
+}
+
+/// One family's postings, split by key value into [`SHARDS`] maps. A hash map grows by
+/// doubling, holding its old and its new table at once while it moves the entries: one
+/// map per family made every such step a peak of three times the family's table (the
+/// page namespace's growth was the largest single allocation of `zhiwen match --all`;
+/// at a million sections a family's table is hundreds of megabytes). Split, a step holds
+/// one shard twice, and the shards grow at different times.
+#[derive(Debug, Default)]
+struct Postings([FxHashMap<u64, Posting>; SHARDS]);
+
+/// Maps per family (a power of two).
+const SHARDS: usize = 16;
+
+impl Postings {
+    /// The shard of a value: its top bits once mixed (a family's values need not be
+    /// uniform in their own top bits).
+    fn shard(value: u64) -> usize {
+        // Two shifts: one of 64 bits would overflow with a single shard.
+        ((value.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (63 - SHARDS.trailing_zeros())) >> 1) as usize
+    }
+
+    fn get(&self, value: &u64) -> Option<&Posting> {
+        self.0[Self::shard(*value)].get(value)
+    }
+
+    fn entry(&mut self, value: u64) -> Entry<'_, u64, Posting> {
+        self.0[Self::shard(value)].entry(value)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&u64, &Posting)> {
+        self.0.iter().flat_map(|shard| shard.iter())
+    }
+
+    /// Slots allocated, over the shards.
+    fn capacity(&self) -> usize {
+        self.0.iter().map(|shard| shard.capacity()).sum()
+    }
 }
 
 /// Fingerprint families ([`IndexFamily::code`] runs from 1 to this).
@@ -195,8 +233,8 @@ impl Space {
             .iter()
             .map(|m| {
                 m.capacity() as u64 * slot
-                    + m.values()
-                        .map(|p| match p {
+                    + m.iter()
+                        .map(|(_, p)| match p {
                             Posting::Docs(d) => (std::mem::size_of::<Vec<DocId>>() + d.capacity() * 8) as u64,
                             _ => 0,
                         })
@@ -547,5 +585,27 @@ impl CandidateIndex for EmbeddedIndex {
 
     async fn identity(&self) -> Result<Option<String>> {
         Ok(Some(self.identity.lock().unwrap_or_else(|p| p.into_inner()).clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postings_spread_over_the_shards_and_find_what_they_hold() {
+        let mut postings = Postings::default();
+        // Small consecutive values (as a family with narrow values has) reach every shard.
+        for value in 0..1_600u64 {
+            postings.entry(value).or_insert(Posting::One(value));
+        }
+        let sizes: Vec<usize> = postings.0.iter().map(|shard| shard.len()).collect();
+        assert!(sizes.iter().all(|&n| n > 50), "uneven shards: {sizes:?}");
+        assert_eq!(postings.iter().count(), 1_600);
+        for value in [0, 1, 799, 1_599] {
+            assert!(matches!(postings.get(&value), Some(Posting::One(doc)) if *doc == value));
+        }
+        assert!(postings.get(&1_600).is_none());
+        assert!(postings.capacity() >= 1_600);
     }
 }

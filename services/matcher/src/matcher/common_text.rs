@@ -94,7 +94,7 @@ impl Matcher {
         if !config.seen_text.enabled || !config.index_pages {
             return Ok(Some(kind));
         }
-        let (a, Some(b)) = (inner.full_section(section), page.full(&inner.fp)) else { return Ok(Some(kind)) };
+        let (a, Some(b)) = (&*inner.full_section(section), page.full(&inner.fp)) else { return Ok(Some(kind)) };
         let t = &config.thresholds;
         if !seen::weighable(c, t) {
             return Ok(Some(kind));
@@ -221,7 +221,7 @@ impl Matcher {
                 if aside.is_empty() {
                     return Some((section_id, entry, c, kind));
                 }
-                let a = inner.full_section(&entry);
+                let a = &*inner.full_section(&entry);
                 let k = inner.fp.params().winnow.chars_k;
                 catalogue.discount_passages(&mut c, a, b, k, t, SetAside::WithinStrongerCopy(&aside));
                 let kind = MatchKind::of(&c, t);

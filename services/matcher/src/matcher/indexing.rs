@@ -57,7 +57,7 @@ impl Matcher {
             let stored = stored_of.remove(&section.id);
             let id = section.id;
             let fresh = self
-                .on_cpu(move |inner| -> Result<Option<Analysis>> {
+                .on_cpu(move |inner| -> Result<Option<zhiwen_core::Fingerprints>> {
                     if let Some(rec) = stored {
                         if rec.params_tag == inner.fp.params_tag() {
                             let canonical = canon::canonicalize_decoded(
@@ -75,15 +75,15 @@ impl Matcher {
                     }
                     inner
                         .section_entry_from_text(id, section.work_id, &section.text, updated_at, true)
-                        .map(|e| Some(e.analysis.clone()))
+                        .map(|e| Some(e.analysis().fingerprints.clone()))
                 })
                 .await??;
             match fresh {
                 None => report.unchanged += 1,
-                Some(analysis) => {
+                Some(made) => {
                     report.indexed += 1;
-                    keys.push((id as u64, self.inner.config.section_index_keys(&analysis.fingerprints)));
-                    fingerprints.push((Subject::section(id), analysis.fingerprints));
+                    keys.push((id as u64, self.inner.config.section_index_keys(&made)));
+                    fingerprints.push((Subject::section(id), made));
                 }
             }
         }

@@ -9,8 +9,9 @@ pub(super) struct PreparedPage {
     pub(super) page_id: i64,
     pub(super) url: String,
     pub(super) site: String,
-    /// The decoded original (evidence is quoted from it).
-    pub(super) original: String,
+    /// The decoded original when `analysis` is of a blanked copy of it; otherwise the
+    /// original is the one `analysis` holds ([`PreparedPage::original`]), not kept twice.
+    blanked_original: Option<String>,
     /// The analysis of the page with its site's boilerplate blanked (of the page as it is
     /// when it has none): what is looked up, compared and indexed. Streams only until a
     /// candidate needs the word stage ([`PreparedPage::full`]): most pages share no
@@ -18,9 +19,6 @@ pub(super) struct PreparedPage {
     pub(super) analysis: Option<Analysis>,
     /// The complete analysis of a streams-only `analysis`, made when first needed.
     pub(super) complete: OnceLock<Analysis>,
-    /// Boilerplate was blanked: `analysis` is of a copy of the original with spaces
-    /// where the boilerplate was (same character offsets).
-    pub(super) blanked: bool,
     pub(super) boilerplate_chars: usize,
     /// Passage index of `view()`, made on first use and shared by all the candidates.
     pub(super) passages: OnceLock<PassageIndex>,
@@ -29,6 +27,21 @@ pub(super) struct PreparedPage {
 }
 
 impl PreparedPage {
+    /// The decoded original (evidence is quoted from it).
+    pub(super) fn original(&self) -> &str {
+        match (&self.blanked_original, &self.analysis) {
+            (Some(original), _) => original,
+            (None, Some(analysis)) => analysis.canonical.original(),
+            (None, None) => "",
+        }
+    }
+
+    /// Boilerplate was blanked: `analysis` is of a copy of the original with spaces where
+    /// the boilerplate was (same character offsets).
+    pub(super) fn blanked(&self) -> bool {
+        self.blanked_original.is_some()
+    }
+
     /// What is looked up and compared; `None` when nothing but boilerplate is left.
     pub(super) fn view(&self) -> Option<&Analysis> {
         self.analysis.as_ref()
@@ -48,6 +61,16 @@ impl PreparedPage {
         }
         Some(self.complete.get_or_init(|| fp.complete(view.clone())))
     }
+
+    /// Complete `view()` in place (no copy of it is kept beside the complete analysis, as
+    /// [`PreparedPage::full`] keeps on a shared page).
+    fn complete_in_place(&mut self, fp: &Fingerprinter) {
+        if let Some(done) = self.complete.take() {
+            self.analysis = Some(done);
+        } else if let Some(view) = self.analysis.take() {
+            self.analysis = Some(fp.complete(view));
+        }
+    }
 }
 
 impl Matcher {
@@ -65,9 +88,9 @@ impl Matcher {
     }
 
     /// The page with its complete analysis made (on the CPU pool).
-    pub(super) async fn completed(&self, prepared: PreparedPage) -> Result<PreparedPage> {
+    pub(super) async fn completed(&self, mut prepared: PreparedPage) -> Result<PreparedPage> {
         self.on_cpu(move |inner| {
-            prepared.full(&inner.fp);
+            prepared.complete_in_place(&inner.fp);
             prepared
         })
         .await
@@ -96,22 +119,23 @@ impl Inner {
         // the page is then completed once: as it is, or blanked. Analysing it whole first
         // cost a second analysis on every page of a site with a template.
         let streams = self.page_streams(&page)?;
-        let original = streams.canonical.original().to_owned();
-        let (analysis, blanked, boilerplate_chars) =
+        let (analysis, blanked_original, boilerplate_chars) =
             match blank_boilerplate(&streams, profile, self.fp.params().winnow.chars_k) {
-                None => (Some(streams), false, 0),
+                None => (Some(streams), None, 0),
                 // Nothing left but boilerplate (`NoText`): the page matches nothing.
-                Some((text, n)) => (self.fp.analyze_streams(&text, streams.canonical.format()).ok(), true, n),
+                Some((text, n)) => {
+                    let blanked = self.fp.analyze_streams(&text, streams.canonical.format()).ok();
+                    (blanked, Some(streams.canonical.original().to_owned()), n)
+                }
             };
         let text_key = analysis.as_ref().map(|a| (hash_bytes(a.canonical.text().as_bytes()), a.canonical.char_len()));
         Ok(PreparedPage {
             page_id: page.id,
             url: page.url,
             site: page.site,
-            original,
+            blanked_original,
             analysis,
             complete: OnceLock::new(),
-            blanked,
             boilerplate_chars,
             passages: OnceLock::new(),
             text_key,

@@ -2,6 +2,7 @@
 //! (a task), and every work's version read once per epoch.
 
 use super::*;
+use std::sync::RwLock;
 
 /// A section ready for verification.
 pub(super) struct SectionEntry {
@@ -14,29 +15,65 @@ pub(super) struct SectionEntry {
     /// work still has it, the text is the same and nothing needs reading.
     pub(super) work_version: AtomicI64,
     /// Complete, or streams only ([`Fingerprinter::analyze_streams`]): enough for the
-    /// pre-check that rules out most candidates, at a third of the cost.
-    pub(super) analysis: Analysis,
-    /// The complete analysis of a streams-only `analysis`, made when first needed.
-    pub(super) complete: OnceLock<Analysis>,
+    /// pre-check that rules out most candidates, at a third of the cost. A streams-only
+    /// analysis is replaced by its completion when a candidate first needs the word stage
+    /// ([`SectionEntry::full`]), so the cache never holds the streams twice.
+    analysis: RwLock<Arc<Analysis>>,
+    /// Held while the analysis is completed: it is completed once.
+    completing: Mutex<()>,
     /// The winnowed keys' compact form, made when a sampled lookup's candidate is first
     /// confirmed against this entry.
     winnowed: OnceLock<Vec<u32>>,
 }
 
 impl SectionEntry {
-    /// The complete analysis (made now if this entry has only the streams).
-    pub(super) fn full(&self, fp: &Fingerprinter) -> &Analysis {
-        if self.analysis.is_complete() {
-            return &self.analysis;
+    /// An entry for section `id` of `work_id` whose text hashes to `text_hash`, checked in
+    /// `epoch`, read while the work had `work_version`.
+    pub(super) fn new(
+        id: i64,
+        work_id: i64,
+        text_hash: u64,
+        epoch: u64,
+        work_version: i64,
+        analysis: Analysis,
+    ) -> Self {
+        SectionEntry {
+            id,
+            work_id,
+            text_hash,
+            checked: AtomicU64::new(epoch),
+            work_version: AtomicI64::new(work_version),
+            analysis: RwLock::new(Arc::new(analysis)),
+            completing: Mutex::new(()),
+            winnowed: OnceLock::new(),
         }
-        self.complete.get_or_init(|| fp.complete(self.analysis.clone()))
+    }
+
+    /// The analysis as it is now: complete, or the streams only.
+    pub(super) fn analysis(&self) -> Arc<Analysis> {
+        self.analysis.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The complete analysis, and whether it was made by this call (the entry had only
+    /// the streams).
+    pub(super) fn full(&self, fp: &Fingerprinter) -> (Arc<Analysis>, bool) {
+        let now = self.analysis();
+        if now.is_complete() {
+            return (now, false);
+        }
+        let _completing = self.completing.lock().unwrap_or_else(|p| p.into_inner());
+        let now = self.analysis();
+        if now.is_complete() {
+            return (now, false);
+        }
+        let complete = Arc::new(fp.complete(Analysis::clone(&now)));
+        *self.analysis.write().unwrap_or_else(|p| p.into_inner()) = complete.clone();
+        (complete, true)
     }
 
     /// Bytes it holds: what it weighs in the section cache.
     pub(super) fn heap_bytes(&self) -> usize {
-        self.analysis.heap_bytes()
-            + self.complete.get().map_or(0, Analysis::heap_bytes)
-            + self.winnowed.get().map_or(0, |w| w.len() * 4)
+        self.analysis().heap_bytes() + self.winnowed.get().map_or(0, |w| w.len() * 4)
     }
 
     /// Checked against the store in `epoch` (or later): current without a read.
@@ -47,7 +84,7 @@ impl SectionEntry {
     /// [`Fingerprints::winnowed_digest`](zhiwen_core::Fingerprints::winnowed_digest) of
     /// the section (made once).
     pub(super) fn winnowed_digest(&self) -> &[u32] {
-        self.winnowed.get_or_init(|| self.analysis.fingerprints.winnowed_digest())
+        self.winnowed.get_or_init(|| self.analysis().fingerprints.winnowed_digest())
     }
 }
 
@@ -218,30 +255,45 @@ impl Inner {
             self.fp.analyze_streams(text, InputFormat::Text)
         }
         .map_err(|source| MatcherError::Text { what: format!("section {id}"), source })?;
-        let checked = AtomicU64::new(self.epoch.load(Ordering::Relaxed));
-        let entry = Arc::new(SectionEntry {
-            id,
-            work_id,
-            text_hash: hash_bytes(text.as_bytes()),
-            checked,
-            work_version: AtomicI64::new(version),
-            analysis,
-            complete: OnceLock::new(),
-            winnowed: OnceLock::new(),
-        });
+        let epoch = self.epoch.load(Ordering::Relaxed);
+        let entry = Arc::new(SectionEntry::new(id, work_id, hash_bytes(text.as_bytes()), epoch, version, analysis));
         self.sections.lock().unwrap_or_else(|p| p.into_inner()).insert_weighted(id, entry.clone(), entry.heap_bytes());
         Ok(entry)
     }
 
     /// The complete analysis of a cached section, made now if it has only the streams;
     /// the cache then weighs the entry with it.
-    pub(super) fn full_section<'a>(&self, entry: &'a SectionEntry) -> &'a Analysis {
-        let was_complete = entry.analysis.is_complete() || entry.complete.get().is_some();
-        let full = entry.full(&self.fp);
-        if !was_complete {
+    pub(super) fn full_section(&self, entry: &SectionEntry) -> Arc<Analysis> {
+        let (full, made) = entry.full(&self.fp);
+        if made {
             let weight = entry.heap_bytes();
             self.sections.lock().unwrap_or_else(|p| p.into_inner()).reweigh(&entry.id, weight);
         }
         full
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_section_completed_holds_its_streams_once() {
+        let fp = Fingerprinter::new(zhiwen_core::Params::default()).expect("default parameters");
+        let text = "滚滚长江东逝水，浪花淘尽英雄。是非成败转头空，青山依旧在，几度夕阳红。".repeat(20);
+        let streams = fp.analyze_streams(&text, InputFormat::Text).expect("text");
+        let complete_alone = fp.analyze_text(&text, InputFormat::Text).expect("text").heap_bytes();
+        let entry = SectionEntry::new(1, 1, 0, 0, 0, streams);
+        assert!(!entry.analysis().is_complete());
+
+        let (full, made) = entry.full(&fp);
+        assert!(full.is_complete() && made);
+        // The streams-only analysis is replaced, not kept beside the complete one.
+        assert!(Arc::ptr_eq(&entry.analysis(), &full));
+        let held = entry.heap_bytes();
+        assert!(held <= complete_alone + complete_alone / 4, "{held} bytes held, {complete_alone} for one analysis");
+
+        let (again, made) = entry.full(&fp);
+        assert!(Arc::ptr_eq(&again, &full) && !made);
     }
 }

@@ -80,7 +80,7 @@ impl TextResult {
                 let mut comparison = c.comparison.clone();
                 for (e, &(start, end)) in comparison.evidence.iter_mut().zip(&c.page_ranges) {
                     (e.b_start, e.b_end) = view.canonical.original_span(start, end);
-                    e.b_text = slice_chars(&page.original, e.b_start, e.b_end).to_owned();
+                    e.b_text = slice_chars(page.original(), e.b_start, e.b_end).to_owned();
                 }
                 FoundCopy::new(c.section_id, c.work_id, page, comparison, c.kind)
             })

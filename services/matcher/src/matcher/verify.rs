@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// Pages of a site's boilerplate sample read per store call (their bodies are held
+/// until their character streams are made).
+const SITE_SAMPLE_PAGES_PER_READ: usize = 16;
+
 impl Matcher {
     /// Match one page against the protected sections: look up candidates, verify each
     /// with every measure, decide, and record the copies. A page that matches nothing
@@ -351,14 +355,17 @@ impl Matcher {
         }
         let s = &self.inner.stores;
         let refs = s.pages.list_pages(Some(site), 0, cfg.sample_pages.max(1)).await?;
-        let mut streams = Vec::with_capacity(refs.len());
+        // The sample is read a few pages per store call (not one call a page), each
+        // chunk reduced to its character streams in one job on the CPU pool.
+        let mut streams: Vec<Vec<u32>> = Vec::with_capacity(refs.len());
         if refs.len() >= cfg.min_pages as usize {
-            for r in refs {
-                if let Some(page) = s.pages.get_page(r.id).await? {
-                    if let Some(units) = self.on_cpu(move |inner| inner.char_units(&page)).await? {
-                        streams.push(units);
-                    }
-                }
+            for chunk in refs.chunks(SITE_SAMPLE_PAGES_PER_READ) {
+                let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
+                let pages = s.pages.get_pages(&ids).await?;
+                let units = self
+                    .on_cpu(move |inner| pages.iter().filter_map(|page| inner.char_units(page)).collect::<Vec<_>>())
+                    .await?;
+                streams.extend(units);
             }
         }
         let site_owned = site.to_owned();
@@ -396,17 +403,17 @@ impl Inner {
     ) -> Option<(Comparison, MatchKind)> {
         let t = &self.config.thresholds;
         let (view, passages) = page.view_indexed()?;
-        if !crate::candidates::may_be_copy(&section.analysis, view, passages, self.fp.params(), t) {
+        if !crate::candidates::may_be_copy(&section.analysis(), view, passages, self.fp.params(), t) {
             return None;
         }
         let full = self.full_section(section);
         let page_full = page.full(&self.fp)?;
-        let mut c = compare_with(full, page_full, passages, self.fp.params(), t);
-        catalogue.discount(&mut c, full, page_full, self.fp.params().winnow.chars_k, t);
+        let mut c = compare_with(&full, page_full, passages, self.fp.params(), t);
+        catalogue.discount(&mut c, &full, page_full, self.fp.params().winnow.chars_k, t);
         let kind = MatchKind::of(&c, t)?;
-        if page.blanked {
+        if page.blanked() {
             for e in &mut c.evidence {
-                e.b_text = slice_chars(&page.original, e.b_start, e.b_end).to_owned();
+                e.b_text = slice_chars(page.original(), e.b_start, e.b_end).to_owned();
             }
         }
         Some((c, kind))
