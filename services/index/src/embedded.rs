@@ -16,6 +16,7 @@ use std::sync::{Mutex, RwLock};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
+use zhiwen_core::hash::mix64;
 use zhiwen_core::{IndexFamily, IndexKey};
 
 use crate::lookup::Accumulator;
@@ -94,10 +95,10 @@ struct Space {
 
 /// One family's postings, split by key value into [`SHARDS`] maps. A hash map grows by
 /// doubling, holding its old and its new table at once while it moves the entries: one
-/// map per family made every such step a peak of three times the family's table (the
-/// page namespace's growth was the largest single allocation of `zhiwen match --all`;
-/// at a million sections a family's table is hundreds of megabytes). Split, a step holds
-/// one shard twice, and the shards grow at different times.
+/// map per family made every such step a peak of three times the family's table, which
+/// at 100k sections is hundreds of megabytes (the bench's peak fell from 4.10 to 3.75 GB
+/// when split: docs/bench-index.md, "Postings in shards"). Split, a step holds one shard
+/// twice, and the shards grow at different times.
 #[derive(Debug, Default)]
 struct Postings([FxHashMap<u64, Posting>; SHARDS]);
 
@@ -105,11 +106,11 @@ struct Postings([FxHashMap<u64, Posting>; SHARDS]);
 const SHARDS: usize = 16;
 
 impl Postings {
-    /// The shard of a value: its top bits once mixed (a family's values need not be
-    /// uniform in their own top bits).
+    /// The shard of a value: the top bits of its [`mix64`] (a family's values need not
+    /// be uniform in their own top bits).
     fn shard(value: u64) -> usize {
         // Two shifts: one of 64 bits would overflow with a single shard.
-        ((value.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (63 - SHARDS.trailing_zeros())) >> 1) as usize
+        ((mix64(value) >> (63 - SHARDS.trailing_zeros())) >> 1) as usize
     }
 
     fn get(&self, value: &u64) -> Option<&Posting> {

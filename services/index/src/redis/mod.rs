@@ -79,6 +79,7 @@ use futures::{StreamExt, TryStreamExt};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisError, Script, Value};
+use zhiwen_core::hash::mix64;
 use zhiwen_core::{IndexFamily, IndexKey};
 
 use self::filter::Geometry;
@@ -253,12 +254,9 @@ struct Place {
     bucket: u32,
 }
 
-fn mix(mut x: u64) -> u64 {
-    // splitmix64 finaliser: spreads structured values (16-bit simhash blocks) evenly.
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
+fn mix(x: u64) -> u64 {
+    // splitmix64: spreads structured values (16-bit simhash blocks) evenly.
+    mix64(x.wrapping_add(0x9E37_79B9_7F4A_7C15))
 }
 
 /// A key's 64-bit hash: its top bits choose the bucket, the section filter mixes it again.
