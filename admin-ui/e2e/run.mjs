@@ -10,7 +10,9 @@
 //      takedown notices through that SMTP server;
 //   4. Debian's Chromium driven by playwright-core walks through the dashboard as users
 //      would, and saves screenshots of the main pages (into target/screenshots/, or into
-//      docs/screenshots/ for the README when E2E_SCREENSHOTS=docs).
+//      docs/screenshots/ for the README when E2E_SCREENSHOTS=docs). A failed step prints
+//      what each open page shows (address, messages) and saves its screenshot under
+//      target/e2e-failures/.
 //
 // Environment: ZHIWEN_BIN (default target/debug/zhiwen), CHROMIUM (default
 // /usr/bin/chromium), ZHIWEN_SMTPD_PYTHON (a python with aiosmtpd: scripts/setup-smtp.sh), E2E_SCREENSHOTS=0 to skip writing the screenshots (=docs to refresh the
@@ -260,6 +262,8 @@ async function api(base, key, path, init = {}) {
 // A tiny test runner: named steps, in order; the first failure ends the run.
 
 const results = [];
+// The browser of the run: a failed step reports what each of its open pages showed.
+let watchedBrowser = null;
 async function step(name, fn) {
   const t0 = Date.now();
   try {
@@ -269,7 +273,29 @@ async function step(name, fn) {
   } catch (e) {
     results.push({ name, ok: false });
     console.log(`  ✗ ${name}\n${e.stack ?? e}`);
+    await reportPages(name).catch((r) => console.log(`  (the pages could not be captured: ${r})`));
     throw e;
+  }
+}
+
+/** What the open pages show when a step fails: address, messages, and a screenshot under target/. */
+async function reportPages(name) {
+  if (!watchedBrowser) return;
+  const dir = join(ROOT, 'target', 'e2e-failures');
+  mkdirSync(dir, { recursive: true });
+  let n = 0;
+  for (const ctx of watchedBrowser.contexts()) {
+    for (const p of ctx.pages()) {
+      n += 1;
+      const shown = await p.evaluate(() =>
+        [...document.querySelectorAll('.ant-message-notice, .ant-alert, .ant-form-item-explain-error, [data-testid="error-message"]')]
+          .map((e) => e.innerText.trim())
+          .filter(Boolean),
+      );
+      const file = join(dir, `${name.replace(/[^\p{L}\p{N}]+/gu, '-').slice(0, 60)}-${n}.png`);
+      await p.screenshot({ path: file });
+      console.log(`  page ${n}: ${p.url()}\n    messages: ${JSON.stringify(shown)}\n    screenshot: ${file}`);
+    }
   }
 }
 
@@ -359,6 +385,7 @@ async function main() {
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  watchedBrowser = browser;
   let ok = false;
   try {
     // What the API says, to check the UI against.
@@ -621,13 +648,30 @@ async function main() {
       await page.getByTestId('nav').getByText('任务').click();
       await page.getByTestId('page-tasks').waitFor();
       await page.getByTestId('start-match').click();
-      await page.getByTestId('start-match-ok').click();
       // The server answers with the task it queued, or with the matching task of the same
-      // scope still pending from an earlier step (it never queues two): the message names
-      // it, and that row must finish. (Counting rows failed when one was pending.)
-      const note = page.getByText(/任务已创建（编号 \d+）/);
-      await note.waitFor({ timeout: 15000 });
-      const id = Number((await note.innerText()).match(/编号 (\d+)/)[1]);
+      // scope still pending from an earlier step (it never queues two): that answer names
+      // the row that must finish. (Counting rows failed when one was pending; reading the
+      // id back from the 3-second message failed once in CI with nothing else to go on.)
+      const answered = page.waitForResponse(
+        (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/api/v1/tasks/match',
+        { timeout: 30000 },
+      );
+      const okButton = page.getByTestId('start-match-ok');
+      await okButton.click();
+      // A click that lands while the dialog animates in can be lost; a user clicks again
+      // (the server never queues a second task of the same scope, whatever the clicks).
+      for (let again = 0; again < 2; again++) {
+        const sent = await Promise.race([answered.then(() => true), sleep(5000).then(() => false)]);
+        if (sent || !(await okButton.isVisible())) break;
+        console.log('    (no request 5 s after the click on OK, the dialog still open: clicking again)');
+        await okButton.click();
+      }
+      const res = await answered;
+      const started = await res.json().catch(() => null);
+      assert.ok(res.ok() && Number.isInteger(started?.id), `POST /api/v1/tasks/match answered ${res.status()}: ${JSON.stringify(started)}`);
+      const id = started.id;
+      // and the admin is told which task it is
+      await page.locator('.ant-message').getByText(`任务已创建（编号 ${id}）`).waitFor({ timeout: 15000 });
       const row = page.getByTestId('tasks-table').locator(`tbody tr[data-row-key="${id}"]`);
       await row.locator('[data-state="succeeded"]').waitFor({ timeout: 120000 });
       const task = (await api(base, keys.admin, '/api/v1/tasks?limit=500')).body.items.find((t) => t.id === id);
