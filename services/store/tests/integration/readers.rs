@@ -50,3 +50,29 @@ async fn embedded_store_without_reader_pool() {
     }
     assert_eq!(s.pages.count_pages().await.unwrap(), 9);
 }
+
+/// A process that closes the embedded store leaves no write-ahead log behind: the readers
+/// close before the writer, which checkpoints the log into the database as the last
+/// connection (with the writer closed first the whole log stayed, and the next process
+/// read it back one page at a time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_embedded_store_checkpoints_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = dir.path().join("zhiwen.db-wal");
+    let s = open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    let w = s.works.upsert_work(&work("甲", "w1")).await.unwrap();
+    for i in 0..20 {
+        s.pages.upsert_page(&page(&format!("https://a.example/{i}"), TEXT_A, 10 + i)).await.unwrap();
+    }
+    // Reads through the pool, so that the readers have the log open too.
+    assert_eq!(s.works.get_work(w.id).await.unwrap().unwrap().text, format!("{TEXT_A}{TEXT_B}"));
+    assert_eq!(s.pages.count_pages().await.unwrap(), 20);
+    assert!(std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0), "the writes went to the log");
+    drop(s);
+    assert!(!wal.exists(), "the log was checkpointed and removed when the store closed");
+
+    // And the next process finds everything in the database file itself.
+    let s = open(&StoreConfig::embedded(dir.path())).await.unwrap();
+    assert_eq!(s.pages.count_pages().await.unwrap(), 20);
+    assert_eq!(s.works.get_work(w.id).await.unwrap().unwrap().text, format!("{TEXT_A}{TEXT_B}"));
+}
