@@ -411,7 +411,14 @@ fn mostly_utf8(bytes: &[u8]) -> bool {
         invalid += chunk.invalid().len();
         non_ascii += chunk.invalid().len();
         seen += valid.len() + chunk.invalid().len();
-        if seen >= DETECT_BYTES && invalid.saturating_mul(MOSTLY_UTF8_DENOMINATOR) > non_ascii {
+        let bad = invalid.saturating_mul(MOSTLY_UTF8_DENOMINATOR);
+        // Even if every byte still to come were non-ASCII and well formed, there would be
+        // too few of them: the answer is already no (legacy text stops here, a few
+        // hundred bytes in, instead of being walked one malformed sequence at a time).
+        if bad > non_ascii + (bytes.len() - seen) {
+            return false;
+        }
+        if seen >= DETECT_BYTES && bad > non_ascii {
             // Legacy text: give up after the detector's sample instead of walking it all
             // byte by byte (a UTF-8 page may start with a legacy-encoded ad or two).
             return false;
