@@ -67,7 +67,11 @@ pub fn winnow<U: Copy + Into<u64>>(units: &[U], k: usize, w: usize) -> Vec<Winno
     let top = (1..k).fold(1u64, |p, _| p.wrapping_mul(BASE));
     let mut roll = units[..k].iter().fold(0u64, |h, &u| h.wrapping_mul(BASE).wrapping_add(u.into() + 1));
     let mut ring = vec![0u64; w];
-    let mut out: Vec<WinnowFp> = Vec::with_capacity(2 * count / (w + 1) + 1);
+    // Winnowing keeps 2 / (w + 1) of the positions of random text on average: room for
+    // an eighth more, so that a list is rarely doubled (and held at up to twice its size)
+    // for running a little over the mean.
+    let expected = 2 * count / (w + 1);
+    let mut out: Vec<WinnowFp> = Vec::with_capacity(expected + expected / 8 + 8);
     let (mut min_pos, mut min_hash) = (0usize, u64::MAX);
     let mut last_out = usize::MAX;
     for i in 0..count {

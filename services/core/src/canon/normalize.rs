@@ -170,7 +170,16 @@ fn count_chars(bytes: &[u8]) -> u32 {
 }
 
 impl<'a> Normalizer<'a> {
-    pub(super) fn new(original: &'a str, t2s: Option<&'static T2s>) -> Self {
+    /// A normaliser of `original`, its output sized for `fed`: the bytes of `original` it
+    /// will be fed (all of a plain text; of a page, its kept text runs, which a page's
+    /// markup, scripts and navigation can outweigh several times: sized by the whole page,
+    /// every page in flight held two to three times the memory its text needs).
+    pub(super) fn new(original: &'a str, fed: &[std::ops::Range<usize>], t2s: Option<&'static T2s>) -> Self {
+        let bytes = original.as_bytes();
+        let (fed_bytes, fed_chars) = fed.iter().fold((0usize, 0u32), |(b, c), r| {
+            let run = bytes.get(r.clone()).unwrap_or(&[]);
+            (b + run.len(), c.saturating_add(count_chars(run)))
+        });
         Normalizer {
             original,
             class: &TABLES.class,
@@ -183,9 +192,10 @@ impl<'a> Normalizer<'a> {
             scratch: String::new(),
             pending_space: false,
             last_simple: false,
-            text: String::with_capacity(original.len()),
-            // Canonical characters rarely outnumber the original's.
-            source: Vec::with_capacity(count_chars(original.as_bytes()) as usize),
+            // Canonical characters rarely outnumber the original's; a paragraph break
+            // between runs is the one character added.
+            text: String::with_capacity(fed_bytes + fed.len()),
+            source: Vec::with_capacity(fed_chars as usize + fed.len()),
         }
     }
 
@@ -462,10 +472,19 @@ pub(super) fn canonicalize_decoded(
         f => f,
     };
     let t2s: Option<&'static T2s> = if params.traditional_to_simplified { Some(&T2S) } else { None };
-    let mut norm = Normalizer::new(&original, t2s);
-    let title = match format {
+    let ((text, source), title) = match format {
         InputFormat::Html => {
             let doc = html::parse(&original, params.extract_main_content);
+            let fed: Vec<_> = doc
+                .paras
+                .iter()
+                .zip(&doc.keep)
+                .filter(|(_, &keep)| keep)
+                .flat_map(|(para, _)| doc.runs.get(para.runs.start as usize..para.runs.end as usize).unwrap_or(&[]))
+                .filter(|run| !matches!(run.kind, RunKind::Deleted))
+                .map(|run| run.start as usize..run.end as usize)
+                .collect();
+            let mut norm = Normalizer::new(&original, &fed, t2s);
             for (para, _) in doc.paras.iter().zip(&doc.keep).filter(|(_, &keep)| keep) {
                 let runs = doc.runs.get(para.runs.start as usize..para.runs.end as usize).unwrap_or(&[]);
                 for run in runs {
@@ -480,14 +499,15 @@ pub(super) fn canonicalize_decoded(
                 }
                 norm.end_paragraph();
             }
-            doc.title
+            (norm.finish(), doc.title)
         }
         _ => {
+            let whole = 0..original.len();
+            let mut norm = Normalizer::new(&original, std::slice::from_ref(&whole), t2s);
             norm.text_run(0, original.len(), true);
-            None
+            (norm.finish(), None)
         }
     };
-    let (text, source) = norm.finish();
     if !text.chars().any(char::is_alphanumeric) {
         return Err(CoreError::NoText);
     }

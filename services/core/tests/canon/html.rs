@@ -79,6 +79,26 @@ fn is_subsequence(needle: &str, haystack: &str) -> bool {
     needle.chars().all(|c| h.any(|x| x == c))
 }
 
+/// A page's canonical text and offset map are sized for its text, not for its markup: a
+/// page held while it is matched weighs what its text needs (issue #31: every page in
+/// flight held its whole page's size again in text capacity and 8 bytes per character of
+/// markup in its map).
+#[test]
+fn a_page_heavy_with_markup_keeps_no_room_for_its_markup() {
+    let chapter = fixture_text("sanguo-001.txt");
+    let script = format!("<script>{}</script>", "var ad = 'x';".repeat(20_000));
+    let page = format!("<html><head><title>t</title>{script}</head><body><p>{chapter}</p>{script}</body></html>");
+    let c = html(&page);
+    let text_chars = c.text().chars().count();
+    let needed = c.text().len() + 8 * text_chars;
+    assert!(c.text().len() > 1_000 && page.len() > 4 * needed);
+    // The decoded page itself (`original`, kept for the evidence) and the text with its
+    // map, with room for the spaces and line breaks of the page's text that
+    // canonicalisation folds: not a second page's worth.
+    let beyond_the_page = c.heap_bytes() - c.original().len();
+    assert!(beyond_the_page <= 2 * needed, "{beyond_the_page} bytes beside the page for a text needing {needed}");
+}
+
 #[test]
 fn news_page_gives_the_article() {
     let c = canonicalize(&fixture("news-article.html"), InputFormat::Auto, &params()).unwrap();

@@ -148,10 +148,13 @@ impl SqliteStore {
     }
 }
 
-/// Page cache of the writer connection (KiB; SQLite's default is 2 MiB): the pages of
-/// the tables and indexes a batch writes stay in memory between batches instead of
-/// being read again from the file.
-const WRITER_CACHE_KIB: i64 = 16 * 1024;
+/// Page cache of the writer connection (KiB; SQLite's default is 2 MiB): the inner pages
+/// of the tables and indexes a batch writes stay in memory between batches. Reads of
+/// clean pages go through the memory map, so a larger cache mostly kept the overflow
+/// pages of bodies and fingerprints just written: 16 MiB of them was a tenth of
+/// `zhiwen match --all`'s heap on the evaluation set, for no measurable time
+/// (docs/benchmarks.md, "Memory of `match --all`, third round").
+const WRITER_CACHE_KIB: i64 = 4 * 1024;
 /// Page cache of each reader connection (KiB).
 pub(super) const READER_CACHE_KIB: i64 = 4 * 1024;
 /// How far a connection maps the database file into memory: reads of mapped pages are
