@@ -38,12 +38,21 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// As `zhiwen`'s `alloc::keep_freed_memory`: mimalloc keeps freed memory (option 15,
-/// `mi_option_purge_delay`, set to -1) unless `MIMALLOC_PURGE_DELAY` is set.
+/// `mi_option_purge_delay`, which libmimalloc-sys leaves unnamed (as in
+/// `services/cli/src/alloc.rs`, whose test checks the index).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// As `zhiwen`'s `alloc::keep_freed_memory`: mimalloc keeps freed memory (purge delay -1)
+/// unless `MIMALLOC_PURGE_DELAY` is set.
 fn keep_freed_memory() {
+    set_purge_delay(-1);
+}
+
+/// The purge delay in ms (0: at once, -1: never), unless `MIMALLOC_PURGE_DELAY` chose it.
+fn set_purge_delay(ms: std::os::raw::c_long) {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        // SAFETY: stores an option value; no precondition.
-        unsafe { libmimalloc_sys::mi_option_set(15, -1) }
+        // SAFETY: stores an option value; mimalloc allows it at any time, from any thread.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
     }
 }
 
@@ -721,23 +730,15 @@ fn reset_peak_resident_memory() {
     }
 }
 
-/// Run `free` (which frees memory) and return what it frees to the system: mimalloc keeps
-/// freed memory in this bench (as in `zhiwen`'s matching processes), so a dropped
-/// catalogue would stay resident. Memory is purged when it is freed and the delay is 0
-/// (not later, for what was freed while purging was off), so purging is on around `free`
-/// and one full collection, and off again after.
+/// Run `free` (which frees memory) and return what it frees to the system: this bench
+/// keeps freed memory (as `zhiwen`'s matching processes do), so a dropped catalogue would
+/// stay resident. mimalloc purges memory as it is freed while the delay is 0 (memory freed
+/// while purging is off is never purged later), so purging is on around `free` and one full
+/// collection.
 fn give_back_freed_memory(free: impl FnOnce()) {
-    let keeping = std::env::var_os("MIMALLOC_PURGE_DELAY").is_none();
-    let purge_delay = |ms: std::os::raw::c_long| {
-        if keeping {
-            // SAFETY: stores an option value; mimalloc allows it at any time, from any
-            // thread.
-            unsafe { libmimalloc_sys::mi_option_set(15, ms) }
-        }
-    };
-    purge_delay(0);
+    set_purge_delay(0);
     free();
     // SAFETY: a full collection; no precondition.
     unsafe { libmimalloc_sys::mi_collect(true) };
-    purge_delay(-1);
+    keep_freed_memory();
 }

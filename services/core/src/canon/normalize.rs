@@ -170,16 +170,23 @@ fn count_chars(bytes: &[u8]) -> u32 {
 }
 
 impl<'a> Normalizer<'a> {
-    /// A normaliser of `original`, its output sized for `fed`: the bytes of `original` it
-    /// will be fed (all of a plain text; of a page, its kept text runs, which a page's
-    /// markup, scripts and navigation can outweigh several times: sized by the whole page,
-    /// every page in flight held two to three times the memory its text needs).
-    pub(super) fn new(original: &'a str, fed: &[std::ops::Range<usize>], t2s: Option<&'static T2s>) -> Self {
+    /// A normaliser of `original`, its output sized for `fed`: the byte ranges of
+    /// `original` it will be fed (all of a plain text; of a page, its kept text runs, which
+    /// a page's markup, scripts and navigation can outweigh several times: sized by the
+    /// whole page, every page in flight held two to three times the memory its text needs).
+    pub(super) fn new(
+        original: &'a str,
+        fed: impl IntoIterator<Item = std::ops::Range<usize>>,
+        t2s: Option<&'static T2s>,
+    ) -> Self {
         let bytes = original.as_bytes();
-        let (fed_bytes, fed_chars) = fed.iter().fold((0usize, 0u32), |(b, c), r| {
-            let run = bytes.get(r.clone()).unwrap_or(&[]);
-            (b + run.len(), c.saturating_add(count_chars(run)))
-        });
+        let (mut fed_bytes, mut fed_chars, mut runs) = (0usize, 0usize, 0usize);
+        for r in fed {
+            let run = bytes.get(r).unwrap_or(&[]);
+            fed_bytes += run.len();
+            fed_chars += count_chars(run) as usize;
+            runs += 1;
+        }
         Normalizer {
             original,
             class: &TABLES.class,
@@ -194,8 +201,8 @@ impl<'a> Normalizer<'a> {
             last_simple: false,
             // Canonical characters rarely outnumber the original's; a paragraph break
             // between runs is the one character added.
-            text: String::with_capacity(fed_bytes + fed.len()),
-            source: Vec::with_capacity(fed_chars as usize + fed.len()),
+            text: String::with_capacity(fed_bytes + runs),
+            source: Vec::with_capacity(fed_chars + runs),
         }
     }
 
@@ -475,18 +482,9 @@ pub(super) fn canonicalize_decoded(
     let ((text, source), title) = match format {
         InputFormat::Html => {
             let doc = html::parse(&original, params.extract_main_content);
-            let fed: Vec<_> = doc
-                .paras
-                .iter()
-                .zip(&doc.keep)
-                .filter(|(_, &keep)| keep)
-                .flat_map(|(para, _)| doc.runs.get(para.runs.start as usize..para.runs.end as usize).unwrap_or(&[]))
-                .filter(|run| !matches!(run.kind, RunKind::Deleted))
-                .map(|run| run.start as usize..run.end as usize)
-                .collect();
-            let mut norm = Normalizer::new(&original, &fed, t2s);
-            for (para, _) in doc.paras.iter().zip(&doc.keep).filter(|(_, &keep)| keep) {
-                let runs = doc.runs.get(para.runs.start as usize..para.runs.end as usize).unwrap_or(&[]);
+            let fed = doc.kept_paragraphs().flatten().filter(|run| !matches!(run.kind, RunKind::Deleted));
+            let mut norm = Normalizer::new(&original, fed.map(|run| run.start as usize..run.end as usize), t2s);
+            for runs in doc.kept_paragraphs() {
                 for run in runs {
                     let (start, end) = (run.start as usize, run.end as usize);
                     match run.kind {
@@ -502,8 +500,7 @@ pub(super) fn canonicalize_decoded(
             (norm.finish(), doc.title)
         }
         _ => {
-            let whole = 0..original.len();
-            let mut norm = Normalizer::new(&original, std::slice::from_ref(&whole), t2s);
+            let mut norm = Normalizer::new(&original, std::iter::once(0..original.len()), t2s);
             norm.text_run(0, original.len(), true);
             (norm.finish(), None)
         }

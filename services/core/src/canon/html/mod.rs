@@ -93,6 +93,17 @@ pub(super) struct Document {
     pub title: Option<String>,
 }
 
+impl Document {
+    /// The runs of each paragraph that is part of the text, in order.
+    pub(super) fn kept_paragraphs(&self) -> impl Iterator<Item = &[Run]> + '_ {
+        self.paras
+            .iter()
+            .zip(&self.keep)
+            .filter(|(_, &keep)| keep)
+            .map(|(para, _)| self.runs.get(para.runs.start as usize..para.runs.end as usize).unwrap_or(&[]))
+    }
+}
+
 /// Does this text look like HTML? Used for [`super::InputFormat::Auto`].
 pub(super) fn looks_like_html(text: &str) -> bool {
     let head = text.as_bytes();
