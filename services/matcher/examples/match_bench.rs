@@ -381,10 +381,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("novels_classics.jsonl not found: set ZHIWEN_CORPUS_DIR".into());
     }
     let catalogue = arg_str("--catalogue").unwrap_or_else(|| "distinct".into());
+    let catalogue_only = std::env::args().any(|a| a == "--catalogue-only");
+    let catalogue_stored = std::env::args().any(|a| a == "--catalogue-stored");
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // A stored catalogue is not written again: only the page filler is made, and the
+    // sections the pages copy are read from the store.
+    let generated = if catalogue_stored { 0 } else { n_sections };
     let (sections, other_pool) = match catalogue.as_str() {
-        "distinct" => distinct_catalogue(n_sections, &mut rng),
-        "shuffled" => shuffled_catalogue(n_sections, &mut rng),
+        "distinct" => distinct_catalogue(generated, &mut rng),
+        "shuffled" => shuffled_catalogue(generated, &mut rng),
         other => return Err(format!("--catalogue {other}: expected distinct or shuffled").into()),
     };
     if other_pool.is_empty() {
@@ -392,16 +397,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let dir = tempfile::tempdir()?;
+    // `--store-dir DIR`: the embedded store (and the embedded index) in DIR instead of a
+    // temporary directory, so that a catalogue indexed once (`--catalogue-only`) can be
+    // matched against by later runs on copies of DIR (`--catalogue-stored`).
+    let data_dir = arg_str("--store-dir").map_or_else(|| dir.path().to_path_buf(), PathBuf::from);
     // Backends: embedded by default; `--mongo URI` (a fresh database named after the run)
     // and `--redis URL` (a fresh key prefix) for the server backends. `--name NAME` names
     // them instead, so a catalogue indexed once (`--catalogue-only`) can be matched against
     // by later runs on copies of the servers' data (`--catalogue-stored`).
     let run = arg_str("--name").unwrap_or_else(|| std::process::id().to_string());
-    let catalogue_only = std::env::args().any(|a| a == "--catalogue-only");
-    let catalogue_stored = std::env::args().any(|a| a == "--catalogue-stored");
     let store_config = match arg_str("--mongo") {
         Some(uri) => StoreConfig::mongo(uri, format!("zhiwen_bench_{run}")),
-        None => StoreConfig::embedded(dir.path().join("store")),
+        None => StoreConfig::embedded(data_dir.join("store")),
     };
     zhiwen_store::migrate(&store_config).await?;
     let stores = zhiwen_store::open(&store_config).await?;
@@ -418,11 +425,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 prefix: format!("zwbench{run}"),
                 index: index_config,
                 section_filter_mb,
+                // `--redis-bucket-bits N`: the namespaces' buckets (`index.redis_bucket_bits`).
+                bucket_bits: arg("--redis-bucket-bits", RedisConfig::with_url(&url).bucket_bits as usize) as u8,
                 ..RedisConfig::with_url(url)
             })
             .await?,
         ),
-        None => Arc::new(EmbeddedIndex::open(dir.path().join("index.sqlite"), index_config)?),
+        None => Arc::new(EmbeddedIndex::open(data_dir.join("index.sqlite"), index_config)?),
     };
     let mut config = MatcherConfig::default();
     config.min_winnow_hits = arg("--min-winnow-hits", config.min_winnow_hits as usize) as u32;
@@ -449,7 +458,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let matcher = Matcher::new(stores.clone(), index.clone(), Fingerprinter::new(Params::default())?, config);
 
     let t = Instant::now();
-    let works_expected = sections.len().div_ceil(100) as u64;
+    let works_expected = n_sections.div_ceil(100) as u64;
     if catalogue_stored {
         let works = stores.works.count_works().await?;
         if works != works_expected {
@@ -485,7 +494,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let index_secs = t.elapsed().as_secs_f64();
     if catalogue_stored {
-        println!("{} sections stored and indexed by an earlier run", sections.len());
+        println!("{n_sections} sections stored and indexed by an earlier run");
     } else {
         println!(
             "indexed {} sections in {:.1} s ({:.0} sections/s)",
@@ -514,10 +523,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         0 => String::new(),
         file => format!(" ({:.2} without the file)", per_char(stats.bytes_used - file)),
     };
-    println!(
-        "registered: {chars} characters; index {:.2} bytes per character{without_file}",
-        per_char(stats.bytes_used)
-    );
+    if !catalogue_stored {
+        println!(
+            "registered: {chars} characters; index {:.2} bytes per character{without_file}",
+            per_char(stats.bytes_used)
+        );
+    }
 
     if catalogue_only {
         return Ok(());
@@ -529,9 +540,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // the matcher's (and the store's files have the page cache a matching process has),
     // not that of a bench holding 1.5G characters of generated text.
     let resident_with_text = status_field("VmRSS");
-    let n_sections_total = sections.len();
-    let planted: Vec<String> =
-        (0..(n_pages * (repeat + 1)).div_ceil(3)).map(|_| sections[rng.below(n_sections_total)].clone()).collect();
+    let n_planted = (n_pages * (repeat + 1)).div_ceil(3);
+    let planted: Vec<String> = if catalogue_stored {
+        // Section ids follow the order of registration, from the first.
+        let first = stores.works.sections_of(1).await?.first().map_or(1, |s| s.id);
+        let ids: Vec<i64> = (0..n_planted).map(|_| first + rng.below(n_sections) as i64).collect();
+        let by_id: HashMap<i64, String> =
+            stores.works.get_sections(&ids).await?.into_iter().map(|s| (s.id, s.text)).collect();
+        ids.iter()
+            .map(|id| by_id.get(id).cloned().ok_or(format!("section {id} not stored")))
+            .collect::<Result<_, _>>()?
+    } else {
+        (0..n_planted).map(|_| sections[rng.below(sections.len())].clone()).collect()
+    };
     give_back_freed_memory(move || drop(sections));
     println!(
         "resident memory after registration: {resident_with_text}; {} with the catalogue's text dropped",
@@ -629,7 +650,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             s.matches_new,
             s.matches_unchanged,
             s.pages_failed,
-            n_sections_total
+            n_sections
         );
     }
     rates.sort_by(f64::total_cmp);

@@ -18,6 +18,20 @@
 //! length has the same keys in every section that holds it, and every k-gram of a text
 //! whose hash is one of them is marked (a page is marked over all its k-grams, not only
 //! its own winnowed ones).
+//!
+//! A section index that keeps 1 in `m` of the winnowed keys (`section_index_sampling`)
+//! knows the common keys of that sample only, about one every `m (w + 1) / 2` characters
+//! of a common passage (36 with the defaults) instead of one every `(w + 1) / 2`, so
+//! marking their k-grams alone would mark an eighth of the text common to many sections.
+//! The profile then reads the text at its sampled winnowed keys, the keys it can judge,
+//! and marks the characters between two consecutive ones that are both common (as two
+//! consecutive common keys of the full layout, at most `w` apart, mark everything
+//! between them), and half the way from a common one to the next key it can judge that
+//! is not common, or to the end of the text: where a common passage ends between the
+//! two is unknown, and the middle is the estimate that neither favours nor disfavours
+//! the page. No gap wider than `2 m (k + 1)` characters (four times the mean) is
+//! bridged, nor half of it extended into. With every key (`m` = 1) this is the marking
+//! above, unchanged.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -37,6 +51,10 @@ pub struct CatalogueProfile {
     /// ([`zhiwen_index::CandidateIndex::write_token`]): the same token read later means
     /// that no section changed since.
     pub(crate) token: u64,
+    /// The profile knows the common keys whose value is divisible by this (a power of
+    /// two; 0 and 1: every key), the sampling of the section index it was read from
+    /// (see the module documentation).
+    pub sampling: u64,
 }
 
 impl CatalogueProfile {
@@ -62,12 +80,26 @@ impl CatalogueProfile {
         } else {
             FxHashSet::default()
         };
-        CatalogueProfile { kgrams, token: 0 }
+        CatalogueProfile { kgrams, token: 0, sampling: 1 }
     }
 
-    /// For each character unit of `units`, whether it lies inside a catalogue-common
-    /// k-gram (`k`: the winnowing `chars_k`).
-    pub fn common_units(&self, units: &[u32], k: usize) -> Vec<bool> {
+    /// The profile of the common keys a section index sampled 1 in `sampling` holds
+    /// (`keys`: its keys held by at least `min_sections` sections). Keys outside the
+    /// sample (from sections indexed with every key before the sampling was raised) are
+    /// left out, so that every key of the sample is judged alike.
+    pub fn sampled(keys: impl IntoIterator<Item = u64>, sampling: u64) -> Self {
+        let sampling = sampling.max(1).next_power_of_two();
+        let mask = sampling - 1;
+        let kgrams = keys.into_iter().filter(|&h| h & mask == 0).collect();
+        CatalogueProfile { kgrams, token: 0, sampling }
+    }
+
+    /// For each character unit of `units`, whether it lies inside catalogue-common text
+    /// (`k`: the winnowing `chars_k`; `winnowed`: the text's winnowed character keys, in
+    /// the order of their positions): inside a catalogue-common k-gram, and with a
+    /// sampled profile between and around its sampled common keys (see the module
+    /// documentation).
+    pub fn common_units(&self, units: &[u32], winnowed: &[WinnowFp], k: usize) -> Vec<bool> {
         let mut marked = vec![false; units.len()];
         if self.kgrams.is_empty() {
             return marked;
@@ -77,7 +109,44 @@ impl CatalogueProfile {
                 marked[i..i + k].iter_mut().for_each(|m| *m = true);
             }
         }
+        if self.sampling > 1 {
+            self.mark_between_sampled_keys(&mut marked, winnowed, k);
+        }
         marked
+    }
+
+    /// The sampled profile's marking between and around the text's common sampled keys.
+    fn mark_between_sampled_keys(&self, marked: &mut [bool], winnowed: &[WinnowFp], k: usize) {
+        let mask = self.sampling - 1;
+        let max_gap = 2 * self.sampling as usize * (k + 1);
+        let len = marked.len();
+        // The keys the profile can judge: (position, common), one per position.
+        let mut judged: Vec<(usize, bool)> = Vec::new();
+        for f in winnowed.iter().filter(|f| f.hash & mask == 0) {
+            let pos = f.pos as usize;
+            if pos + k <= len && judged.last().is_none_or(|&(p, _)| p < pos) {
+                judged.push((pos, self.kgrams.contains(&f.hash)));
+            }
+        }
+        let mut mark = |from: usize, to: usize| marked[from..to.min(len)].iter_mut().for_each(|m| *m = true);
+        for (i, &(pos, common)) in judged.iter().enumerate() {
+            if !common {
+                continue;
+            }
+            // Back towards the previous judged key (or the start of the text).
+            let before = match i.checked_sub(1).map(|j| judged[j]) {
+                Some((prev, true)) if pos - prev <= max_gap => prev,
+                Some((prev, _)) => pos - ((pos - prev) / 2).min(max_gap / 2),
+                None => pos - pos.min(max_gap / 2),
+            };
+            // On towards the next judged key (or the end of the text).
+            let after = match judged.get(i + 1) {
+                Some(&(next, true)) if next - pos <= max_gap => next,
+                Some(&(next, _)) => pos + ((next - pos) / 2).min(max_gap / 2),
+                None => pos + (len - k - pos).min(max_gap / 2),
+            };
+            mark(before, after + k);
+        }
     }
 
     /// Copied characters of `c` (section `a`, page `b`) outside catalogue-common text:
@@ -98,7 +167,7 @@ impl CatalogueProfile {
     ) -> usize {
         let evidence = || c.evidence.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, e)| e);
         let side = |x: &Analysis, ranges: Vec<(usize, usize)>| -> usize {
-            let marked = self.common_units(&x.chars.units, k);
+            let marked = self.common_units(&x.chars.units, &x.fingerprints.winnow_chars, k);
             let ranges = zhiwen_core::compare::merge_ranges(ranges);
             x.chars
                 .positions
@@ -228,6 +297,13 @@ mod tests {
     /// still is.
     #[test]
     fn text_common_to_many_sections_does_not_accuse_a_page_a_real_excerpt_of_that_length_does() {
+        for sampling in [1, 8, 16] {
+            common_text_does_not_accuse_a_real_excerpt_does(sampling);
+        }
+    }
+
+    /// The test above with the profile a section index sampled 1 in `sampling` holds.
+    fn common_text_does_not_accuse_a_real_excerpt_does(sampling: u64) {
         let c = classics();
         let fp = Fingerprinter::new(Params::default()).expect("default params");
         let params = Params::default();
@@ -247,7 +323,8 @@ mod tests {
             sections.iter().map(|a| a.fingerprints.winnow_chars.as_slice()),
             &CatalogueConfig { enabled: true, min_sections: 3 },
         );
-        assert!(!profile.kgrams.is_empty(), "the banner is common to four sections");
+        let profile = CatalogueProfile::sampled(profile.kgrams, sampling);
+        assert!(!profile.kgrams.is_empty(), "the banner is common to four sections (1 in {sampling})");
 
         // The page: an unrelated chapter's opening around the shared text.
         let chapter: Vec<char> = c["novel-shuihu-044"].chars().collect();
@@ -295,6 +372,54 @@ mod tests {
         let mut cmp = compare(&sections[1], &whole, &params, &t);
         assert!(cmp.verdict.duplicate);
         assert!(!profile.discount(&mut cmp, &sections[1], &whole, k, &t));
+    }
+
+    /// A sampled profile judges a text at its sampled winnowed keys: between two common
+    /// ones everything is marked, from a common one half the way to a judged key that is
+    /// not common (or to the end of the text), never across a gap wider than four mean
+    /// gaps; keys outside the sample are not judged, and a profile of every key marks only
+    /// the k-grams of its keys.
+    #[test]
+    fn a_sampled_profile_marks_between_and_around_its_common_keys() {
+        let k = 8;
+        // Units whose own k-gram hashes are not in any profile below.
+        let units: Vec<u32> = (0..400).map(|i| 0x4e00 + i).collect();
+        let key = |hash: u64, pos: u32| WinnowFp { hash, pos };
+        let marked_ranges = |p: &CatalogueProfile, winnowed: &[WinnowFp]| {
+            let marked = p.common_units(&units, winnowed, k);
+            let mut ranges = Vec::new();
+            for (i, &m) in marked.iter().enumerate() {
+                match (m, ranges.last_mut()) {
+                    (true, Some((_, end))) if *end == i => *end = i + 1,
+                    (true, _) => ranges.push((i, i + 1)),
+                    _ => {}
+                }
+            }
+            ranges
+        };
+        // 1 in 8: common keys 8, 16, 24; 32 is judged and not common; 5 is not judged.
+        let p = CatalogueProfile::sampled([8, 16, 24, 5], 8);
+        assert_eq!(p.kgrams, FxHashSet::from_iter([8, 16, 24]));
+        let winnowed = [
+            key(40, 60),  // judged, not common
+            key(8, 100),  // common
+            key(5, 110),  // not judged
+            key(16, 130), // common, 30 after the last
+            key(32, 170), // judged, not common, 40 after
+            key(24, 380), // common, 210 after: the gap is wider than 2 * 8 * 9 = 144
+        ];
+        // Back half of 40 from 100, on to 130, half of 40 on (and its k-gram); at 380,
+        // back half of 210 capped at 72, forwards to the end of the text.
+        assert_eq!(marked_ranges(&p, &winnowed), vec![(80, 150 + k), (308, 400)]);
+        // Only the sampled keys of the text are read: without judged neighbours, a common
+        // key extends half of four mean gaps (72) each way, clipped to the text.
+        assert_eq!(marked_ranges(&p, &[key(8, 100)]), vec![(28, 100 + k + 72)]);
+        // A profile of every key marks the k-grams of its keys, nothing between them.
+        let full = CatalogueProfile { kgrams: FxHashSet::from_iter([8, 16]), token: 0, sampling: 1 };
+        assert_eq!(marked_ranges(&full, &winnowed), Vec::<(usize, usize)>::new());
+        let hashes = kgram_hashes(&units, k);
+        let full = CatalogueProfile { kgrams: FxHashSet::from_iter([hashes[10], hashes[40]]), token: 0, sampling: 1 };
+        assert_eq!(marked_ranges(&full, &[key(hashes[10], 10), key(hashes[40], 40)]), vec![(10, 18), (40, 48)]);
     }
 
     #[test]

@@ -60,19 +60,20 @@ pub struct MatcherConfig {
     /// The section namespace keeps 1 in this many winnowed keys of a section (a power of
     /// two, chosen by value as for pages) and no coarse keys; a page is looked up with
     /// its winnowed keys sampled at least as coarsely, and the candidate minimums are
-    /// divided accordingly. 1 (the default) keeps every key of every family. 8: ~70
-    /// entries for a 1,500-character section instead of ~640 (1.6 bytes of Redis per
-    /// registered character at 1M sections instead of ~15), with every row of the
-    /// evaluation unchanged (default seeds 1-10, large seeds 1-4, both directions; 16
-    /// loses short excerpts and edited copies), but a page shares a single sampled key
-    /// with many sections by chance, so at 100k sections a page verifies 19 candidates
-    /// instead of 3 and matching runs at half the speed; and the catalogue-common text
-    /// is then known from a sample of its keys. Not the default until candidates are
-    /// selected as well as with every key (`docs/bench-index.md`). The coarsest value an
-    /// index was written with is recorded in the store, and lookups never sample more
-    /// finely than that: after lowering it, `zhiwen reindex --only sections` gives the
-    /// sections their other keys; after raising it, the same command frees the memory of
-    /// the keys no longer looked up.
+    /// divided accordingly. 8 (was 1, every key of every family): ~70 entries for a
+    /// 1,500-character section instead of ~640 (1.6 bytes of Redis per registered
+    /// character at 1M sections instead of ~15), with every row of the evaluation
+    /// unchanged (default seeds 1-10, large seeds 1-4, both directions; 16 loses short
+    /// excerpts and edited copies). A page shares a single sampled key with many sections
+    /// by chance; those candidates are confirmed against each section's compact winnowed
+    /// keys in the store (at least `min_winnow_hits` shared) before any text is read, so
+    /// matching is faster than with every key; and the catalogue-common text, known from
+    /// a sample of its keys, is read as a sample ([`crate::catalogue`]). The coarsest
+    /// value an index was written with is recorded in the store, and lookups never sample
+    /// more finely than that: an index written with every key keeps answering (its
+    /// sections hold the sampled keys too), and `zhiwen reindex --only sections` frees
+    /// the memory of the keys no longer looked up; after lowering the value, the same
+    /// command gives the sections their other keys.
     pub section_index_sampling: u64,
     /// Pages matched concurrently by a task (each on a blocking thread). Two per core by
     /// default: a page waiting on the store leaves its core to another (on two cores, 4
@@ -147,7 +148,7 @@ impl Default for MatcherConfig {
             section_cache_mb: 128,
             index_pages: true,
             page_index_sampling: 8,
-            section_index_sampling: 1,
+            section_index_sampling: 8,
             concurrency: std::thread::available_parallelism().map_or(4, |n| n.get() * 2).clamp(2, 32),
             batch_size: 64,
             boilerplate: BoilerplateConfig::default(),
@@ -322,11 +323,12 @@ mod tests {
     }
 
     #[test]
-    fn sections_keep_every_key_by_default_and_an_eighth_of_their_winnowed_keys_with_8() {
+    fn sections_keep_an_eighth_of_their_winnowed_keys_by_default_and_every_key_with_1() {
         let a = sample_analysis();
-        let every = MatcherConfig::default();
+        let every = MatcherConfig { section_index_sampling: 1, ..MatcherConfig::default() };
         assert_eq!(every.section_index_keys(&a.fingerprints), a.fingerprints.index_keys());
-        let config = MatcherConfig { section_index_sampling: 8, ..MatcherConfig::default() };
+        let config = MatcherConfig::default();
+        assert_eq!(config.section_sampling_modulus(), 8);
         assert_eq!(config.section_index_keys(&a.fingerprints), config.page_index_keys(&a.fingerprints));
         let m = |n| MatcherConfig { section_index_sampling: n, ..MatcherConfig::default() }.section_sampling_modulus();
         assert_eq!((m(0), m(1), m(6), m(8), m(100)), (1, 1, 8, 8, 64));

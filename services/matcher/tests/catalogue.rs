@@ -42,11 +42,15 @@ struct Fixture {
 }
 
 async fn fixture(c: &HashMap<String, String>, catalogue: CatalogueConfig) -> Fixture {
+    fixture_with(c, MatcherConfig { catalogue, ..Default::default() }).await
+}
+
+async fn fixture_with(c: &HashMap<String, String>, config: MatcherConfig) -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let stores = zhiwen_store::open(&StoreConfig::embedded(dir.path().join("store"))).await.expect("store");
     let index = Arc::new(EmbeddedIndex::open(dir.path().join("index.sqlite"), IndexConfig::default()).expect("index"));
     let fp = Fingerprinter::new(Params::default()).expect("fingerprinter");
-    let matcher = Matcher::new(stores.clone(), index.clone(), fp, MatcherConfig { catalogue, ..Default::default() });
+    let matcher = Matcher::new(stores.clone(), index.clone(), fp, config);
     // Four chapters of four classics carry the same banner of the site they were taken
     // from; two do not.
     let ids = [
@@ -214,25 +218,28 @@ async fn a_page_copying_one_chapter_is_not_matched_to_another_chapter_sharing_it
 }
 
 /// The profile a matcher reads from the index is the one its definition gives
-/// ([`CatalogueProfile::measure`] over every stored section's winnowed character keys).
+/// ([`CatalogueProfile::measure`] over every stored section's winnowed character keys),
+/// with every key indexed, and its sample with 1 in 8 (the default).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_profile_read_from_the_index_is_the_one_measured_from_the_fingerprints() {
+    use zhiwen_matcher::catalogue::CatalogueProfile;
     let c = classics();
-    let f = fixture(&c, CatalogueConfig::default()).await;
-    let mut streams = Vec::new();
-    let mut after = 0;
-    loop {
-        let recs = f.stores.fingerprints.scan_fingerprints(zhiwen_store::SubjectKind::Section, after, 100).await;
-        let recs = recs.expect("scan");
-        let Some(last) = recs.last() else { break };
-        after = last.subject.id;
-        streams.extend(recs.into_iter().map(|r| r.fingerprints.winnow_chars));
+    for sampling in [1, 8] {
+        let f = fixture_with(&c, MatcherConfig { section_index_sampling: sampling, ..Default::default() }).await;
+        let mut streams = Vec::new();
+        let mut after = 0;
+        loop {
+            let recs = f.stores.fingerprints.scan_fingerprints(zhiwen_store::SubjectKind::Section, after, 100).await;
+            let recs = recs.expect("scan");
+            let Some(last) = recs.last() else { break };
+            after = last.subject.id;
+            streams.extend(recs.into_iter().map(|r| r.fingerprints.winnow_chars));
+        }
+        let measured = CatalogueProfile::measure(streams.iter().map(|s| s.as_slice()), &CatalogueConfig::default());
+        let read = f.matcher.catalogue().await.expect("profile");
+        assert!(measured.kgrams.len() >= 10, "{} common keys", measured.kgrams.len());
+        let expected = CatalogueProfile::sampled(measured.kgrams, sampling);
+        assert!(expected.kgrams.len() >= 2, "1 in {sampling}: {} common keys", expected.kgrams.len());
+        assert_eq!((read.kgrams.clone(), read.sampling), (expected.kgrams, sampling));
     }
-    let measured = zhiwen_matcher::catalogue::CatalogueProfile::measure(
-        streams.iter().map(|s| s.as_slice()),
-        &CatalogueConfig::default(),
-    );
-    let read = f.matcher.catalogue().await.expect("profile");
-    assert!(measured.kgrams.len() >= 10, "{} common keys", measured.kgrams.len());
-    assert_eq!(read.kgrams, measured.kgrams);
 }

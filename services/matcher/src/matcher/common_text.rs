@@ -11,7 +11,7 @@
 //! those, not a count of every key of the catalogue (which at 100k sections was a
 //! transient gigabyte, read from every section's stored fingerprints). With
 //! `section_index_sampling` above 1 the index holds a sample of the keys, and the profile
-//! is that sample.
+//! is that sample, read as a sample ([`CatalogueProfile::sampled`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -64,8 +64,9 @@ impl Matcher {
                     .index
                     .common_keys(Namespace::Sections, IndexFamily::WinnowChars, config.min_sections.max(2))
                     .await?;
-                let profile = CatalogueProfile { kgrams: kgrams.into_iter().collect(), token };
-                tracing::debug!(kgrams = profile.kgrams.len(), token, "catalogue-common text measured");
+                let sampling = self.section_lookup_modulus().await?;
+                let profile = CatalogueProfile { token, ..CatalogueProfile::sampled(kgrams, sampling) };
+                tracing::debug!(kgrams = profile.kgrams.len(), token, sampling, "catalogue-common text measured");
                 Arc::new(profile)
             }
         };
