@@ -27,11 +27,13 @@
 //! and marks the characters between two consecutive ones that are both common (as two
 //! consecutive common keys of the full layout, at most `w` apart, mark everything
 //! between them), and half the way from a common one to the next key it can judge that
-//! is not common, or to the end of the text: where a common passage ends between the
-//! two is unknown, and the middle is the estimate that neither favours nor disfavours
-//! the page. No gap wider than `2 m (k + 1)` characters (four times the mean) is
-//! bridged, nor half of it extended into. With every key (`m` = 1) this is the marking
-//! above, unchanged.
+//! is not common: where a common passage ends between the two is unknown, and the
+//! middle is the estimate that neither favours nor disfavours the page. From a common
+//! key with no judged key before (after) it, the marking runs to the start (end) of the
+//! text: a programme's prefix or trailer starts or ends the text it is common to. No gap
+//! wider than `2 m (k + 1)` characters (four times the mean) is bridged, and no marking
+//! runs further than half of that from a key. With every key (`m` = 1) this is the
+//! marking above, unchanged.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
