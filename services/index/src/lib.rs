@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 pub use embedded::EmbeddedIndex;
 pub use error::{IndexError, Result};
 pub use lookup::{
-    query_sample_modulus, sample_query_keys, sample_winnowed_keys, sample_winnowed_keys_only, Candidate, FamilyHits,
-    LookupResult,
+    kept_by_sampling, query_sample_modulus, sample_query_keys, sample_winnowed_keys, sample_winnowed_keys_only,
+    Candidate, FamilyHits, LookupResult,
 };
 pub use rebuild::{rebuild, rebuild_stream, RebuildReport};
 pub use redis::{RedisConfig, RedisIndex};

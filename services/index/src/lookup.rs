@@ -114,6 +114,13 @@ pub fn query_sample_modulus(fixed: usize, winnowed: usize, budget: usize) -> u64
     m
 }
 
+/// Whether sampling 1 in `modulus` (rounded up to a power of two; 0 and 1 keep every
+/// value) keeps a winnowed key of this value: the value is divisible by it. The one rule
+/// of every sampled namespace, query and reader of their keys.
+pub fn kept_by_sampling(value: u64, modulus: u64) -> bool {
+    value & (modulus.max(1).next_power_of_two() - 1) == 0
+}
+
 /// The keys a document keeps when its winnowed keys are sampled 1 in `modulus` (a power
 /// of two; 1 keeps everything): every non-winnow key, and the winnowed keys whose value
 /// is divisible by `modulus`. The rule of [`sample_query_keys`], for a namespace whose
@@ -123,7 +130,7 @@ pub fn sample_winnowed_keys(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> 
     if modulus <= 1 {
         return keys;
     }
-    keys.into_iter().filter(|k| !is_winnowed(k) || k.value & (modulus - 1) == 0).collect()
+    keys.into_iter().filter(|k| !is_winnowed(k) || kept_by_sampling(k.value, modulus)).collect()
 }
 
 /// Only the winnowed keys of `keys` whose value is divisible by `modulus` (a power of two;
@@ -133,8 +140,7 @@ pub fn sample_winnowed_keys(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> 
 /// most writes: DNA and simhash values recur across unrelated documents, and every
 /// recurrence appends to a posting list.
 pub fn sample_winnowed_keys_only(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> {
-    let mask = modulus.max(1).next_power_of_two() - 1;
-    keys.into_iter().filter(|k| is_winnowed(k) && k.value & mask == 0).collect()
+    keys.into_iter().filter(|k| is_winnowed(k) && kept_by_sampling(k.value, modulus)).collect()
 }
 
 fn is_winnowed(key: &IndexKey) -> bool {
@@ -237,6 +243,15 @@ mod tests {
 
     fn key(family: IndexFamily, value: u64) -> IndexKey {
         IndexKey { family, value }
+    }
+
+    #[test]
+    fn sampling_keeps_the_values_divisible_by_its_power_of_two() {
+        let kept = |m| (0..64u64).filter(|&v| kept_by_sampling(v, m)).collect::<Vec<_>>();
+        assert_eq!(kept(0), (0..64).collect::<Vec<_>>());
+        assert_eq!(kept(1), (0..64).collect::<Vec<_>>());
+        assert_eq!(kept(8), vec![0, 8, 16, 24, 32, 40, 48, 56]);
+        assert_eq!(kept(6), kept(8));
     }
 
     #[test]

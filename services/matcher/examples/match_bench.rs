@@ -426,7 +426,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 index: index_config,
                 section_filter_mb,
                 // `--redis-bucket-bits N`: the namespaces' buckets (`index.redis_bucket_bits`).
-                bucket_bits: arg("--redis-bucket-bits", RedisConfig::with_url(&url).bucket_bits as usize) as u8,
+                bucket_bits: arg("--redis-bucket-bits", RedisConfig::default().bucket_bits as usize) as u8,
                 ..RedisConfig::with_url(url)
             })
             .await?,

@@ -90,10 +90,8 @@ impl CatalogueProfile {
     /// sample (from sections indexed with every key before the sampling was raised) are
     /// left out, so that every key of the sample is judged alike.
     pub fn sampled(keys: impl IntoIterator<Item = u64>, sampling: u64) -> Self {
-        let sampling = sampling.max(1).next_power_of_two();
-        let mask = sampling - 1;
-        let kgrams = keys.into_iter().filter(|&h| h & mask == 0).collect();
-        CatalogueProfile { kgrams, token: 0, sampling }
+        let kgrams = keys.into_iter().filter(|&h| zhiwen_index::kept_by_sampling(h, sampling)).collect();
+        CatalogueProfile { kgrams, token: 0, sampling: sampling.max(1).next_power_of_two() }
     }
 
     /// For each character unit of `units`, whether it lies inside catalogue-common text
@@ -119,12 +117,11 @@ impl CatalogueProfile {
 
     /// The sampled profile's marking between and around the text's common sampled keys.
     fn mark_between_sampled_keys(&self, marked: &mut [bool], winnowed: &[WinnowFp], k: usize) {
-        let mask = self.sampling - 1;
         let max_gap = 2 * self.sampling as usize * (k + 1);
         let len = marked.len();
         // The keys the profile can judge: (position, common), one per position.
         let mut judged: Vec<(usize, bool)> = Vec::new();
-        for f in winnowed.iter().filter(|f| f.hash & mask == 0) {
+        for f in winnowed.iter().filter(|f| zhiwen_index::kept_by_sampling(f.hash, self.sampling)) {
             let pos = f.pos as usize;
             if pos + k <= len && judged.last().is_none_or(|&(p, _)| p < pos) {
                 judged.push((pos, self.kgrams.contains(&f.hash)));

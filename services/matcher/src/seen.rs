@@ -107,7 +107,6 @@ pub fn passage_keys(
     initials_k: usize,
     modulus: u64,
 ) -> Vec<PassageKeys> {
-    let mask = modulus.max(1).next_power_of_two() - 1;
     let section = text;
     let source = |canonical: u32| section.canonical.source_of(canonical as usize);
     // Every sampled winnowed key with the source range of its k-gram and whether the
@@ -125,7 +124,7 @@ pub fn passage_keys(
         _ => true,
     };
     let mut add = |family, fps: &[zhiwen_core::winnow::WinnowFp], positions: &[u32], k: usize| {
-        for f in fps.iter().filter(|f| f.hash & mask == 0) {
+        for f in fps.iter().filter(|f| zhiwen_index::kept_by_sampling(f.hash, modulus)) {
             let first = f.pos as usize;
             let (Some(&s), Some(&e)) = (positions.get(first), positions.get(first + k.max(1) - 1)) else { continue };
             let (lo, hi) = chars.range(s, e + 1);
