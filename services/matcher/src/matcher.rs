@@ -12,7 +12,7 @@ use zhiwen_core::compare::{compare_with, Comparison, PassageIndex};
 use zhiwen_core::hash::hash_bytes;
 use zhiwen_core::{Analysis, Fingerprinter};
 use zhiwen_index::{Candidate, CandidateIndex, IndexKey, LookupResult, Namespace};
-use zhiwen_store::{NewMatch, Outcome, Page, Stores, Subject, Timestamp};
+use zhiwen_store::{NewMatch, Outcome, Page, PageParts, Stores, Subject, Timestamp};
 
 use crate::boilerplate::{blank_boilerplate, SiteProfile};
 use crate::cache::BoundedCache;

@@ -205,7 +205,7 @@ mod tests {
         use crate::codec::{decode_fingerprints, encode_fingerprints};
         use crate::model::Subject;
         let fp = sample();
-        let legacy = crate::codec::compress(&serde_json::to_vec(&fp).unwrap());
+        let legacy = crate::codec::deflate(&serde_json::to_vec(&fp).unwrap());
         assert!(!is_binary(&legacy));
         assert_eq!(decode_fingerprints(&legacy, Subject::page(1)).unwrap(), fp);
         let binary = encode_fingerprints(&fp).unwrap();

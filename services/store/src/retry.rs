@@ -139,8 +139,8 @@ impl PageStore for Retrying<dyn PageStore> {
     async fn get_page(&self, id: i64) -> StoreResult<Option<Page>> {
         self.policy.run("get page", || self.inner.get_page(id)).await
     }
-    async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>> {
-        self.policy.run("get pages", || self.inner.get_pages(ids)).await
+    async fn get_pages(&self, ids: &[i64], parts: PageParts) -> StoreResult<Vec<Page>> {
+        self.policy.run("get pages", || self.inner.get_pages(ids, parts)).await
     }
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
         self.policy.run("find page", || self.inner.find_page(url)).await

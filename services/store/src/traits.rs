@@ -67,8 +67,9 @@ pub trait PageStore: Send + Sync {
     /// A page by id.
     async fn get_page(&self, id: i64) -> StoreResult<Option<Page>>;
     /// Several pages by id, in one read: ascending by id, ids not stored left out
-    /// (a matching task loads a batch of pages at once).
-    async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>>;
+    /// (a matching task loads a batch of pages at once), with the `parts` of their body
+    /// and text asked for (the other left empty).
+    async fn get_pages(&self, ids: &[i64], parts: PageParts) -> StoreResult<Vec<Page>>;
     /// A page by URL (normalised before the lookup).
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>>;
     /// Which of `urls` are stored, normalised as stored (what [`PageStore::find_page`]

@@ -26,7 +26,7 @@ use zhiwen_ingest::crawler::fetch::{fetch, FetchRules};
 use zhiwen_ingest::crawler::{http_client, CrawlConfig};
 use zhiwen_store::{
     Holder, MatchCursor, MatchQuery, MatchRow, MatchSort, MatchSortKey, Notice, NoticeFile, NoticeState, Outcome,
-    ReviewStatus, Stores, Timestamp, MAX_NOTICE_MATCHES,
+    PageParts, ReviewStatus, Stores, Timestamp, MAX_NOTICE_MATCHES,
 };
 
 use crate::contact::{suggest, ContactSuggestion};
@@ -652,7 +652,7 @@ impl Notices {
         }
         let refs = self.stores.pages.list_pages(Some(&host), 0, CONTACT_PAGES).await?;
         let ids: Vec<i64> = refs.iter().map(|p| p.id).collect();
-        let pages = self.stores.pages.get_pages(&ids).await?;
+        let pages = self.stores.pages.get_pages(&ids, PageParts::Source).await?;
         let html: Vec<(String, String)> =
             pages.iter().map(|p| (p.url.clone(), String::from_utf8_lossy(&p.body).into_owned())).collect();
         let borrowed: Vec<(&str, &str)> = html.iter().map(|(u, h)| (u.as_str(), h.as_str())).collect();

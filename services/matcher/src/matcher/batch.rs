@@ -29,7 +29,7 @@ use futures::StreamExt;
 use super::{FoundCopy, Matcher, PageOutcome, PreparedPage, TextKey, TextResult};
 use crate::{MatchRecord, MatcherError, Result};
 use zhiwen_index::Namespace;
-use zhiwen_store::Page;
+use zhiwen_store::{Page, PageParts};
 
 /// The pages of a batch loaded, fingerprinted and looked up in the section index
 /// ([`Matcher::prepare_pages`]), not yet written or verified ([`Matcher::finish_pages`]).
@@ -104,7 +104,8 @@ impl Matcher {
     /// trips are off the path of the batch being verified).
     pub async fn prepare_pages(&self, page_ids: Vec<i64>) -> PreparedPages {
         let concurrency = self.inner.config.concurrency.max(1);
-        let mut loaded: HashMap<i64, Page> = match self.inner.stores.pages.get_pages(&page_ids).await {
+        let mut loaded: HashMap<i64, Page> = match self.inner.stores.pages.get_pages(&page_ids, PageParts::Source).await
+        {
             Ok(pages) => pages.into_iter().map(|p| (p.id, p)).collect(),
             Err(e) => return PreparedPages { pages: Vec::new(), failed: Some(e.into()) },
         };

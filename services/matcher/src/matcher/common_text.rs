@@ -20,6 +20,7 @@ use std::sync::Arc;
 use zhiwen_core::canon::InputFormat;
 use zhiwen_core::compare::Comparison;
 use zhiwen_index::{DocId, IndexFamily, Namespace};
+use zhiwen_store::PageParts;
 
 use super::{Matcher, PreparedPage, SectionEntry, LOG_TARGET};
 use crate::catalogue::{CatalogueProfile, SetAside};
@@ -144,7 +145,7 @@ impl Matcher {
                 let unread: Vec<i64> =
                     pages.iter().filter(|(d, _)| !read.contains_key(d)).map(|&(d, _)| d as i64).collect();
                 if !unread.is_empty() {
-                    for page in inner.stores.pages.get_pages(&unread).await? {
+                    for page in inner.stores.pages.get_pages(&unread, PageParts::Text).await? {
                         let size = page.text.chars().filter(|c| c.is_alphanumeric()).count();
                         let canon = &inner.fp.params().canon;
                         let content = zhiwen_core::canon::canonicalize_str(&page.text, InputFormat::Text, canon)

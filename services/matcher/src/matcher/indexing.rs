@@ -124,8 +124,15 @@ impl Matcher {
         &self,
         page_ids: &[i64],
     ) -> Result<Vec<(i64, Result<Vec<zhiwen_core::IndexKey>>)>> {
-        let mut loaded: HashMap<i64, Page> =
-            self.inner.stores.pages.get_pages(page_ids).await?.into_iter().map(|p| (p.id, p)).collect();
+        let mut loaded: HashMap<i64, Page> = self
+            .inner
+            .stores
+            .pages
+            .get_pages(page_ids, PageParts::Source)
+            .await?
+            .into_iter()
+            .map(|p| (p.id, p))
+            .collect();
         let concurrency = self.inner.config.concurrency.max(1);
         let me = self.clone();
         Ok(futures::stream::iter(page_ids.iter().map(|&id| (id, loaded.remove(&id))).map(move |(id, page)| {

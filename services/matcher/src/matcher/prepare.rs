@@ -108,7 +108,8 @@ impl Inner {
     }
 
     /// The normalised character stream of a page (for boilerplate profiles); `None` when
-    /// it has no text.
+    /// it has no text. Of its body when it has one, else of its stored text (a site
+    /// profile reads the stored text only, [`PageParts::Text`]).
     pub(super) fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
         let c = page_canonical(StoredPageText::from(page), &self.fp.params().canon).ok()?;
         Some(c.text().chars().filter(|c| c.is_alphanumeric()).map(|c| c as u32).collect())

@@ -356,12 +356,14 @@ impl Matcher {
         let s = &self.inner.stores;
         let refs = s.pages.list_pages(Some(site), 0, cfg.sample_pages.max(1)).await?;
         // The sample is read a few pages per store call (not one call a page), each
-        // chunk reduced to its character streams in one job on the CPU pool.
+        // chunk reduced to its character streams in one job on the CPU pool. Only the
+        // text ingest extracted is read (the character stream is of the same canonical
+        // text): decoding and extracting the bodies again cost as much as measuring.
         let mut streams: Vec<Vec<u32>> = Vec::with_capacity(refs.len());
         if refs.len() >= cfg.min_pages as usize {
             for chunk in refs.chunks(SITE_SAMPLE_PAGES_PER_READ) {
                 let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
-                let pages = s.pages.get_pages(&ids).await?;
+                let pages = s.pages.get_pages(&ids, PageParts::Text).await?;
                 let units = self
                     .on_cpu(move |inner| pages.iter().filter_map(|page| inner.char_units(page)).collect::<Vec<_>>())
                     .await?;

@@ -5,7 +5,7 @@
 //! idempotent and ordered so that a retry after a failure completes it.
 //!
 //! Numeric ids live in `_id` (Int64) and come from the `counters` collection ([`ids`]).
-//! Texts and bodies are deflate-compressed; a large field goes to `blob_chunks` in
+//! Texts and bodies are compressed (zstd; deflate before it, still read); a large field goes to `blob_chunks` in
 //! pieces ([`blobs`]), so no document nears the 16 MB limit. Pagination uses bounded
 //! `_id` windows (never an open-ended range with sort+limit).
 //!

@@ -27,13 +27,24 @@ pub(super) fn page_ref(d: &Document) -> StoreResult<PageRef> {
 
 impl MongoStore {
     async fn page_from(&self, d: Document) -> StoreResult<Page> {
+        self.page_parts_from(d, PageParts::All).await
+    }
+
+    async fn page_parts_from(&self, d: Document, parts: PageParts) -> StoreResult<Page> {
         let id = num(&d, "_id")?;
-        let body =
-            decompress(&self.get_blob(&d, &format!("pages/{id}/body"), "body").await?, &format!("body of page {id}"))?;
-        let text = decompress_text(
-            &self.get_blob(&d, &format!("pages/{id}/text"), "text").await?,
-            &format!("text of page {id}"),
-        )?;
+        let body = if parts.reads_body() {
+            decompress(&self.get_blob(&d, &format!("pages/{id}/body"), "body").await?, &format!("body of page {id}"))?
+        } else {
+            Vec::new()
+        };
+        let text = if parts.reads_text(body.is_empty()) {
+            decompress_text(
+                &self.get_blob(&d, &format!("pages/{id}/text"), "text").await?,
+                &format!("text of page {id}"),
+            )?
+        } else {
+            String::new()
+        };
         Ok(Page {
             id,
             url: string(&d, "url")?,
@@ -161,10 +172,12 @@ impl PageStore for MongoStore {
         }
     }
 
-    async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>> {
+    async fn get_pages(&self, ids: &[i64], parts: PageParts) -> StoreResult<Vec<Page>> {
         let mut out = Vec::with_capacity(ids.len());
-        for d in self.find_by_ids("pages", ids, None).await? {
-            out.push(self.page_from(d).await?);
+        // A body not read is not sent either.
+        let projection = (!parts.reads_body()).then(|| doc! {"body_z": 0});
+        for d in self.find_by_ids("pages", ids, projection).await? {
+            out.push(self.page_parts_from(d, parts).await?);
         }
         Ok(out)
     }

@@ -70,6 +70,9 @@ fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResu
 
 const PAGE_COLS: &str =
     "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source, format";
+/// [`PAGE_COLS`] with an empty blob in place of the body.
+const PAGE_COLS_TEXT: &str =
+    "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, x'', text_z, content_hash, source, format";
 
 fn page_row(r: &Row) -> rusqlite::Result<PageRow> {
     Ok((
@@ -92,11 +95,29 @@ type PageRow =
     (i64, String, String, i64, i64, Option<u16>, Option<String>, Vec<u8>, Vec<u8>, i64, String, Option<String>);
 
 fn finish_page(row: PageRow) -> StoreResult<Page> {
+    finish_page_parts(row, PageParts::All)
+}
+
+fn finish_page_source(row: PageRow) -> StoreResult<Page> {
+    finish_page_parts(row, PageParts::Source)
+}
+
+fn finish_page_text(row: PageRow) -> StoreResult<Page> {
+    finish_page_parts(row, PageParts::Text)
+}
+
+fn finish_page_parts(row: PageRow, parts: PageParts) -> StoreResult<Page> {
     let (id, url, site, first, last, http_status, charset, body_z, text_z, hash, source, format) = row;
+    let body = if parts.reads_body() { decompress(&body_z, &format!("body of page {id}"))? } else { Vec::new() };
+    let text = if parts.reads_text(body.is_empty()) {
+        decompress_text(&text_z, &format!("text of page {id}"))?
+    } else {
+        String::new()
+    };
     Ok(Page {
         id,
-        body: decompress(&body_z, &format!("body of page {id}"))?,
-        text: decompress_text(&text_z, &format!("text of page {id}"))?,
+        body,
+        text,
         source: serde_json::from_str(&source).map_err(|e| StoreError::corrupt(format!("source of page {id}"), e))?,
         url,
         site,
@@ -148,8 +169,14 @@ impl PageStore for SqliteStore {
         .await
     }
 
-    async fn get_pages(&self, ids: &[i64]) -> StoreResult<Vec<Page>> {
-        self.read_each(ids, format!("SELECT {PAGE_COLS} FROM pages WHERE id = ?1"), page_row, finish_page).await
+    async fn get_pages(&self, ids: &[i64], parts: PageParts) -> StoreResult<Vec<Page>> {
+        let (cols, finish): (&str, fn(PageRow) -> StoreResult<Page>) = match parts {
+            PageParts::All => (PAGE_COLS, finish_page),
+            PageParts::Source => (PAGE_COLS, finish_page_source),
+            // The body's blob is not even copied out of the database.
+            PageParts::Text => (PAGE_COLS_TEXT, finish_page_text),
+        };
+        self.read_each(ids, format!("SELECT {cols} FROM pages WHERE id = ?1"), page_row, finish).await
     }
 
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {

@@ -261,16 +261,16 @@ pub async fn pages_batch_and_bad_input(s: &Stores) {
     assert_eq!(s.pages.page_ids_fetched_since(since, 0).await.unwrap(), expected);
 
     // More ids than one request to the server asks for: every page, ascending.
-    let all = s.pages.get_pages(&ids.iter().rev().copied().collect::<Vec<_>>()).await.unwrap();
+    let all = s.pages.get_pages(&ids.iter().rev().copied().collect::<Vec<_>>(), PageParts::All).await.unwrap();
     assert_eq!(all.iter().map(|p| p.id).collect::<Vec<_>>(), ids);
 
     // Several pages in one read: ascending, each id once, unknown ids left out.
-    let read = s.pages.get_pages(&[ids[5], i64::MAX, ids[2], ids[5]]).await.unwrap();
+    let read = s.pages.get_pages(&[ids[5], i64::MAX, ids[2], ids[5]], PageParts::All).await.unwrap();
     assert_eq!(read.iter().map(|p| p.id).collect::<Vec<_>>(), vec![ids[2], ids[5]]);
     for p in &read {
         assert_eq!(Some(p), s.pages.get_page(p.id).await.unwrap().as_ref());
     }
-    assert!(s.pages.get_pages(&[]).await.unwrap().is_empty());
+    assert!(s.pages.get_pages(&[], PageParts::All).await.unwrap().is_empty());
 
     // Bad input: nothing of the batch is written.
     let dup = vec![page("https://new.example/a", TEXT_A, 1), page("HTTPS://NEW.example/a#x", TEXT_A, 2)];
@@ -286,6 +286,20 @@ pub async fn pages_batch_and_bad_input(s: &Stores) {
     assert!(is_invalid(&s.pages.upsert_page(&absurd).await.unwrap_err()));
     assert_eq!(s.pages.count_pages().await.unwrap(), 60);
     assert!(s.pages.get_site("new.example").await.unwrap().is_none());
+
+    // Reading only some parts: what is not read is empty, the rest as stored. A page
+    // without a body is read with its text when its source is asked for.
+    let bodyless = NewPage { body: Vec::new(), ..page("https://site0.example/no-body", TEXT_B, 1_700_000_000_200) };
+    let bodyless = s.pages.upsert_page(&bodyless).await.unwrap().id;
+    let pair = [ids[2], bodyless];
+    let whole = s.pages.get_pages(&pair, PageParts::All).await.unwrap();
+    assert!(!whole[0].body.is_empty() && whole[1].body.is_empty() && !whole[1].text.is_empty());
+    let source = s.pages.get_pages(&pair, PageParts::Source).await.unwrap();
+    assert_eq!(source[0], Page { text: String::new(), ..whole[0].clone() });
+    assert_eq!(source[1], whole[1]);
+    let text = s.pages.get_pages(&pair, PageParts::Text).await.unwrap();
+    assert_eq!(text[0], Page { body: Vec::new(), ..whole[0].clone() });
+    assert_eq!(text[1], whole[1]);
 }
 
 /// MongoDB documents are limited to 16 MB: a 20 MB body and a 20 MB text must still
