@@ -81,6 +81,9 @@ struct Inner {
     /// Works all of whose sections were indexed or found current: work id -> the work's
     /// `updated_at` read before its sections were (a later change has a later one).
     indexed_works: Mutex<HashMap<i64, i64>>,
+    /// The works the store marks indexed with this process's parameter tag, listed once
+    /// per epoch: (epoch, work id -> the version marked).
+    indexed_marks: tokio::sync::Mutex<(u64, Arc<HashMap<i64, i64>>)>,
     /// Every work's `updated_at`, listed once per epoch before any section of the epoch
     /// is read: (epoch, work id -> `updated_at`).
     work_versions: tokio::sync::Mutex<(u64, Arc<HashMap<i64, i64>>)>,
@@ -177,6 +180,7 @@ impl Matcher {
                 site_build: tokio::sync::Mutex::new(()),
                 indexed: Mutex::new(HashMap::new()),
                 indexed_works: Mutex::new(HashMap::new()),
+                indexed_marks: tokio::sync::Mutex::new((u64::MAX, Arc::default())),
                 work_versions: tokio::sync::Mutex::new((u64::MAX, Arc::default())),
                 catalogue: Mutex::new(None),
                 catalogue_version: AtomicU64::new(0),

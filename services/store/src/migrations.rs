@@ -64,6 +64,16 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "section_winnowed",
         sql: include_str!("../../../migrations/embedded/0014_section_winnowed.sql"),
     },
+    SqlMigration {
+        version: 15,
+        name: "zstd_blobs",
+        sql: include_str!("../../../migrations/embedded/0015_zstd_blobs.sql"),
+    },
+    SqlMigration {
+        version: 16,
+        name: "indexed_works",
+        sql: include_str!("../../../migrations/embedded/0016_indexed_works.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -82,10 +92,12 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (12, include_str!("../../../migrations/mongodb/0012_evidence.json")),
     (13, include_str!("../../../migrations/mongodb/0013_cases.json")),
     (14, include_str!("../../../migrations/mongodb/0014_section_winnowed.json")),
+    (15, include_str!("../../../migrations/mongodb/0015_zstd_blobs.json")),
+    (16, include_str!("../../../migrations/mongodb/0016_indexed_works.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 14;
+pub const LATEST: u32 = 16;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

@@ -208,4 +208,13 @@ impl FingerprintStore for Retrying<dyn FingerprintStore> {
     async fn delete_fingerprints(&self, subject: Subject) -> StoreResult<bool> {
         self.policy.run("delete fingerprints", || self.inner.delete_fingerprints(subject)).await
     }
+    async fn indexed_works(&self, params_tag: &str) -> StoreResult<Vec<(i64, i64)>> {
+        self.policy.run("indexed works", || self.inner.indexed_works(params_tag)).await
+    }
+    async fn mark_work_indexed(&self, work_id: i64, version: i64, params_tag: &str) -> StoreResult<()> {
+        self.policy.run("mark work indexed", || self.inner.mark_work_indexed(work_id, version, params_tag)).await
+    }
+    async fn unmark_work_indexed(&self, work_id: i64) -> StoreResult<()> {
+        self.policy.run("unmark work indexed", || self.inner.unmark_work_indexed(work_id)).await
+    }
 }

@@ -152,6 +152,18 @@ pub trait FingerprintStore: Send + Sync {
     async fn count_fingerprints(&self, kind: SubjectKind, params_tag: Option<&str>) -> StoreResult<u64>;
     /// Delete one subject's fingerprints; `true` if there were any.
     async fn delete_fingerprints(&self, subject: Subject) -> StoreResult<bool>;
+    /// The works marked indexed with fingerprints made with `params_tag`
+    /// ([`FingerprintStore::mark_work_indexed`]), each with the version it was marked at:
+    /// `(work id, updated_at in ms)`, in no particular order.
+    async fn indexed_works(&self, params_tag: &str) -> StoreResult<Vec<(i64, i64)>>;
+    /// Mark a work indexed: every section of it, at version `version` (its `updated_at` in
+    /// ms), has stored fingerprints made from its text with `params_tag`, and their keys
+    /// are in the candidate index. A matcher's first task then need not read the sections
+    /// of an unchanged work to see that. Replaces the work's mark; idempotent.
+    async fn mark_work_indexed(&self, work_id: i64, version: i64, params_tag: &str) -> StoreResult<()>;
+    /// Forget a work's mark, before any of its sections' fingerprints are written again (a
+    /// write that stops half way then leaves no mark to trust).
+    async fn unmark_work_indexed(&self, work_id: i64) -> StoreResult<()>;
 }
 
 /// Matches between work sections and pages, with their review trail.

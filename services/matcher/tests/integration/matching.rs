@@ -289,3 +289,57 @@ async fn a_chance_candidate_of_the_sampled_layout_is_ruled_out_by_the_stored_key
     let out = e.matcher.match_page(p).await.expect("match");
     assert_eq!((out.candidates, out.verified, out.matches.len()), (1, 1, 0), "{out:?}");
 }
+
+/// A work indexed by one process is marked in the store with its version and the
+/// parameter tag; a new process (a new matcher over the same store and index) trusts the
+/// mark and reads none of the work's sections, finds its copies all the same, and checks
+/// the sections again when the mark is gone or the work changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_matcher_reads_no_section_of_a_work_marked_indexed_at_its_version() {
+    let e = env(MatcherConfig::default()).await;
+    let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
+    let (first, second) = (chars(&ch1, 0, 1500), chars(&ch1, 1500, 1500));
+    let w = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("一", &first), ("二", &second)])).await.expect("work");
+    assert_eq!(e.matcher.index_work(w.id).await.expect("index").indexed, 2);
+    let tag = e.matcher.fingerprinter().params_tag().to_owned();
+    let version = e.stores.queries.work_summary(w.id).await.unwrap().expect("work").updated_at.0;
+    assert_eq!(e.stores.fingerprints.indexed_works(&tag).await.unwrap(), vec![(w.id, version)]);
+    assert!(e.stores.fingerprints.indexed_works("another tag").await.unwrap().is_empty());
+
+    let new_process = || {
+        let fp = zhiwen_core::Fingerprinter::new(zhiwen_core::Params::default()).expect("fingerprinter");
+        zhiwen_matcher::Matcher::new(e.stores.clone(), e.matcher.index().clone(), fp, MatcherConfig::default())
+    };
+    // To see that no section is read, one section's fingerprints are dropped behind the
+    // matcher's back (nothing in zhiwen does that without changing the work's version):
+    // a matcher that checked the sections would write them again.
+    let dropped = Subject::section(w.sections[0].1);
+    e.stores.fingerprints.delete_fingerprints(dropped).await.unwrap();
+    let second_process = new_process();
+    let report = second_process.index_work(w.id).await.expect("index in a new process");
+    assert_eq!((report.indexed, report.unchanged), (0, 2));
+    assert!(e.stores.fingerprints.get_fingerprints(dropped).await.unwrap().is_none(), "no section was read");
+    // The index written by the first process serves the second.
+    let page = e.stores.pages.upsert_page(&text_page("http://pirate.example/hlm/2", &second)).await.expect("page");
+    let out = second_process.match_page(page.id).await.expect("match");
+    assert_eq!(out.matches.iter().map(|m| m.section_id).collect::<Vec<_>>(), vec![w.sections[1].1]);
+
+    // No mark (a store migrated from before marks, or a write that stopped half way): the
+    // sections are checked, the missing record written again, and the work marked.
+    e.stores.fingerprints.unmark_work_indexed(w.id).await.unwrap();
+    let report = new_process().index_work(w.id).await.expect("index without the mark");
+    assert_eq!((report.indexed, report.unchanged), (1, 1));
+    assert!(e.stores.fingerprints.get_fingerprints(dropped).await.unwrap().is_some());
+    assert_eq!(e.stores.fingerprints.indexed_works(&tag).await.unwrap(), vec![(w.id, version)]);
+
+    // A changed work has a newer version than its mark: checked, and marked again.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let changed = chars(&ch1, 3000, 1500);
+    let w2 = e.stores.works.upsert_work(&work("HLM", "红楼梦", &[("一", &first), ("二", &changed)])).await.unwrap();
+    assert_eq!(w2.outcome, Outcome::Updated);
+    let report = new_process().index_work(w.id).await.expect("index the changed work");
+    assert_eq!((report.indexed, report.unchanged), (1, 1));
+    let newer = e.stores.queries.work_summary(w.id).await.unwrap().expect("work").updated_at.0;
+    assert!(newer > version);
+    assert_eq!(e.stores.fingerprints.indexed_works(&tag).await.unwrap(), vec![(w.id, newer)]);
+}

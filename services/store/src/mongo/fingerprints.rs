@@ -10,7 +10,7 @@ use zhiwen_core::Fingerprints;
 
 use super::fields::{date, num, string, time};
 use super::ids::Target;
-use super::MongoStore;
+use super::{collect, MongoStore};
 use crate::codec::*;
 use crate::model::*;
 use crate::traits::{FingerprintStore, StoreResult};
@@ -161,5 +161,29 @@ impl FingerprintStore for MongoStore {
         let r = self.coll("fingerprints").delete_one(doc! {"_id": fp_id(subject)}).await?;
         self.coll("blob_chunks").delete_many(doc! {"owner": format!("fingerprints/{subject}")}).await?;
         Ok(r.deleted_count > 0)
+    }
+
+    async fn indexed_works(&self, params_tag: &str) -> StoreResult<Vec<(i64, i64)>> {
+        let docs = collect(
+            self.coll("indexed_works")
+                .find(doc! {"params_tag": params_tag})
+                .projection(doc! {"_id": 1, "version": 1})
+                .await?,
+        )
+        .await?;
+        docs.iter().map(|d| Ok((num(d, "_id")?, num(d, "version")?))).collect()
+    }
+
+    async fn mark_work_indexed(&self, work_id: i64, version: i64, params_tag: &str) -> StoreResult<()> {
+        self.coll("indexed_works")
+            .update_one(doc! {"_id": work_id}, doc! {"$set": {"version": version, "params_tag": params_tag}})
+            .upsert(true)
+            .await?;
+        Ok(())
+    }
+
+    async fn unmark_work_indexed(&self, work_id: i64) -> StoreResult<()> {
+        self.coll("indexed_works").delete_one(doc! {"_id": work_id}).await?;
+        Ok(())
     }
 }

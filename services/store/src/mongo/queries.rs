@@ -357,6 +357,8 @@ impl QueryStore for MongoStore {
         owners.extend(section_ids.iter().map(|s| format!("fingerprints/section:{s}")));
         owners.push(format!("works/{id}/text"));
         let fp_ids: Vec<String> = section_ids.iter().map(|s| Subject::section(*s).to_string()).collect();
+        // The mark first: a deletion that stops half way leaves nothing to trust.
+        self.coll("indexed_works").delete_one(doc! {"_id": id}).await?;
         self.coll("fingerprints").delete_many(doc! {"_id": {"$in": fp_ids}}).await?;
         let removed = self.coll("matches").delete_many(doc! {"work_id": id}).await?.deleted_count;
         self.coll("sections").delete_many(doc! {"work_id": id}).await?;

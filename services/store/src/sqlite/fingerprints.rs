@@ -178,4 +178,35 @@ impl FingerprintStore for SqliteStore {
         })
         .await
     }
+
+    async fn indexed_works(&self, params_tag: &str) -> StoreResult<Vec<(i64, i64)>> {
+        let tag = params_tag.to_owned();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached("SELECT work_id, version FROM indexed_works WHERE params_tag = ?1")?;
+            let rows = stmt.query_map(params![tag], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn mark_work_indexed(&self, work_id: i64, version: i64, params_tag: &str) -> StoreResult<()> {
+        let tag = params_tag.to_owned();
+        self.run(move |c| {
+            c.prepare_cached(
+                "INSERT INTO indexed_works (work_id, version, params_tag) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (work_id) DO UPDATE SET version = excluded.version, params_tag = excluded.params_tag",
+            )?
+            .execute(params![work_id, version, tag])?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn unmark_work_indexed(&self, work_id: i64) -> StoreResult<()> {
+        self.run(move |c| {
+            c.prepare_cached("DELETE FROM indexed_works WHERE work_id = ?1")?.execute(params![work_id])?;
+            Ok(())
+        })
+        .await
+    }
 }

@@ -293,6 +293,7 @@ impl QueryStore for SqliteStore {
             let matches = tx.execute("DELETE FROM matches WHERE work_id = ?1", params![id])? as u64;
             tx.execute("DELETE FROM sections WHERE work_id = ?1", params![id])?;
             tx.execute("DELETE FROM works WHERE id = ?1", params![id])?;
+            tx.execute("DELETE FROM indexed_works WHERE work_id = ?1", params![id])?;
             tx.commit()?;
             Ok(Some(WorkDeleted { section_ids, matches }))
         })

@@ -67,6 +67,7 @@ conformance!(
     large_page_and_work_round_trip,
     fingerprints_params_and_scans,
     winnowed_keys_follow_the_fingerprints,
+    works_marked_indexed,
     matches_upsert_review_and_filters,
     matches_in_batches,
     match_query_fields_in_every_read,

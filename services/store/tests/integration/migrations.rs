@@ -125,7 +125,9 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
             "0011_page_format".to_string(),
             "0012_evidence".to_string(),
             "0013_cases".to_string(),
-            "0014_section_winnowed".to_string()
+            "0014_section_winnowed".to_string(),
+            "0015_zstd_blobs".to_string(),
+            "0016_indexed_works".to_string()
         ]
     );
     // Migration 9 deletes page fingerprint records, and only those.
@@ -156,10 +158,16 @@ async fn embedded_migration_12_adds_evidence() {
     conn.execute_batch("DROP TABLE capture_files; DROP TABLE captures; DROP TABLE tree_heads; DELETE FROM schema_migrations WHERE version >= 12;").unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!((report.from_version, report.to_version), (11, 14));
+    assert_eq!((report.from_version, report.to_version), (11, SCHEMA_VERSION));
     assert_eq!(
         report.applied,
-        vec!["0012_evidence".to_string(), "0013_cases".to_string(), "0014_section_winnowed".to_string()]
+        vec![
+            "0012_evidence".to_string(),
+            "0013_cases".to_string(),
+            "0014_section_winnowed".to_string(),
+            "0015_zstd_blobs".to_string(),
+            "0016_indexed_works".to_string()
+        ]
     );
     let stores = open(&config).await.unwrap();
     let sha = stores.evidence.put_evidence_file(b"evidence").await.unwrap();
@@ -206,7 +214,9 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
             "0011_page_format".to_string(),
             "0012_evidence".to_string(),
             "0013_cases".to_string(),
-            "0014_section_winnowed".to_string()
+            "0014_section_winnowed".to_string(),
+            "0015_zstd_blobs".to_string(),
+            "0016_indexed_works".to_string()
         ]
     );
     let second = migrate(&config).await.unwrap();
@@ -365,7 +375,9 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0011_page_format".to_string(),
             "0012_evidence".to_string(),
             "0013_cases".to_string(),
-            "0014_section_winnowed".to_string()
+            "0014_section_winnowed".to_string(),
+            "0015_zstd_blobs".to_string(),
+            "0016_indexed_works".to_string()
         ]
     );
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
@@ -397,7 +409,9 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
             "0011_page_format".to_string(),
             "0012_evidence".to_string(),
             "0013_cases".to_string(),
-            "0014_section_winnowed".to_string()
+            "0014_section_winnowed".to_string(),
+            "0015_zstd_blobs".to_string(),
+            "0016_indexed_works".to_string()
         ]
     );
     assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());
@@ -427,7 +441,16 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     let report = migrate(&config).await.unwrap();
     assert_eq!(
         (report.from_version, report.applied),
-        (11, vec!["0012_evidence".to_string(), "0013_cases".to_string(), "0014_section_winnowed".to_string()])
+        (
+            11,
+            vec![
+                "0012_evidence".to_string(),
+                "0013_cases".to_string(),
+                "0014_section_winnowed".to_string(),
+                "0015_zstd_blobs".to_string(),
+                "0016_indexed_works".to_string()
+            ]
+        )
     );
     let captures = db.collection::<mongodb::bson::Document>("captures");
     captures.insert_one(doc! {"_id": 1_i64, "key": "a", "leaf_index": 0_i64}).await.unwrap();
@@ -510,7 +533,15 @@ async fn embedded_migration_13_accepts_licensed_and_keeps_matches() {
     assert!(refused.is_err(), "schema 12 refuses the status");
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!(report.applied, vec!["0013_cases".to_string(), "0014_section_winnowed".to_string()]);
+    assert_eq!(
+        report.applied,
+        vec![
+            "0013_cases".to_string(),
+            "0014_section_winnowed".to_string(),
+            "0015_zstd_blobs".to_string(),
+            "0016_indexed_works".to_string()
+        ]
+    );
     let stores = open(&config).await.unwrap();
     assert_eq!(
         stores.matches.set_review(id, ReviewStatus::Licensed, "zhiwen", None, Timestamp(3)).await.unwrap(),
@@ -542,11 +573,60 @@ async fn embedded_migration_14_keys_come_with_the_next_write() {
     conn.execute_batch("DROP TABLE section_winnowed; DELETE FROM schema_migrations WHERE version >= 14;").unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!((report.from_version, report.applied), (13, vec!["0014_section_winnowed".to_string()]));
+    assert_eq!(
+        (report.from_version, report.applied),
+        (
+            13,
+            vec!["0014_section_winnowed".to_string(), "0015_zstd_blobs".to_string(), "0016_indexed_works".to_string()]
+        )
+    );
     let stores = open(&config).await.unwrap();
     assert!(stores.fingerprints.get_winnowed_many(&[section]).await.unwrap().is_empty());
     assert_eq!(stores.fingerprints.put_fingerprints(section, &fingerprints(TEXT_A)).await.unwrap(), Outcome::Unchanged);
     let keys = stores.fingerprints.get_winnowed_many(&[section]).await.unwrap();
     assert_eq!(keys.iter().map(|k| &k.keys).collect::<Vec<_>>(), vec![&fingerprints(TEXT_A).winnowed_digest()]);
     assert!(migrate(&config).await.unwrap().applied.is_empty());
+}
+
+/// Schema 14 to 15: blobs written with deflate before zstd are read as they are after the
+/// migration, beside those written with zstd after it; nothing is rewritten.
+#[tokio::test]
+async fn embedded_migration_15_reads_deflated_blobs_beside_zstd_ones() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::embedded(dir.path());
+    let stores = open(&config).await.unwrap();
+    let before = page("https://old.example/1", "第一回 宴桃园豪杰三结义。", 1_700_000_000_000);
+    let old_id = stores.pages.upsert_page(&before).await.unwrap().id;
+    drop(stores);
+    // The page as a binary before zstd wrote it: raw deflate.
+    let deflate = |bytes: &[u8]| {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    };
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    let (body_z, text_z) = (deflate(&before.body), deflate(before.text.as_bytes()));
+    conn.execute("UPDATE pages SET body_z = ?1, text_z = ?2 WHERE id = ?3", rusqlite::params![body_z, text_z, old_id])
+        .unwrap();
+    conn.execute_batch("DELETE FROM schema_migrations WHERE version >= 15;").unwrap();
+    drop(conn);
+    let report = migrate(&config).await.unwrap();
+    assert_eq!(
+        (report.from_version, report.applied),
+        (14, vec!["0015_zstd_blobs".to_string(), "0016_indexed_works".to_string()])
+    );
+    let stores = open(&config).await.unwrap();
+    let after = page("https://new.example/1", "第二回 张翼德怒鞭督邮。", 1_700_000_000_001);
+    let new_id = stores.pages.upsert_page(&after).await.unwrap().id;
+    for (id, wrote) in [(old_id, &before), (new_id, &after)] {
+        let read = stores.pages.get_page(id).await.unwrap().unwrap();
+        assert_eq!((read.body.as_slice(), read.text.as_str()), (wrote.body.as_slice(), wrote.text.as_str()));
+    }
+    drop(stores);
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    let stored: Vec<u8> = conn.query_row("SELECT body_z FROM pages WHERE id = ?1", [old_id], |r| r.get(0)).unwrap();
+    assert_eq!(stored, body_z, "the deflated blob is not rewritten");
+    let zstd: Vec<u8> = conn.query_row("SELECT body_z FROM pages WHERE id = ?1", [new_id], |r| r.get(0)).unwrap();
+    assert!(zstd.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]), "new blobs are zstd frames");
 }

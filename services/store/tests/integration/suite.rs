@@ -416,6 +416,32 @@ pub async fn fingerprints_params_and_scans(s: &Stores) {
     assert!(s.fingerprints.get_fingerprints(Subject::page(pages[0].id)).await.unwrap().is_none());
 }
 
+/// Works marked indexed: listed by parameter tag with the version marked, replaced by a
+/// new mark (any tag), removed by an unmark (twice is no error) and with the work.
+pub async fn works_marked_indexed(s: &Stores) {
+    let a = s.works.upsert_work(&work("o", "marked-a")).await.unwrap().id;
+    let b = s.works.upsert_work(&work("o", "marked-b")).await.unwrap().id;
+    let f = &s.fingerprints;
+    assert!(f.indexed_works("tag-1").await.unwrap().is_empty());
+    f.mark_work_indexed(a, 100, "tag-1").await.unwrap();
+    f.mark_work_indexed(a, 100, "tag-1").await.unwrap();
+    f.mark_work_indexed(b, 7, "tag-2").await.unwrap();
+    assert_eq!(f.indexed_works("tag-1").await.unwrap(), vec![(a, 100)]);
+    assert_eq!(f.indexed_works("tag-2").await.unwrap(), vec![(b, 7)]);
+    // A new mark replaces the old one, whatever its tag.
+    f.mark_work_indexed(a, 101, "tag-2").await.unwrap();
+    assert!(f.indexed_works("tag-1").await.unwrap().is_empty());
+    let mut two = f.indexed_works("tag-2").await.unwrap();
+    two.sort_unstable();
+    assert_eq!(two, vec![(a, 101), (b, 7)]);
+    f.unmark_work_indexed(a).await.unwrap();
+    f.unmark_work_indexed(a).await.unwrap();
+    assert_eq!(f.indexed_works("tag-2").await.unwrap(), vec![(b, 7)]);
+    // Deleting a work deletes its mark.
+    assert!(s.queries.delete_work(b).await.unwrap().is_some());
+    assert!(f.indexed_works("tag-2").await.unwrap().is_empty());
+}
+
 /// Each section's compact winnowed keys are written with its fingerprints, replaced with
 /// them, read without them, and deleted with them; pages have none.
 pub async fn winnowed_keys_follow_the_fingerprints(s: &Stores) {
