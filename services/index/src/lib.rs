@@ -187,7 +187,10 @@ pub trait CandidateIndex: Send + Sync {
     /// The values of the `family` keys of `ns` whose posting list holds at least
     /// `min_docs` documents (big buckets included), in no particular order: the text
     /// common to many documents, read from the index itself (the catalogue-common text
-    /// of the matcher). Reads every posting of `ns`; memory holds only the answer.
+    /// of the matcher). Reads every posting of `ns`; memory holds only the answer. The
+    /// Redis index keeps the answer with the write token it was read at
+    /// ([`CandidateIndex::write_token`]) and gives it back, reading no posting, while the
+    /// token is unchanged (another process's first task at a million sections).
     async fn common_keys(&self, ns: Namespace, family: IndexFamily, min_docs: u32) -> Result<Vec<u64>>;
 
     /// A token of the content of `ns` that changes with every write that may change it

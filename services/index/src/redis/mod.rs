@@ -15,6 +15,7 @@
 //! | `{prefix}:big:{ns}` | set | fields whose posting list became a big bucket |
 //! | `{prefix}:w:{ns}` | string | a random token set by every write of the namespace ([`CandidateIndex::write_token`]) |
 //! | `{prefix}:layout:{ns}` | string | the namespace's bucket bits, as it was written ([`RedisConfig::bucket_bits`]) |
+//! | `{prefix}:common:{ns}:{family}:{min}` | string | the last answer of [`CandidateIndex::common_keys`]: the write token it was read at (8 bytes LE), then the keys (8 bytes LE each) |
 //! | `{prefix}:marker` | string | the index's identity (a random id), present while the index holds its data (loss detection) |
 //! | `{prefix}:f:s:{fN}`, `{prefix}:fz:s`, `{prefix}:fv:s` | strings | the section filter: 64 bitmap shards, its size, its version ([`filter`]) |
 //!
@@ -381,6 +382,12 @@ impl RedisIndex {
         let mut cmd = redis::cmd("SET");
         cmd.arg(self.write_token_key(ns)).arg(rand::random::<u64>().max(1));
         cmd
+    }
+
+    /// The last answer of [`CandidateIndex::common_keys`] for these arguments.
+    fn common_keys_key(&self, ns: Namespace, family: IndexFamily, min_docs: u32) -> Vec<u8> {
+        let (family, min) = (family.code().to_string(), min_docs.to_string());
+        self.key(&[b"common", ns.as_str().as_bytes(), family.as_bytes(), min.as_bytes()])
     }
 
     fn layout_key(&self, ns: Namespace) -> Vec<u8> {

@@ -216,3 +216,48 @@ async fn a_namespace_keeps_its_bucket_bits_until_it_is_cleared() {
     let err = RedisIndex::connect(wider).await.unwrap_err();
     assert!(matches!(err, IndexError::Corrupt(_)), "{err:?}");
 }
+
+/// Scripts (`EVALSHA`) the server ran since its statistics were last reset.
+fn script_calls(server: &RedisServer) -> u64 {
+    let stats = server.command(&["INFO", "commandstats"]).unwrap();
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// The common keys are kept in Redis with the write token they were read at: another
+/// process (a new connection) gets them back without reading a bucket while the namespace
+/// is unchanged, and reads the buckets again after any write.
+#[tokio::test]
+async fn common_keys_are_read_back_until_the_namespace_changes() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    const S: Namespace = Namespace::Sections;
+    let config = || redis_config(&server, IndexConfig::default(), false);
+    let first = RedisIndex::connect(config()).await.unwrap();
+    let mut docs: Vec<(u64, Vec<_>)> = (1..=6u64).map(|d| (d, synthetic_keys(d, 30))).collect();
+    for (_, keys) in docs.iter_mut().take(3) {
+        keys.push(k(WinnowChars, 0xC3));
+    }
+    first.add_batch(S, &docs).await.unwrap();
+    assert_eq!(first.common_keys(S, WinnowChars, 3).await.unwrap(), vec![0xC3]);
+
+    let second = RedisIndex::connect(config()).await.unwrap();
+    let scripts = script_calls(&server);
+    assert_eq!(second.common_keys(S, WinnowChars, 3).await.unwrap(), vec![0xC3]);
+    assert_eq!(script_calls(&server), scripts, "answered without reading a bucket");
+    // Other arguments are another answer.
+    assert!(second.common_keys(S, WinnowChars, 4).await.unwrap().is_empty());
+    assert!(script_calls(&server) > scripts);
+
+    // A write by either process: the buckets are read again.
+    first.add(S, 4, &[k(WinnowChars, 0xC3), k(Dna, 1)]).await.unwrap();
+    let scripts = script_calls(&server);
+    assert_eq!(second.common_keys(S, WinnowChars, 4).await.unwrap(), vec![0xC3]);
+    assert!(script_calls(&server) > scripts);
+    assert!(second.remove(S, 1).await.unwrap());
+    assert!(first.common_keys(S, WinnowChars, 4).await.unwrap().is_empty());
+}
