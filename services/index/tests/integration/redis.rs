@@ -95,14 +95,20 @@ async fn layout_is_compact() {
     assert!(keys < 5_000, "{keys} keys for 200,000 entries");
 }
 
-/// `HMGET` commands the server ran since its statistics were last reset.
-fn hmget_calls(server: &RedisServer) -> u64 {
+/// Calls of `command` (lower case) the server ran since its statistics were last reset.
+fn command_calls(server: &RedisServer, command: &str) -> u64 {
     let stats = server.command(&["INFO", "commandstats"]).unwrap();
+    let prefix = format!("cmdstat_{command}:calls=");
     stats
         .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_hmget:calls="))
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
         .and_then(|rest| rest.split(',').next())
         .map_or(0, |n| n.parse().unwrap())
+}
+
+/// `HMGET` commands the server ran since its statistics were last reset.
+fn hmget_calls(server: &RedisServer) -> u64 {
+    command_calls(server, "hmget")
 }
 
 /// The section filter: a lookup reads only the posting lists that may exist, and still
@@ -219,12 +225,7 @@ async fn a_namespace_keeps_its_bucket_bits_until_it_is_cleared() {
 
 /// Scripts (`EVALSHA`) the server ran since its statistics were last reset.
 fn script_calls(server: &RedisServer) -> u64 {
-    let stats = server.command(&["INFO", "commandstats"]).unwrap();
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
+    command_calls(server, "evalsha")
 }
 
 /// The common keys are kept in Redis with the write token they were read at: another

@@ -6,6 +6,31 @@ use zhiwen_testkit::mongo::MongoServer;
 
 use crate::fixtures::{mongo_stores, page};
 
+/// Every migration's name, in order (version `i + 1` at index `i`): what a report lists.
+const MIGRATIONS: [&str; 16] = [
+    "0001_initial",
+    "0002_api",
+    "0003_content_hash",
+    "0004_api_stats",
+    "0005_match_kind",
+    "0006_match_list_columns",
+    "0007_match_listing",
+    "0008_fingerprint_indexes",
+    "0009_no_page_fingerprints",
+    "0010_meta",
+    "0011_page_format",
+    "0012_evidence",
+    "0013_cases",
+    "0014_section_winnowed",
+    "0015_zstd_blobs",
+    "0016_indexed_works",
+];
+
+/// The names of the migrations from `version` on, as a report lists them applied.
+fn applied_from(version: usize) -> Vec<String> {
+    MIGRATIONS[version - 1..].iter().map(|n| n.to_string()).collect()
+}
+
 /// Three matches as a binary before migration 5 stored them (verdict kinds): the page
 /// inside the section, the whole section inside the page, and a section barely inside
 /// the page. Returns their ids and the kinds of copy migration 5 must give them.
@@ -113,23 +138,7 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
     )
     .unwrap();
     drop(conn);
-    assert_eq!(
-        migrate(&config).await.unwrap().applied,
-        vec![
-            "0005_match_kind".to_string(),
-            "0006_match_list_columns".to_string(),
-            "0007_match_listing".to_string(),
-            "0008_fingerprint_indexes".to_string(),
-            "0009_no_page_fingerprints".to_string(),
-            "0010_meta".to_string(),
-            "0011_page_format".to_string(),
-            "0012_evidence".to_string(),
-            "0013_cases".to_string(),
-            "0014_section_winnowed".to_string(),
-            "0015_zstd_blobs".to_string(),
-            "0016_indexed_works".to_string()
-        ]
-    );
+    assert_eq!(migrate(&config).await.unwrap().applied, applied_from(5));
     // Migration 9 deletes page fingerprint records, and only those.
     assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());
     assert!(stores.fingerprints.get_fingerprints(section_fp).await.unwrap().is_some());
@@ -159,16 +168,7 @@ async fn embedded_migration_12_adds_evidence() {
     drop(conn);
     let report = migrate(&config).await.unwrap();
     assert_eq!((report.from_version, report.to_version), (11, SCHEMA_VERSION));
-    assert_eq!(
-        report.applied,
-        vec![
-            "0012_evidence".to_string(),
-            "0013_cases".to_string(),
-            "0014_section_winnowed".to_string(),
-            "0015_zstd_blobs".to_string(),
-            "0016_indexed_works".to_string()
-        ]
-    );
+    assert_eq!(report.applied, applied_from(12));
     let stores = open(&config).await.unwrap();
     let sha = stores.evidence.put_evidence_file(b"evidence").await.unwrap();
     let file = CaptureFile { name: "f".into(), media_type: "text/plain".into(), size: 8, sha256: sha };
@@ -198,27 +198,7 @@ async fn embedded_migrate_is_recorded_idempotent_and_refuses_newer() {
     let config = StoreConfig::embedded(dir.path().join("nested/data"));
     let first = migrate(&config).await.unwrap();
     assert_eq!((first.from_version, first.to_version), (0, SCHEMA_VERSION));
-    assert_eq!(
-        first.applied,
-        vec![
-            "0001_initial".to_string(),
-            "0002_api".to_string(),
-            "0003_content_hash".to_string(),
-            "0004_api_stats".to_string(),
-            "0005_match_kind".to_string(),
-            "0006_match_list_columns".to_string(),
-            "0007_match_listing".to_string(),
-            "0008_fingerprint_indexes".to_string(),
-            "0009_no_page_fingerprints".to_string(),
-            "0010_meta".to_string(),
-            "0011_page_format".to_string(),
-            "0012_evidence".to_string(),
-            "0013_cases".to_string(),
-            "0014_section_winnowed".to_string(),
-            "0015_zstd_blobs".to_string(),
-            "0016_indexed_works".to_string()
-        ]
-    );
+    assert_eq!(first.applied, applied_from(1));
     let second = migrate(&config).await.unwrap();
     assert!(second.applied.is_empty());
     assert_eq!(second.from_version, SCHEMA_VERSION);
@@ -363,23 +343,7 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     // Migration 7 gives matches written before it their listing fields.
     matches.update_many(doc! {}, doc! {"$unset": {"copied_chars": "", "coverage": ""}}).await.unwrap();
     db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 5_i64}}).await.unwrap();
-    assert_eq!(
-        migrate(&config).await.unwrap().applied,
-        vec![
-            "0005_match_kind".to_string(),
-            "0006_match_list_columns".to_string(),
-            "0007_match_listing".to_string(),
-            "0008_fingerprint_indexes".to_string(),
-            "0009_no_page_fingerprints".to_string(),
-            "0010_meta".to_string(),
-            "0011_page_format".to_string(),
-            "0012_evidence".to_string(),
-            "0013_cases".to_string(),
-            "0014_section_winnowed".to_string(),
-            "0015_zstd_blobs".to_string(),
-            "0016_indexed_works".to_string()
-        ]
-    );
+    assert_eq!(migrate(&config).await.unwrap().applied, applied_from(5));
     let sort = MatchSort { key: MatchSortKey::Id, descending: false };
     let rows = stores.queries.query_matches(&MatchQuery::default(), sort, None, 10).await.unwrap();
     assert_eq!(rows.len(), seeded.len());
@@ -399,21 +363,7 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     // those).
     let (page_fp, section_fp) = fingerprint_records(&stores).await;
     db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 7_i64}}).await.unwrap();
-    assert_eq!(
-        migrate(&config).await.unwrap().applied,
-        vec![
-            "0007_match_listing".to_string(),
-            "0008_fingerprint_indexes".to_string(),
-            "0009_no_page_fingerprints".to_string(),
-            "0010_meta".to_string(),
-            "0011_page_format".to_string(),
-            "0012_evidence".to_string(),
-            "0013_cases".to_string(),
-            "0014_section_winnowed".to_string(),
-            "0015_zstd_blobs".to_string(),
-            "0016_indexed_works".to_string()
-        ]
-    );
+    assert_eq!(migrate(&config).await.unwrap().applied, applied_from(7));
     assert!(stores.fingerprints.get_fingerprints(page_fp).await.unwrap().is_none());
     assert!(stores.fingerprints.get_fingerprints(section_fp).await.unwrap().is_some());
     // Migration 14: fingerprints written before it have no compact winnowed keys; writing
@@ -439,19 +389,7 @@ pub async fn mongo_backend_checks(server: &MongoServer) {
     }
     db.collection::<mongodb::bson::Document>("_migrations").delete_many(doc! {"_id": {"$gte": 12_i64}}).await.unwrap();
     let report = migrate(&config).await.unwrap();
-    assert_eq!(
-        (report.from_version, report.applied),
-        (
-            11,
-            vec![
-                "0012_evidence".to_string(),
-                "0013_cases".to_string(),
-                "0014_section_winnowed".to_string(),
-                "0015_zstd_blobs".to_string(),
-                "0016_indexed_works".to_string()
-            ]
-        )
-    );
+    assert_eq!((report.from_version, report.applied), (11, applied_from(12)));
     let captures = db.collection::<mongodb::bson::Document>("captures");
     captures.insert_one(doc! {"_id": 1_i64, "key": "a", "leaf_index": 0_i64}).await.unwrap();
     assert!(
@@ -533,15 +471,7 @@ async fn embedded_migration_13_accepts_licensed_and_keeps_matches() {
     assert!(refused.is_err(), "schema 12 refuses the status");
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!(
-        report.applied,
-        vec![
-            "0013_cases".to_string(),
-            "0014_section_winnowed".to_string(),
-            "0015_zstd_blobs".to_string(),
-            "0016_indexed_works".to_string()
-        ]
-    );
+    assert_eq!(report.applied, applied_from(13));
     let stores = open(&config).await.unwrap();
     assert_eq!(
         stores.matches.set_review(id, ReviewStatus::Licensed, "zhiwen", None, Timestamp(3)).await.unwrap(),
@@ -573,13 +503,7 @@ async fn embedded_migration_14_keys_come_with_the_next_write() {
     conn.execute_batch("DROP TABLE section_winnowed; DELETE FROM schema_migrations WHERE version >= 14;").unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!(
-        (report.from_version, report.applied),
-        (
-            13,
-            vec!["0014_section_winnowed".to_string(), "0015_zstd_blobs".to_string(), "0016_indexed_works".to_string()]
-        )
-    );
+    assert_eq!((report.from_version, report.applied), (13, applied_from(14)));
     let stores = open(&config).await.unwrap();
     assert!(stores.fingerprints.get_winnowed_many(&[section]).await.unwrap().is_empty());
     assert_eq!(stores.fingerprints.put_fingerprints(section, &fingerprints(TEXT_A)).await.unwrap(), Outcome::Unchanged);
@@ -612,10 +536,7 @@ async fn embedded_migration_15_reads_deflated_blobs_beside_zstd_ones() {
     conn.execute_batch("DELETE FROM schema_migrations WHERE version >= 15;").unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
-    assert_eq!(
-        (report.from_version, report.applied),
-        (14, vec!["0015_zstd_blobs".to_string(), "0016_indexed_works".to_string()])
-    );
+    assert_eq!((report.from_version, report.applied), (14, applied_from(15)));
     let stores = open(&config).await.unwrap();
     let after = page("https://new.example/1", "第二回 张翼德怒鞭督邮。", 1_700_000_000_001);
     let new_id = stores.pages.upsert_page(&after).await.unwrap().id;
