@@ -82,11 +82,11 @@ struct Inner {
     /// `updated_at` read before its sections were (a later change has a later one).
     indexed_works: Mutex<HashMap<i64, i64>>,
     /// The works the store marks indexed with this process's parameter tag, listed once
-    /// per epoch: (epoch, work id -> the version marked).
-    indexed_marks: tokio::sync::Mutex<(u64, Arc<HashMap<i64, i64>>)>,
+    /// per epoch: work id -> the version marked.
+    indexed_marks: EpochMap,
     /// Every work's `updated_at`, listed once per epoch before any section of the epoch
-    /// is read: (epoch, work id -> `updated_at`).
-    work_versions: tokio::sync::Mutex<(u64, Arc<HashMap<i64, i64>>)>,
+    /// is read: work id -> `updated_at`.
+    work_versions: EpochMap,
     /// Catalogue-common text (`common_text`), with the section index's write token it
     /// was measured at.
     catalogue: Mutex<Option<Arc<CatalogueProfile>>>,
@@ -106,6 +106,32 @@ struct Inner {
     texts: Mutex<BoundedCache<TextKey, Arc<TextResult>>>,
     /// The threads CPU-bound work ([`Matcher::on_cpu`]) runs on, one per core.
     cpu: CpuPool,
+}
+
+/// A map of work ids to versions (milliseconds) read from the store at most once per
+/// epoch (a task): one query for all the works, not one per work.
+struct EpochMap(tokio::sync::Mutex<(u64, Arc<HashMap<i64, i64>>)>);
+
+impl Default for EpochMap {
+    fn default() -> Self {
+        EpochMap(tokio::sync::Mutex::new((u64::MAX, Arc::default())))
+    }
+}
+
+impl EpochMap {
+    /// The map of `epoch`, made by `read` on its first use in the epoch (`read` is not
+    /// polled otherwise).
+    async fn of(
+        &self,
+        epoch: u64,
+        read: impl std::future::Future<Output = Result<Vec<(i64, i64)>>>,
+    ) -> Result<Arc<HashMap<i64, i64>>> {
+        let mut slot = self.0.lock().await;
+        if slot.0 != epoch {
+            *slot = (epoch, Arc::new(read.await?.into_iter().collect()));
+        }
+        Ok(slot.1.clone())
+    }
 }
 
 /// A blocking pool of its own, one thread per core, for the matcher's CPU-bound work:
@@ -180,8 +206,8 @@ impl Matcher {
                 site_build: tokio::sync::Mutex::new(()),
                 indexed: Mutex::new(HashMap::new()),
                 indexed_works: Mutex::new(HashMap::new()),
-                indexed_marks: tokio::sync::Mutex::new((u64::MAX, Arc::default())),
-                work_versions: tokio::sync::Mutex::new((u64::MAX, Arc::default())),
+                indexed_marks: EpochMap::default(),
+                work_versions: EpochMap::default(),
                 catalogue: Mutex::new(None),
                 catalogue_version: AtomicU64::new(0),
                 catalogue_checked: Mutex::new((u64::MAX, u64::MAX)),

@@ -127,12 +127,8 @@ impl Matcher {
     /// epoch (meanwhile the work is checked as before).
     async fn marked_indexed(&self, work_id: i64) -> Result<Option<i64>> {
         let epoch = self.inner.epoch.load(Ordering::Relaxed);
-        let mut slot = self.inner.indexed_marks.lock().await;
-        if slot.0 != epoch {
-            let marks = self.inner.stores.fingerprints.indexed_works(self.inner.fp.params_tag()).await?;
-            *slot = (epoch, Arc::new(marks.into_iter().collect()));
-        }
-        Ok(slot.1.get(&work_id).copied())
+        let read = async { Ok(self.inner.stores.fingerprints.indexed_works(self.inner.fp.params_tag()).await?) };
+        Ok(self.inner.indexed_marks.of(epoch, read).await?.get(&work_id).copied())
     }
 
     /// Fingerprint a page (its site's boilerplate blanked) and add it to the page namespace

@@ -210,14 +210,10 @@ impl Matcher {
     /// Every work's `updated_at`, read on the first use in an epoch (one query for all
     /// the works instead of one read of every cached section per task).
     pub(super) async fn work_versions(&self, epoch: u64) -> Result<Arc<HashMap<i64, i64>>> {
-        let mut slot = self.inner.work_versions.lock().await;
-        if slot.0 == epoch {
-            return Ok(slot.1.clone());
-        }
-        let versions: HashMap<i64, i64> =
-            self.inner.stores.works.work_versions().await?.into_iter().map(|(id, at)| (id, at.0)).collect();
-        *slot = (epoch, Arc::new(versions));
-        Ok(slot.1.clone())
+        let read = async {
+            Ok(self.inner.stores.works.work_versions().await?.into_iter().map(|(id, at)| (id, at.0)).collect())
+        };
+        self.inner.work_versions.of(epoch, read).await
     }
 }
 

@@ -112,7 +112,7 @@ impl SqliteStore {
         ids: &[i64],
         sql: String,
         row: fn(&Row) -> rusqlite::Result<R>,
-        finish: fn(R) -> StoreResult<T>,
+        finish: impl Fn(R) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<Vec<T>>
     where
         R: 'static,

@@ -98,14 +98,6 @@ fn finish_page(row: PageRow) -> StoreResult<Page> {
     finish_page_parts(row, PageParts::All)
 }
 
-fn finish_page_source(row: PageRow) -> StoreResult<Page> {
-    finish_page_parts(row, PageParts::Source)
-}
-
-fn finish_page_text(row: PageRow) -> StoreResult<Page> {
-    finish_page_parts(row, PageParts::Text)
-}
-
 fn finish_page_parts(row: PageRow, parts: PageParts) -> StoreResult<Page> {
     let (id, url, site, first, last, http_status, charset, body_z, text_z, hash, source, format) = row;
     let body = if parts.reads_body() { decompress(&body_z, &format!("body of page {id}"))? } else { Vec::new() };
@@ -170,12 +162,9 @@ impl PageStore for SqliteStore {
     }
 
     async fn get_pages(&self, ids: &[i64], parts: PageParts) -> StoreResult<Vec<Page>> {
-        let (cols, finish): (&str, fn(PageRow) -> StoreResult<Page>) = match parts {
-            PageParts::All => (PAGE_COLS, finish_page),
-            PageParts::Source => (PAGE_COLS, finish_page_source),
-            // The body's blob is not even copied out of the database.
-            PageParts::Text => (PAGE_COLS_TEXT, finish_page_text),
-        };
+        // Without the body, its blob is not even copied out of the database.
+        let cols = if parts.reads_body() { PAGE_COLS } else { PAGE_COLS_TEXT };
+        let finish = move |row| finish_page_parts(row, parts);
         self.read_each(ids, format!("SELECT {cols} FROM pages WHERE id = ?1"), page_row, finish).await
     }
 
