@@ -1,6 +1,7 @@
 //! Shared machinery of the importers: walking the given paths, reading files off the
 //! async runtime, batching, and storing with retries.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -109,14 +110,42 @@ pub(crate) enum Item<T> {
 /// reader when nobody listens any more (the import future was dropped: an API request
 /// that timed out or whose client went away). Readers check it between items and, through
 /// [`CancelRead`], while inflating, so that dropped work stops instead of running on.
+///
+/// Items go over the channel [`FEED_CHUNK`] at a time: one hand-off (a wake-up of the
+/// storing loop, or of the reader when the channel was full) per chunk instead of per
+/// item, which was ~7% of the CPU of `zhiwen import pages` (docs/benchmarks.md). The
+/// channel holds [`FEED_CHUNKS`] chunks, so as many records are in flight as before.
 pub(crate) struct Feed<T> {
-    tx: mpsc::Sender<Item<T>>,
+    tx: mpsc::Sender<Vec<Item<T>>>,
+    chunk: RefCell<Vec<Item<T>>>,
 }
 
+/// Items per hand-off from the reader to the storing loop.
+const FEED_CHUNK: usize = 16;
+/// Chunks the channel holds: with a chunk being filled, at most
+/// `(FEED_CHUNKS + 1) * FEED_CHUNK` items are read ahead of the storing loop.
+const FEED_CHUNKS: usize = 4;
+
 impl<T> Feed<T> {
-    /// Send one item; `false` when the import was dropped (stop reading).
+    /// Send one item; `false` when the import was dropped (stop reading). Sent with the
+    /// chunk it completes, or by [`Feed::flush`].
     pub fn send(&self, item: Item<T>) -> bool {
-        self.tx.blocking_send(item).is_ok()
+        let full = {
+            let mut chunk = self.chunk.borrow_mut();
+            chunk.push(item);
+            chunk.len() >= FEED_CHUNK
+        };
+        if full {
+            self.flush()
+        } else {
+            !self.is_cancelled()
+        }
+    }
+
+    /// Send the items not sent yet; `false` when the import was dropped.
+    pub fn flush(&self) -> bool {
+        let chunk = std::mem::take(&mut *self.chunk.borrow_mut());
+        chunk.is_empty() || self.tx.blocking_send(chunk).is_ok()
     }
 
     /// Has the import been dropped?
@@ -260,19 +289,20 @@ impl Drop for ReaderGuard {
     }
 }
 
-/// Run `read` on a blocking thread, feeding the returned channel. Dropping the receiver
+/// Run `read` on a blocking thread, feeding the returned channel (in chunks of items). Dropping the receiver
 /// (the import future) makes [`Feed::send`] fail and [`Feed::is_cancelled`] true.
-pub(crate) fn spawn_reader<T, F>(read: F) -> (mpsc::Receiver<Item<T>>, tokio::task::JoinHandle<()>)
+pub(crate) fn spawn_reader<T, F>(read: F) -> (mpsc::Receiver<Vec<Item<T>>>, tokio::task::JoinHandle<()>)
 where
     T: Send + 'static,
     F: FnOnce(&Feed<T>) + Send + 'static,
 {
-    let (tx, rx) = mpsc::channel::<Item<T>>(64);
+    let (tx, rx) = mpsc::channel::<Vec<Item<T>>>(FEED_CHUNKS);
     let guard = ReaderGuard::enter();
     let handle = tokio::task::spawn_blocking(move || {
         let _guard = guard;
-        let feed = Feed { tx };
+        let feed = Feed { tx, chunk: RefCell::new(Vec::with_capacity(FEED_CHUNK)) };
         read(&feed);
+        feed.flush();
     });
     (rx, handle)
 }

@@ -49,15 +49,17 @@ pub async fn import_pages(
         }
     });
     let mut batch: Vec<(String, NewPage)> = Vec::new();
-    while let Some(item) = rx.recv().await {
-        let Some((name, page)) = files::route(item, &mut summary, progress) else { continue };
-        // The store refuses a batch that names one URL twice: flush first.
-        if batch.iter().any(|(_, p)| p.url == page.url) {
-            store_batch(stores, std::mem::take(&mut batch), &mut summary).await?;
-        }
-        batch.push((name, page));
-        if batch.len() >= opts.batch_size.max(1) {
-            store_batch(stores, std::mem::take(&mut batch), &mut summary).await?;
+    while let Some(items) = rx.recv().await {
+        for item in items {
+            let Some((name, page)) = files::route(item, &mut summary, progress) else { continue };
+            // The store refuses a batch that names one URL twice: flush first.
+            if batch.iter().any(|(_, p)| p.url == page.url) {
+                store_batch(stores, std::mem::take(&mut batch), &mut summary).await?;
+            }
+            batch.push((name, page));
+            if batch.len() >= opts.batch_size.max(1) {
+                store_batch(stores, std::mem::take(&mut batch), &mut summary).await?;
+            }
         }
     }
     store_batch(stores, batch, &mut summary).await?;

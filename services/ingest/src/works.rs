@@ -49,11 +49,13 @@ pub async fn import_works(
         }
     });
     let mut batch: Vec<(String, NewWork)> = Vec::new();
-    while let Some(item) = rx.recv().await {
-        if let Some(rec) = files::route(item, &mut summary, progress) {
-            batch.push(rec);
-            if batch.len() >= opts.batch_size.max(1) {
-                store_batch(stores, std::mem::take(&mut batch), opts, &mut summary).await?;
+    while let Some(items) = rx.recv().await {
+        for item in items {
+            if let Some(rec) = files::route(item, &mut summary, progress) {
+                batch.push(rec);
+                if batch.len() >= opts.batch_size.max(1) {
+                    store_batch(stores, std::mem::take(&mut batch), opts, &mut summary).await?;
+                }
             }
         }
     }

@@ -43,18 +43,20 @@ impl SiteProfile {
         if pages.len() < config.min_pages as usize || pages.len() < 2 {
             return profile;
         }
-        let mut counts: FxHashMap<u64, u32> =
+        // Each k-gram's count of pages, and the last page that counted it: a k-gram repeated
+        // on a page counts once for it, without sorting each page's k-grams to find repeats.
+        let mut counts: FxHashMap<u64, (u32, u32)> =
             FxHashMap::with_capacity_and_hasher(pages.iter().map(Vec::len).max().unwrap_or(0) * 2, Default::default());
-        for units in pages {
-            let mut hashes = kgram_hashes(units, k);
-            hashes.sort_unstable();
-            hashes.dedup();
-            for h in hashes {
-                *counts.entry(h).or_default() += 1;
+        for (page, units) in (1u32..).zip(pages) {
+            for h in kgram_hashes(units, k) {
+                let (n, last) = counts.entry(h).or_default();
+                if *last != page {
+                    (*n, *last) = (*n + 1, page);
+                }
             }
         }
         let need = ((pages.len() as f64 * config.min_share).ceil() as u32).max(2);
-        profile.kgrams = counts.into_iter().filter(|&(_, n)| n >= need).map(|(h, _)| h).collect();
+        profile.kgrams = counts.into_iter().filter(|&(_, (n, _))| n >= need).map(|(h, _)| h).collect();
         profile
     }
 }
@@ -91,4 +93,39 @@ pub fn blank_boilerplate(analysis: &Analysis, profile: &SiteProfile, k: usize) -
         blanked += 1;
     }
     Some((original.into_iter().collect(), blanked))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A k-gram counts once per page however often the page repeats it: a line repeated
+    /// on a few pages is not boilerplate, a line on most pages is.
+    #[test]
+    fn a_kgram_counts_once_per_page() {
+        let units = |s: &str| s.chars().map(|c| c as u32).collect::<Vec<u32>>();
+        let k = 4;
+        let config = BoilerplateConfig { min_pages: 2, min_share: 0.5, ..BoilerplateConfig::default() };
+        let repeated = "本章未完请翻页".repeat(9);
+        // 8 pages: the footer on 5 of them, the repeated line 9 times on each of 2.
+        let mut pages = Vec::new();
+        for i in 0..8 {
+            let mut text = format!("第{i}章正文各不相同{}", "甲乙丙丁戊己庚辛".chars().nth(i).unwrap_or('子'));
+            if i < 5 {
+                text.push_str("欢迎访问本站收藏");
+            }
+            if i < 2 {
+                text.push_str(&repeated);
+            }
+            pages.push(units(&text));
+        }
+        let profile = SiteProfile::measure("site", &pages, k, &config);
+        let footer = kgram_hashes(&units("欢迎访问本站收藏"), k);
+        assert!(footer.iter().all(|h| profile.kgrams.contains(h)), "the footer is on 5 of 8 pages");
+        let line = kgram_hashes(&units("本章未完请翻页"), k);
+        assert!(line.iter().all(|h| !profile.kgrams.contains(h)), "the repeated line is on 2 of 8 pages");
+        // What every page has is boilerplate too; what one page has is not.
+        assert!(profile.kgrams.contains(&kgram_hashes(&units("正文各不"), k)[0]));
+        assert!(!profile.kgrams.contains(&kgram_hashes(&units("第0章正"), k)[0]));
+    }
 }

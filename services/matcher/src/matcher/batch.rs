@@ -147,7 +147,10 @@ impl Matcher {
                 return Ok((page, outcome, Plan::AfterBatchTwin));
             }
         }
-        let (page, outcome, ids) = self.look_up(page).await?;
+        let (mut page, outcome, ids) = self.look_up(page).await?;
+        if ids.is_empty() {
+            page.release(&self.inner.config);
+        }
         Ok((page, outcome, Plan::Verify(ids)))
     }
 
@@ -176,8 +179,10 @@ impl Matcher {
         if self.inner.config.index_pages {
             for (p, _, _) in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
                 // A page that is nothing but its site's boilerplate has nothing to index.
-                let Some(view) = p.view() else { continue };
-                keys.push((p.page_id as u64, self.inner.config.page_index_keys(&view.fingerprints)));
+                let page_keys = p.page_index_keys(&self.inner.config);
+                if !page_keys.is_empty() {
+                    keys.push((p.page_id as u64, page_keys));
+                }
             }
         }
         let index_pages = async {
@@ -227,6 +232,9 @@ impl Matcher {
             .into_iter()
             .map(|(id, r)| {
                 let r = r.map(|(page, outcome, plan)| match plan {
+                    // A page without candidates was released (`plan`): it has nothing to
+                    // verify, and nothing to quote another page's copies from.
+                    Plan::Verify(ids) if ids.is_empty() => (page, outcome, Plan::Verify(ids)),
                     Plan::Verify(ids) => match page.text_key.and_then(|key| self.remembered_text(&key)) {
                         Some(done) => (page, outcome, Plan::Reuse(done)),
                         None => (page, outcome, Plan::Verify(ids)),

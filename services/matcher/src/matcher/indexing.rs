@@ -165,9 +165,7 @@ impl Matcher {
             let m = me.clone();
             async move {
                 let keys = match page {
-                    Some(page) => m.prepare_loaded(page).await.map(|p| {
-                        p.view().map(|view| m.inner.config.page_index_keys(&view.fingerprints)).unwrap_or_default()
-                    }),
+                    Some(page) => m.prepare_loaded(page).await.map(|p| p.page_index_keys(&m.inner.config)),
                     None => Err(MatcherError::NotFound { what: "page", id }),
                 };
                 (id, keys)

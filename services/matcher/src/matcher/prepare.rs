@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::page_text::{page_canonical, StoredPageText};
+use zhiwen_core::segment::is_alphanumeric_fast;
 
 /// A page ready for verification: its analysis with the site's boilerplate blanked.
 pub(super) struct PreparedPage {
@@ -24,6 +25,9 @@ pub(super) struct PreparedPage {
     pub(super) passages: OnceLock<PassageIndex>,
     /// The text `view()` is of; `None` when nothing but boilerplate is left.
     pub(super) text_key: Option<TextKey>,
+    /// The page-namespace keys of a page whose analysis was released
+    /// ([`PreparedPage::release`]).
+    released_keys: Option<Vec<IndexKey>>,
 }
 
 impl PreparedPage {
@@ -60,6 +64,29 @@ impl PreparedPage {
             return Some(view);
         }
         Some(self.complete.get_or_init(|| fp.complete(view.clone())))
+    }
+
+    /// Drop the analysis of a page that has no candidate section, keeping its
+    /// page-namespace keys ([`PreparedPage::page_index_keys`]): nothing verifies or quotes
+    /// it any more, and a task holds the pages of two batches between their lookup and
+    /// their verification, most of which have no candidate.
+    pub(super) fn release(&mut self, config: &MatcherConfig) {
+        let keys = self.view().map(|view| config.page_index_keys(&view.fingerprints));
+        self.released_keys = Some(keys.unwrap_or_default());
+        self.analysis = None;
+        self.complete = OnceLock::new();
+        self.passages = OnceLock::new();
+        self.blanked_original = None;
+    }
+
+    /// The keys the page is indexed under in the page namespace; none for a page that
+    /// is nothing but its site's boilerplate.
+    pub(super) fn page_index_keys(&self, config: &MatcherConfig) -> Vec<IndexKey> {
+        match (&self.released_keys, self.view()) {
+            (Some(keys), _) => keys.clone(),
+            (None, Some(view)) => config.page_index_keys(&view.fingerprints),
+            (None, None) => Vec::new(),
+        }
     }
 
     /// Complete `view()` in place (no copy of it is kept beside the complete analysis, as
@@ -112,7 +139,7 @@ impl Inner {
     /// profile reads the stored text only, [`PageParts::Text`]).
     pub(super) fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
         let c = page_canonical(StoredPageText::from(page), &self.fp.params().canon).ok()?;
-        Some(c.text().chars().filter(|c| c.is_alphanumeric()).map(|c| c as u32).collect())
+        Some(c.text().chars().filter(|&c| is_alphanumeric_fast(c)).map(|c| c as u32).collect())
     }
 
     pub(super) fn prepare_page(&self, page: Page, profile: &SiteProfile) -> Result<PreparedPage> {
@@ -140,6 +167,7 @@ impl Inner {
             boilerplate_chars,
             passages: OnceLock::new(),
             text_key,
+            released_keys: None,
         })
     }
 }

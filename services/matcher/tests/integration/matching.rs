@@ -124,6 +124,30 @@ async fn excerpt_and_embedded_kinds_and_the_reverse_direction() {
     assert_eq!(all_matches(&e.stores).await, before);
 }
 
+/// Pages matched in a batch before any work exists have no candidate, so their analyses
+/// are released between their lookup and their verification: their page-namespace keys
+/// are still written, and a work registered afterwards finds its copy among them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_without_candidates_are_still_found_by_a_later_work() {
+    let c = classics();
+    let e = env(MatcherConfig::default()).await;
+    let sg1 = &c["novel-sanguo-001"].1;
+    let xy1 = &c["novel-xiyouji-001"].1;
+    let excerpt = format!("{}{}", chars(xy1, 0, 2500), chars(sg1, 1000, 700));
+    let mut ids = Vec::new();
+    for (url, text) in
+        [("http://blog.example/a", excerpt.as_str()), ("http://shuihu.example/c", &c["novel-shuihu-010"].1)]
+    {
+        ids.push(e.stores.pages.upsert_page(&text_page(url, text)).await.unwrap().id);
+    }
+    let outcomes = e.matcher.match_pages(ids.clone()).await.expect("batch");
+    assert!(outcomes.iter().all(|(_, r)| r.as_ref().is_ok_and(|o| o.candidates == 0 && o.matches.is_empty())));
+    let w = e.stores.works.upsert_work(&work("SG", "三国演义", &[("第一回", sg1)])).await.unwrap();
+    let out = e.matcher.match_work(w.id).await.expect("reverse");
+    let found: Vec<(i64, MatchKind)> = out.matches.iter().map(|m| (m.page_id, m.kind)).collect();
+    assert_eq!(found, vec![(ids[0], MatchKind::Excerpt)], "{out:?}");
+}
+
 /// A copy on a domain its holder licensed is recorded as `licensed`, without a capture;
 /// changing the list re-labels the stored matches both ways, and a second run changes
 /// nothing.
