@@ -113,8 +113,8 @@ pub(crate) enum Item<T> {
 ///
 /// Items go over the channel [`FEED_CHUNK`] at a time: one hand-off (a wake-up of the
 /// storing loop, or of the reader when the channel was full) per chunk instead of per
-/// item, which was ~7% of the CPU of `zhiwen import pages` (docs/benchmarks.md). The
-/// channel holds [`FEED_CHUNKS`] chunks, so as many records are in flight as before.
+/// item, which was ~7% of the samples of `zhiwen import pages` (docs/benchmarks.md). The
+/// channel holds [`FEED_CHUNKS`] chunks: at most 80 items are read ahead (65 before).
 pub(crate) struct Feed<T> {
     tx: mpsc::Sender<Vec<Item<T>>>,
     chunk: RefCell<Vec<Item<T>>>,
@@ -289,8 +289,9 @@ impl Drop for ReaderGuard {
     }
 }
 
-/// Run `read` on a blocking thread, feeding the returned channel (in chunks of items). Dropping the receiver
-/// (the import future) makes [`Feed::send`] fail and [`Feed::is_cancelled`] true.
+/// Run `read` on a blocking thread, feeding the returned channel (in chunks of items).
+/// Dropping the receiver (the import future) makes [`Feed::send`] fail and
+/// [`Feed::is_cancelled`] true.
 pub(crate) fn spawn_reader<T, F>(read: F) -> (mpsc::Receiver<Vec<Item<T>>>, tokio::task::JoinHandle<()>)
 where
     T: Send + 'static,

@@ -290,5 +290,5 @@ fn kept_common_keys(kept: &[u8], token: u64) -> Option<Vec<u64>> {
     if u64::from_le_bytes(*at) != token || keys.len() % 8 != 0 {
         return None;
     }
-    Some(keys.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect())
+    keys.chunks_exact(8).map(|c| c.try_into().ok().map(u64::from_le_bytes)).collect()
 }

@@ -33,7 +33,7 @@ impl Matcher {
         if sections.is_empty() && work.is_none() {
             return Err(MatcherError::NotFound { what: "work", id: work_id });
         }
-        let updated_at = work.map_or(i64::MIN, |w| w.updated_at.0);
+        let updated_at = work.as_ref().map_or(i64::MIN, |w| w.updated_at.0);
         let mut report = IndexReport { documents: sections.len(), ..Default::default() };
         let mut fingerprints = Vec::new();
         let mut keys = Vec::new();
@@ -105,8 +105,8 @@ impl Matcher {
             self.record_section_sampling().await?;
             self.inner.index.add_batch(Namespace::Sections, &keys).await?;
         }
-        if updated_at != i64::MIN {
-            s.fingerprints.mark_work_indexed(work_id, updated_at, self.inner.fp.params_tag()).await?;
+        if let Some(w) = &work {
+            s.fingerprints.mark_work_indexed(work_id, w.updated_at.0, self.inner.fp.params_tag()).await?;
         }
         // New or changed sections, whoever fingerprinted them: the catalogue-common text
         // is checked against the index's write token on its next use.
