@@ -1,10 +1,10 @@
-//! Matching pages in batches: the pages of a batch are fingerprinted concurrently (one
-//! blocking thread per page, `concurrency` at a time, so every core works), each looked up
-//! in the section index as soon as it is fingerprinted; their keys are written to the page
-//! namespace of the index in one write while the candidate sections of the whole batch
-//! that are not cached are read in one store call (and analysed once, however many pages
-//! share them) and the pages are verified concurrently; the copies found on all of them
-//! are recorded in one store call once the index write succeeded.
+//! Matching pages in batches: the pages of a batch are fingerprinted concurrently (a few
+//! pages a job on the matcher's CPU pool, `concurrency` jobs at a time, so every core
+//! works), each looked up in the section index as soon as its job is done; their keys are
+//! written to the page namespace of the index in one write while the candidate sections of
+//! the whole batch that are not cached are read in one store call (and analysed once,
+//! however many pages share them) and the pages are verified concurrently; the copies
+//! found on all of them are recorded in one store call once the index write succeeded.
 //!
 //! The three steps are separate calls ([`Matcher::prepare_pages`],
 //! [`Matcher::verify_pages`], [`Matcher::record_pages`]) so that a task can run them on
@@ -30,6 +30,11 @@ use super::{FoundCopy, Matcher, PageOutcome, PreparedPage, TextKey, TextResult};
 use crate::{MatchRecord, MatcherError, Result};
 use zhiwen_index::Namespace;
 use zhiwen_store::{Page, PageParts};
+
+/// Pages of a batch fingerprinted one after another in one job on the CPU pool: one job
+/// a page made two thread hand-offs a page; with 4, `match --all` made 18% fewer context
+/// switches (docs/benchmarks.md), and each page is still looked up soon after it is ready.
+const PAGES_PER_JOB: usize = 4;
 
 /// The pages of a batch loaded, fingerprinted and looked up in the section index
 /// ([`Matcher::prepare_pages`]), not yet written or verified ([`Matcher::finish_pages`]).
@@ -114,24 +119,29 @@ impl Matcher {
         let me = self.clone();
         // Texts whose first page in this batch is being looked up.
         let claimed: Arc<Mutex<HashSet<TextKey>>> = Arc::default();
-        let pages = futures::stream::iter(page_ids.into_iter().map(move |id| {
+        let chunks: Vec<Vec<i64>> = page_ids.chunks(PAGES_PER_JOB).map(<[i64]>::to_vec).collect();
+        let pages: Vec<Vec<(i64, Result<LookedUp>)>> = futures::stream::iter(chunks.into_iter().map(move |ids| {
             let (m, claimed) = (me.clone(), claimed.clone());
-            let page = loaded.remove(&id);
+            let mut found = Vec::with_capacity(ids.len());
+            let stored: Vec<bool> = ids.iter().map(|id| loaded.remove(id).map(|p| found.push(p)).is_some()).collect();
             async move {
-                let looked = match page {
-                    Some(page) => match m.prepare_loaded(page).await {
-                        Ok(p) => m.plan(p, &claimed).await,
-                        Err(e) => Err(e),
-                    },
-                    None => Err(MatcherError::NotFound { what: "page", id }),
-                };
-                (id, looked)
+                let mut prepared = m.prepare_loaded_pages(found).await.into_iter();
+                let mut out = Vec::with_capacity(ids.len());
+                for (id, stored) in ids.into_iter().zip(stored) {
+                    let looked = match stored.then(|| prepared.next()).flatten() {
+                        Some(Ok(p)) => m.plan(p, &claimed).await,
+                        Some(Err(e)) => Err(e),
+                        None => Err(MatcherError::NotFound { what: "page", id }),
+                    };
+                    out.push((id, looked));
+                }
+                out
             }
         }))
         .buffered(concurrency)
         .collect()
         .await;
-        PreparedPages { pages, failed: None }
+        PreparedPages { pages: pages.into_iter().flatten().collect(), failed: None }
     }
 
     /// Look a prepared page up, unless its text was verified before in the task (or is

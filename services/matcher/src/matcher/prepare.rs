@@ -110,8 +110,39 @@ impl Matcher {
 
     /// Fingerprint a loaded page (boilerplate blanked), on the CPU pool.
     pub(super) async fn prepare_loaded(&self, page: Page) -> Result<PreparedPage> {
-        let profile = self.site_profile(&page.site).await?;
-        self.on_cpu(move |inner| inner.prepare_page(page, &profile)).await?
+        let mut prepared = self.prepare_loaded_pages(vec![page]).await;
+        prepared.pop().unwrap_or_else(|| Err(MatcherError::Internal("no page was prepared".into())))
+    }
+
+    /// Fingerprint loaded pages (boilerplate blanked) one after another in one job on the
+    /// CPU pool: each page's result, in their order. One job a page cost two thread
+    /// hand-offs a page (the pool's thread woken, then the task).
+    pub(super) async fn prepare_loaded_pages(&self, pages: Vec<Page>) -> Vec<Result<PreparedPage>> {
+        let n = pages.len();
+        let mut jobs = Vec::with_capacity(n);
+        // Pages mostly follow other pages of their site: its profile is looked up once.
+        let mut last: Option<Arc<SiteProfile>> = None;
+        for page in pages {
+            let profile = match &last {
+                Some(p) if p.site == page.site => Ok(p.clone()),
+                _ => self.site_profile(&page.site).await,
+            };
+            last = profile.as_ref().ok().cloned();
+            jobs.push((page, profile));
+        }
+        let done = self.on_cpu(move |inner| {
+            jobs.into_iter()
+                .map(|(page, profile)| profile.and_then(|p| inner.prepare_page(page, &p)))
+                .collect::<Vec<_>>()
+        });
+        match done.await {
+            Ok(done) => done,
+            // The job itself failed (a panic): so did each of its pages.
+            Err(e) => {
+                let e = e.to_string();
+                (0..n).map(|_| Err(MatcherError::Internal(e.clone()))).collect()
+            }
+        }
     }
 
     /// The page with its complete analysis made (on the CPU pool).
