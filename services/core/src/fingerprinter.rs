@@ -420,10 +420,24 @@ impl Fingerprinter {
         self.streams_of(canonical)
     }
 
+    /// [`Fingerprinter::analyze_canonical_streams`] of a text whose character stream was
+    /// made already (`chars`, [`CharStream::of`] its text; the same analysis): a
+    /// matcher looks for a page's boilerplate in that stream alone, and analyses the
+    /// page as it is only when it finds none.
+    pub fn analyze_canonical_streams_with(&self, canonical: CanonicalText, chars: CharStream) -> Analysis {
+        debug_assert_eq!(chars, CharStream::of(canonical.text()));
+        let initials = InitialStream::of(canonical.text());
+        self.streams_from(canonical, initials, chars)
+    }
+
     fn streams_of(&self, canonical: CanonicalText) -> Analysis {
+        let (initials, chars) = unit_streams(canonical.text());
+        self.streams_from(canonical, initials, chars)
+    }
+
+    fn streams_from(&self, canonical: CanonicalText, initials: InitialStream, chars: CharStream) -> Analysis {
         let p = &self.params;
         let text = canonical.text();
-        let (initials, chars) = unit_streams(text);
         let fingerprints = Fingerprints {
             params_tag: self.tag.clone(),
             char_count: canonical.char_len() as u32,
@@ -471,6 +485,25 @@ mod tests {
         let whole = fp.analyze_bytes(&gbk, InputFormat::Auto, None).unwrap();
         let streams = fp.analyze_bytes_streams(&gbk, InputFormat::Auto, None).unwrap();
         assert_eq!(format!("{:?}", fp.complete(streams)), format!("{:?}", whole));
+    }
+
+    /// Streams made from a character stream made beforehand are the streams made at once.
+    #[test]
+    fn streams_with_a_given_character_stream_are_the_same_streams() {
+        let fp = Fingerprinter::new(Params::default()).unwrap();
+        let html = "<html><body><p>中華人民共和國 ABC 123，「龍」！</p><p>第二段文字</p></body></html>";
+        for (text, format) in [
+            (include_str!("../../../samples/hongloumeng-01.txt"), InputFormat::Text),
+            (html, InputFormat::Html),
+            ("x", InputFormat::Text),
+        ] {
+            let canonical = canon::canonicalize_str(text, format, &fp.params().canon).unwrap();
+            let chars = CharStream::of(canonical.text());
+            let given = fp.analyze_canonical_streams_with(canonical.clone(), chars);
+            let at_once = fp.analyze_canonical_streams(canonical);
+            assert_eq!(format!("{given:?}"), format!("{at_once:?}"));
+            assert!(!given.initials.letters.is_empty() || text == "x");
+        }
     }
 
     /// The digest counts what the winnowed index keys count: the distinct winnowed keys

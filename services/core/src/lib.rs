@@ -33,7 +33,7 @@ pub mod simhash;
 pub mod winnow;
 
 pub use error::CoreError;
-pub use fingerprinter::{Analysis, Fingerprinter, Fingerprints, IndexFamily, IndexKey};
+pub use fingerprinter::{Analysis, CharStream, Fingerprinter, Fingerprints, IndexFamily, IndexKey};
 pub use params::Params;
 
 /// Version of the algorithms themselves; part of every fingerprint's parameter tag, so

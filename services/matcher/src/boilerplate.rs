@@ -11,8 +11,9 @@ use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use zhiwen_core::canon::CanonicalText;
 use zhiwen_core::winnow::kgram_hashes;
-use zhiwen_core::Analysis;
+use zhiwen_core::CharStream;
 
 use crate::config::BoilerplateConfig;
 
@@ -61,14 +62,20 @@ impl SiteProfile {
     }
 }
 
-/// The decoded original of `analysis` with every character of its boilerplate k-grams
+/// The decoded original of `canonical` with every character of its boilerplate k-grams
 /// replaced by a space, and the number of canonical content characters blanked; `None`
-/// when the page holds no boilerplate.
-pub fn blank_boilerplate(analysis: &Analysis, profile: &SiteProfile, k: usize) -> Option<(String, usize)> {
+/// when the page holds no boilerplate. `chars` is the character stream of `canonical`'s
+/// text ([`CharStream::of`]): nothing else of an analysis is needed to find boilerplate.
+pub fn blank_boilerplate(
+    canonical: &CanonicalText,
+    chars: &CharStream,
+    profile: &SiteProfile,
+    k: usize,
+) -> Option<(String, usize)> {
     if profile.kgrams.is_empty() {
         return None;
     }
-    let units = &analysis.chars.units;
+    let units = &chars.units;
     let hashes = kgram_hashes(units, k);
     let mut flagged = vec![false; units.len()];
     let mut any = false;
@@ -85,13 +92,13 @@ pub fn blank_boilerplate(analysis: &Analysis, profile: &SiteProfile, k: usize) -
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut blanked = 0;
     for (u, _) in flagged.iter().enumerate().filter(|(_, f)| **f) {
-        let Some(&pos) = analysis.chars.positions.get(u) else { continue };
-        let span = analysis.canonical.source_of(pos as usize);
+        let Some(&pos) = chars.positions.get(u) else { continue };
+        let span = canonical.source_of(pos as usize);
         ranges.push((span.start as usize, span.end as usize));
         blanked += 1;
     }
     ranges.sort_unstable();
-    Some((blank_ranges(analysis.canonical.original(), &ranges), blanked))
+    Some((blank_ranges(canonical.original(), &ranges), blanked))
 }
 
 /// `text` with the characters of `ranges` (character offsets, sorted by start; they may

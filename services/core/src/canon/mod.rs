@@ -112,6 +112,10 @@ impl CanonicalText {
     pub fn original(&self) -> &str {
         &self.original
     }
+    /// The decoded original, the rest dropped.
+    pub fn into_original(self) -> String {
+        self.original
+    }
     /// The charset the original was decoded from.
     pub fn charset(&self) -> &'static str {
         self.charset

@@ -3,7 +3,9 @@
 
 use super::*;
 use crate::page_text::{page_canonical, StoredPageText};
+use zhiwen_core::canon::CanonicalText;
 use zhiwen_core::segment::is_alphanumeric_fast;
+use zhiwen_core::CharStream;
 
 /// A page ready for verification: its analysis with the site's boilerplate blanked.
 pub(super) struct PreparedPage {
@@ -156,13 +158,10 @@ impl Matcher {
 }
 
 impl Inner {
-    /// The streams-only analysis ([`Fingerprinter::analyze_streams`]) of a page's
-    /// canonical text ([`page_canonical`]): enough to find its boilerplate, without the
-    /// word segmentation.
-    pub(super) fn page_streams(&self, page: &Page) -> Result<Analysis> {
-        let canonical = page_canonical(StoredPageText::from(page), &self.fp.params().canon)
-            .map_err(|source| MatcherError::Text { what: format!("page {}", page.id), source })?;
-        Ok(self.fp.analyze_canonical_streams(canonical))
+    /// A page's canonical text ([`page_canonical`]), with the matcher's error.
+    fn page_canonical(&self, page: &Page) -> Result<CanonicalText> {
+        page_canonical(StoredPageText::from(page), &self.fp.params().canon)
+            .map_err(|source| MatcherError::Text { what: format!("page {}", page.id), source })
     }
 
     /// The normalised character stream of a page (for boilerplate profiles); `None` when
@@ -174,19 +173,26 @@ impl Inner {
     }
 
     pub(super) fn prepare_page(&self, page: Page, profile: &SiteProfile) -> Result<PreparedPage> {
-        // The streams (no word segmentation, a third of an analysis) find the boilerplate;
-        // the page is then completed once: as it is, or blanked. Analysing it whole first
-        // cost a second analysis on every page of a site with a template.
-        let streams = self.page_streams(&page)?;
-        let (analysis, blanked_original, boilerplate_chars) =
-            match blank_boilerplate(&streams, profile, self.fp.params().winnow.chars_k) {
-                None => (Some(streams), None, 0),
+        // The streams (no word segmentation, a third of an analysis) are made once: of the
+        // page as it is, or of its copy with the boilerplate blanked. Only the character
+        // stream is needed to find the boilerplate: the other stream and the winnowing of
+        // a page about to be blanked were made for nothing (most pages of a site with a
+        // template). Analysing it whole first cost a second analysis on every such page.
+        let canonical = self.page_canonical(&page)?;
+        let k = self.fp.params().winnow.chars_k;
+        let (analysis, blanked_original, boilerplate_chars) = if profile.kgrams.is_empty() {
+            (Some(self.fp.analyze_canonical_streams(canonical)), None, 0)
+        } else {
+            let chars = CharStream::of(canonical.text());
+            match blank_boilerplate(&canonical, &chars, profile, k) {
+                None => (Some(self.fp.analyze_canonical_streams_with(canonical, chars)), None, 0),
                 // Nothing left but boilerplate (`NoText`): the page matches nothing.
                 Some((text, n)) => {
-                    let blanked = self.fp.analyze_streams(&text, streams.canonical.format()).ok();
-                    (blanked, Some(streams.canonical.original().to_owned()), n)
+                    let blanked = self.fp.analyze_streams(&text, canonical.format()).ok();
+                    (blanked, Some(canonical.into_original()), n)
                 }
-            };
+            }
+        };
         let text_key = analysis.as_ref().map(|a| (hash_bytes(a.canonical.text().as_bytes()), a.canonical.char_len()));
         Ok(PreparedPage {
             page_id: page.id,
