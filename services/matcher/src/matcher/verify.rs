@@ -70,6 +70,12 @@ impl Matcher {
             _ => (0, 0),
         };
         let modulus = index.query_sample_modulus(with_words, winnowed.len()).max(sections_modulus);
+        // The page-namespace keys are these winnowed keys sampled (the coarse ones are
+        // not indexed there): made now, not again from the fingerprints.
+        let config = &self.inner.config;
+        let page_keys = config
+            .index_pages
+            .then(|| zhiwen_index::sample_winnowed_keys_only(winnowed.clone(), config.page_sampling_modulus()));
         let (mut prepared, found) = if sections_modulus > 1 {
             let sampled = zhiwen_index::sample_winnowed_keys(winnowed, modulus);
             let found = index.lookup_sampled(Namespace::Sections, &sampled, modulus).await?;
@@ -97,6 +103,9 @@ impl Matcher {
                 (prepared, first.merged(second, limit))
             }
         };
+        if let Some(keys) = page_keys {
+            prepared.keep_page_keys(keys, &self.inner.config);
+        }
         outcome.candidates = found.candidates.len();
         (outcome.keys_looked_up, outcome.keys_found) = (found.keys_queried, found.keys_found);
         let mut ids: Vec<i64> = self.good(&found).iter().map(|c| c.doc as i64).collect();
