@@ -199,29 +199,26 @@ impl Fingerprints {
                 + self.winnow_initials.len()
                 + self.winnow_chars.len(),
         );
-        let mut push = |family, value| keys.push(IndexKey { family, value });
+        // One family at a time, in the order of `IndexFamily`: each family's values sorted
+        // as integers make the keys sorted as (family, value) pairs. Sorting the pairs was
+        // nine tenths of this function, and it runs for every page looked up.
+        let mut values: Vec<u64> = Vec::new();
+        let mut family = |family: IndexFamily, of: &mut dyn Iterator<Item = u64>| {
+            values.clear();
+            values.extend(of);
+            values.sort_unstable();
+            values.dedup();
+            keys.extend(values.iter().map(|&value| IndexKey { family, value }));
+        };
         if self.token_count > 0 {
-            for v in simhash::block_keys_4x16(self.simhash) {
-                push(IndexFamily::SimhashBlock, v);
-            }
+            family(IndexFamily::SimhashBlock, &mut simhash::block_keys_4x16(self.simhash).into_iter());
         }
-        for s in &self.dna {
-            push(IndexFamily::Dna, s.code);
-        }
-        for &v in &self.mega_shingles {
-            push(IndexFamily::MegaShingle, v);
-        }
-        for &v in &self.lsh_bands {
-            push(IndexFamily::LshBand, v);
-        }
-        for f in &self.winnow_initials {
-            push(IndexFamily::WinnowInitials, f.hash);
-        }
-        for f in &self.winnow_chars {
-            push(IndexFamily::WinnowChars, f.hash);
-        }
-        keys.sort_unstable();
-        keys.dedup();
+        family(IndexFamily::Dna, &mut self.dna.iter().map(|s| s.code));
+        family(IndexFamily::MegaShingle, &mut self.mega_shingles.iter().copied());
+        family(IndexFamily::LshBand, &mut self.lsh_bands.iter().copied());
+        family(IndexFamily::WinnowInitials, &mut self.winnow_initials.iter().map(|f| f.hash));
+        family(IndexFamily::WinnowChars, &mut self.winnow_chars.iter().map(|f| f.hash));
+        debug_assert!(keys.windows(2).all(|w| w[0] < w[1]), "families in the order of IndexFamily");
         keys
     }
 
@@ -485,6 +482,36 @@ mod tests {
         let whole = fp.analyze_bytes(&gbk, InputFormat::Auto, None).unwrap();
         let streams = fp.analyze_bytes_streams(&gbk, InputFormat::Auto, None).unwrap();
         assert_eq!(format!("{:?}", fp.complete(streams)), format!("{:?}", whole));
+    }
+
+    /// The keys are every family's values, sorted and distinct as (family, value) pairs:
+    /// what sorting all the pairs gives.
+    #[test]
+    fn index_keys_are_the_sorted_distinct_pairs() {
+        let fp = Fingerprinter::new(Params::default()).unwrap();
+        let sample = include_str!("../../../samples/hongloumeng-01.txt");
+        let mut complete = fp.analyze_text(sample, InputFormat::Text).unwrap().fingerprints;
+        // Values repeated within a family and shared across families.
+        complete.lsh_bands.extend(complete.lsh_bands.clone());
+        complete.mega_shingles.push(complete.lsh_bands[0]);
+        complete.winnow_chars.extend(complete.winnow_initials.clone());
+        let streams = fp.analyze_streams(&sample.chars().take(1000).collect::<String>(), InputFormat::Text).unwrap().fingerprints;
+        for f in [complete, streams, Fingerprints::default()] {
+            let mut pairs: Vec<IndexKey> = Vec::new();
+            let mut push =
+                |family, values: Vec<u64>| pairs.extend(values.into_iter().map(|value| IndexKey { family, value }));
+            if f.token_count > 0 {
+                push(IndexFamily::SimhashBlock, simhash::block_keys_4x16(f.simhash).to_vec());
+            }
+            push(IndexFamily::Dna, f.dna.iter().map(|s| s.code).collect());
+            push(IndexFamily::MegaShingle, f.mega_shingles.clone());
+            push(IndexFamily::LshBand, f.lsh_bands.clone());
+            push(IndexFamily::WinnowChars, f.winnow_chars.iter().map(|w| w.hash).collect());
+            push(IndexFamily::WinnowInitials, f.winnow_initials.iter().map(|w| w.hash).collect());
+            pairs.sort_unstable();
+            pairs.dedup();
+            assert_eq!(f.index_keys(), pairs);
+        }
     }
 
     /// Streams made from a character stream made beforehand are the streams made at once.
