@@ -74,6 +74,9 @@ pub fn winnow<U: Copy + Into<u64>>(units: &[U], k: usize, w: usize) -> Vec<Winno
     let mut out: Vec<WinnowFp> = Vec::with_capacity(expected + expected / 8 + 8);
     let (mut min_pos, mut min_hash) = (0usize, u64::MAX);
     let mut last_out = usize::MAX;
+    // `i % w`, kept by counting: a division per unit (the window is not a constant) cost
+    // more than the rest of the loop.
+    let mut slot = 0usize;
     for i in 0..count {
         if i > 0 {
             let (gone, new) = (units[i - 1], units[i + k - 1]);
@@ -81,15 +84,17 @@ pub fn winnow<U: Copy + Into<u64>>(units: &[U], k: usize, w: usize) -> Vec<Winno
             roll = roll.wrapping_mul(BASE).wrapping_add(new.into() + 1);
         }
         let h = mix64(roll);
-        ring[i % w] = h;
+        ring[slot] = h;
         if h <= min_hash {
             (min_pos, min_hash) = (i, h);
         } else if min_pos + w <= i {
             // The minimum left the window: rescan it, keeping the rightmost minimum.
             let lo = i + 1 - w;
             (min_pos, min_hash) = (i, h);
+            let mut at = slot;
             for j in (lo..i).rev() {
-                let v = ring[j % w];
+                at = if at == 0 { w - 1 } else { at - 1 };
+                let v = ring[at];
                 if v < min_hash {
                     (min_pos, min_hash) = (j, v);
                 }
@@ -99,6 +104,7 @@ pub fn winnow<U: Copy + Into<u64>>(units: &[U], k: usize, w: usize) -> Vec<Winno
             out.push(WinnowFp { hash: min_hash, pos: min_pos as u32 });
             last_out = min_pos;
         }
+        slot = if slot + 1 == w { 0 } else { slot + 1 };
     }
     out
 }
