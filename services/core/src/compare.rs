@@ -259,8 +259,8 @@ pub fn compare_with(
     let covered_b = covered_units(prose_b.positions(), passages.iter().map(|p| (p.b_start, p.b_end)));
     let coverage_a = ratio(covered_a, a.chars.units.len());
     let coverage_b = ratio(covered_b, b.chars.units.len());
-    let winnow_ab = winnow::winnow_containment(&fa.winnow_initials, &fb.winnow_initials);
-    let winnow_ba = winnow::winnow_containment(&fb.winnow_initials, &fa.winnow_initials);
+    let (winnow_ab, winnow_ba) = winnow::winnow_containments(&fa.winnow_initials, &fb.winnow_initials);
+    let (winnow_chars_ab, winnow_chars_ba) = winnow::winnow_containments(&fa.winnow_chars, &fb.winnow_chars);
     // Neither text holds most of the other (as `decide` measures it): an excerpt at most.
     let excerpt_at_most = inside(words.containment_ab, winnow_ab, coverage_a) < thresholds.containment
         && inside(words.containment_ba, winnow_ba, coverage_b) < thresholds.containment;
@@ -387,8 +387,8 @@ pub fn compare_with(
         lsh_candidate,
         winnow_containment_ab: winnow_ab,
         winnow_containment_ba: winnow_ba,
-        winnow_chars_containment_ab: winnow::winnow_containment(&fa.winnow_chars, &fb.winnow_chars),
-        winnow_chars_containment_ba: winnow::winnow_containment(&fb.winnow_chars, &fa.winnow_chars),
+        winnow_chars_containment_ab: winnow_chars_ab,
+        winnow_chars_containment_ba: winnow_chars_ba,
         evidence_coverage_a: coverage_a,
         evidence_coverage_b: coverage_b,
         copied_chars: copied,

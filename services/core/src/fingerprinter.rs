@@ -495,7 +495,8 @@ mod tests {
         complete.lsh_bands.extend(complete.lsh_bands.clone());
         complete.mega_shingles.push(complete.lsh_bands[0]);
         complete.winnow_chars.extend(complete.winnow_initials.clone());
-        let streams = fp.analyze_streams(&sample.chars().take(1000).collect::<String>(), InputFormat::Text).unwrap().fingerprints;
+        let streams =
+            fp.analyze_streams(&sample.chars().take(1000).collect::<String>(), InputFormat::Text).unwrap().fingerprints;
         for f in [complete, streams, Fingerprints::default()] {
             let mut pairs: Vec<IndexKey> = Vec::new();
             let mut push =

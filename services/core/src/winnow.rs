@@ -109,18 +109,20 @@ pub fn winnow<U: Copy + Into<u64>>(units: &[U], k: usize, w: usize) -> Vec<Winno
     out
 }
 
-/// Share of `a`'s distinct fingerprint hashes that also occur in `b` (0 when `a` has none).
-pub fn winnow_containment(a: &[WinnowFp], b: &[WinnowFp]) -> f64 {
-    let mut ha: Vec<u64> = a.iter().map(|f| f.hash).collect();
-    let mut hb: Vec<u64> = b.iter().map(|f| f.hash).collect();
-    ha.sort_unstable();
-    ha.dedup();
-    hb.sort_unstable();
-    hb.dedup();
-    if ha.is_empty() {
-        return 0.0;
-    }
-    crate::shingle::intersection_size(&ha, &hb) as f64 / ha.len() as f64
+/// The share of `a`'s distinct fingerprint hashes that also occur in `b`, and of `b`'s
+/// that occur in `a` (each 0 when that side has none): `(a in b, b in a)`, each list
+/// sorted once.
+pub fn winnow_containments(a: &[WinnowFp], b: &[WinnowFp]) -> (f64, f64) {
+    let distinct = |fps: &[WinnowFp]| {
+        let mut h: Vec<u64> = fps.iter().map(|f| f.hash).collect();
+        h.sort_unstable();
+        h.dedup();
+        h
+    };
+    let (ha, hb) = (distinct(a), distinct(b));
+    let shared = crate::shingle::intersection_size(&ha, &hb) as f64;
+    let share = |of: &[u64]| if of.is_empty() { 0.0 } else { shared / of.len() as f64 };
+    (share(&ha), share(&hb))
 }
 
 /// A copied passage: half-open unit ranges in both streams.
@@ -372,6 +374,19 @@ mod tests {
             let wide: Vec<u32> = letters.iter().map(|&l| u32::from(l)).collect();
             prop_assert_eq!(winnow(&letters, k, w), winnow(&wide, k, w));
         }
+    }
+
+    #[test]
+    fn containment_counts_distinct_hashes_each_way() {
+        let fps = |hashes: &[u64]| -> Vec<WinnowFp> {
+            hashes.iter().enumerate().map(|(i, &hash)| WinnowFp { hash, pos: i as u32 }).collect()
+        };
+        // a: {1, 2, 3, 4} (2 twice), b: {3, 4, 5}.
+        let (a, b) = (fps(&[4, 2, 1, 2, 3]), fps(&[5, 3, 4, 3]));
+        assert_eq!(winnow_containments(&a, &b), (0.5, 2.0 / 3.0));
+        assert_eq!(winnow_containments(&b, &a), (2.0 / 3.0, 0.5));
+        assert_eq!(winnow_containments(&[], &b), (0.0, 0.0));
+        assert_eq!(winnow_containments(&a, &[]), (0.0, 0.0));
     }
 
     #[test]
