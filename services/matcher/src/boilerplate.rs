@@ -46,10 +46,12 @@ impl SiteProfile {
         }
         // Each k-gram's count of pages, and the last page that counted it: a k-gram repeated
         // on a page counts once for it, without sorting each page's k-grams to find repeats.
-        // Sized for every k-gram of the sample being distinct, so that it never grows (the
-        // growing was a third of measuring; the map lives only while measuring).
+        // Sized for every k-gram of the sample being distinct, so that it does not grow (the
+        // growing was a third of measuring; the map lives only while measuring), up to a
+        // million k-grams (~27 MB) before it grows for a sample of very long pages.
         let kgrams: usize = pages.iter().map(|units| units.len().saturating_sub(k.saturating_sub(1))).sum();
-        let mut counts: FxHashMap<u64, (u32, u32)> = FxHashMap::with_capacity_and_hasher(kgrams, Default::default());
+        let mut counts: FxHashMap<u64, (u32, u32)> =
+            FxHashMap::with_capacity_and_hasher(kgrams.min(1 << 20), Default::default());
         for (page, units) in (1u32..).zip(pages) {
             for h in kgram_hashes(units, k) {
                 let (n, last) = counts.entry(h).or_default();
