@@ -178,42 +178,14 @@ impl CanonicalText {
 }
 
 /// `s[start..end]` in characters (clamped to the string).
-pub fn slice_chars(s: &str, start: usize, end: usize) -> &str {
-    let a = char_to_byte(s, start);
-    let b = if end > start { a + char_to_byte(&s[a..], end - start) } else { a };
-    &s[a..b]
-}
-
-/// The byte offset of character `n` of `s` (`s`'s length when it has no such character).
 ///
 /// Evidence is quoted by character offsets from texts of tens of thousands of characters:
-/// decoding every character up to the offset was ~2% of `match --all`'s instructions. The
-/// characters of whole blocks of bytes are counted instead (those that do not continue a
-/// character), which the compiler turns into vector code, and only the last block is
-/// walked byte by byte.
-fn char_to_byte(s: &str, n: usize) -> usize {
-    const BLOCK: usize = 64;
-    let bytes = s.as_bytes();
-    let starts = |b: &[u8]| b.iter().filter(|&&x| (x as i8) >= -0x40).count();
-    let (mut at, mut seen) = (0usize, 0usize);
-    while at + BLOCK <= bytes.len() {
-        let here = starts(&bytes[at..at + BLOCK]);
-        if seen + here > n {
-            break;
-        }
-        (at, seen) = (at + BLOCK, seen + here);
-    }
-    // `at` may fall inside a character whose first byte was counted: its continuation
-    // bytes are not character starts, so the walk below skips them.
-    for (i, &x) in bytes.iter().enumerate().skip(at) {
-        if (x as i8) >= -0x40 {
-            if seen == n {
-                return i;
-            }
-            seen += 1;
-        }
-    }
-    bytes.len()
+/// decoding every character up to the offset was ~1% of `match --all`'s instructions.
+/// `str_indices` counts the characters of whole blocks of bytes instead.
+pub fn slice_chars(s: &str, start: usize, end: usize) -> &str {
+    let a = str_indices::chars::to_byte_idx(s, start);
+    let b = if end > start { a + str_indices::chars::to_byte_idx(&s[a..], end - start) } else { a };
+    &s[a..b]
 }
 
 /// Decode bytes to text: BOM, then UTF-8 (strict, or with a few malformed bytes replaced
