@@ -4,7 +4,6 @@
 use super::*;
 use crate::page_text::{page_canonical, StoredPageText};
 use zhiwen_core::canon::CanonicalText;
-use zhiwen_core::segment::is_alphanumeric_fast;
 use zhiwen_core::CharStream;
 
 /// A page ready for verification: its analysis with the site's boilerplate blanked.
@@ -178,9 +177,12 @@ impl Inner {
     /// The normalised character stream of a page (for boilerplate profiles); `None` when
     /// it has no text. Of its body when it has one, else of its stored text (a site
     /// profile reads the stored text only, [`PageParts::Text`]).
+    ///
+    /// The units of [`CharStream::of`], the stream a page's boilerplate is looked for in
+    /// ([`blank_boilerplate`]): a profile measured on units made otherwise would find
+    /// nothing there.
     pub(super) fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
-        let c = page_canonical(StoredPageText::from(page), &self.fp.params().canon).ok()?;
-        Some(c.text().chars().filter(|&c| is_alphanumeric_fast(c)).map(|c| c as u32).collect())
+        Some(CharStream::of(self.page_canonical(page).ok()?.text()).units)
     }
 
     pub(super) fn prepare_page(&self, page: Page, profile: &SiteProfile) -> Result<PreparedPage> {
