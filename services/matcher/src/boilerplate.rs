@@ -95,9 +95,11 @@ pub fn blank_boilerplate(
     // The original's character ranges to blank, in order (they may overlap).
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut blanked = 0;
+    // Units in text order: their spans are read moving on, not searched for.
+    let mut spans = canonical.source_spans().cursor();
     for (u, _) in flagged.iter().enumerate().filter(|(_, f)| **f) {
         let Some(&pos) = chars.positions.get(u) else { continue };
-        let span = canonical.source_of(pos as usize);
+        let span = spans.get(pos as usize).unwrap_or_else(|| canonical.source_of(pos as usize));
         ranges.push((span.start as usize, span.end as usize));
         blanked += 1;
     }

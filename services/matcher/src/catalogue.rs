@@ -168,11 +168,15 @@ impl CatalogueProfile {
         let side = |x: &Analysis, ranges: Vec<(usize, usize)>| -> usize {
             let marked = self.common_units(&x.chars.units, &x.fingerprints.winnow_chars, k);
             let ranges = zhiwen_core::compare::merge_ranges(ranges);
+            let mut spans = x.canonical.source_spans().cursor();
             x.chars
                 .positions
                 .iter()
                 .zip(&marked)
-                .filter(|&(&pos, &m)| !m && inside(&ranges, x.canonical.source_of(pos as usize).start as usize))
+                .filter(|&(&pos, &m)| {
+                    let start = spans.get(pos as usize).unwrap_or_else(|| x.canonical.source_of(pos as usize)).start;
+                    !m && inside(&ranges, start as usize)
+                })
                 .count()
         };
         let da = side(a, evidence().map(|e| (e.a_start, e.a_end)).collect());

@@ -82,7 +82,7 @@ pub struct CanonicalText {
     format: InputFormat,
     text: String,
     /// One span per character of `text`.
-    source: Vec<SourceSpan>,
+    source: SpanMap,
     title: Option<String>,
 }
 
@@ -91,7 +91,7 @@ impl CanonicalText {
     pub fn heap_bytes(&self) -> usize {
         self.original.capacity()
             + self.text.capacity()
-            + self.source.capacity() * std::mem::size_of::<SourceSpan>()
+            + self.source.heap_bytes()
             + self.title.as_ref().map_or(0, String::capacity)
     }
 
@@ -101,7 +101,7 @@ impl CanonicalText {
         charset: &'static str,
         format: InputFormat,
         text: String,
-        source: Vec<SourceSpan>,
+        source: SpanMap,
         title: Option<String>,
     ) -> Self {
         debug_assert_eq!(text.chars().count(), source.len());
@@ -138,37 +138,30 @@ impl CanonicalText {
     }
     /// Span in the original of canonical character `i` (empty at the end for `i` past the end).
     pub fn source_of(&self, i: usize) -> SourceSpan {
-        match self.source.get(i) {
-            Some(span) => *span,
-            None => {
-                let end = self.source.last().map_or(0, |s| s.end);
-                SourceSpan { start: end, end }
-            }
-        }
+        self.source.get(i).unwrap_or_else(|| {
+            let end = self.source.last().map_or(0, |s| s.end);
+            SourceSpan { start: end, end }
+        })
     }
     /// The spans of all canonical characters, one per character of [`CanonicalText::text`].
-    pub fn source_spans(&self) -> &[SourceSpan] {
+    pub fn source_spans(&self) -> &SpanMap {
         &self.source
     }
     /// Character span in the original covered by canonical characters `start..end`.
     ///
     /// Returns `start == end` at the right place for an empty range.
     pub fn original_span(&self, start: usize, end: usize) -> (usize, usize) {
-        if self.source.is_empty() {
+        let len = self.source.len();
+        if len == 0 {
             return (0, 0);
         }
-        let start = start.min(self.source.len());
-        let end = end.clamp(start, self.source.len());
+        let start = start.min(len);
+        let end = end.clamp(start, len);
         if start == end {
-            let at = if start < self.source.len() {
-                self.source[start].start
-            } else {
-                self.source[self.source.len() - 1].end
-            };
+            let at = self.source_of(start).start;
             return (at as usize, at as usize);
         }
-        let a = self.source[start..end].iter().map(|s| s.start).min().unwrap_or(0);
-        let b = self.source[start..end].iter().map(|s| s.end).max().unwrap_or(a);
+        let (a, b) = self.source.bounds(start, end);
         (a as usize, b as usize)
     }
     /// The original text between character offsets `start..end`.
@@ -259,7 +252,10 @@ pub fn to_simplified(text: &str) -> String {
 mod charset;
 mod html;
 mod normalize;
+mod spans;
 mod t2s;
+
+pub use spans::{SpanCursor, SpanIter, SpanMap};
 
 #[cfg(test)]
 mod slice_tests {

@@ -15,7 +15,7 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 use super::html::{self, RunKind};
 use super::t2s::{Step, T2s, T2S};
-use super::{CanonicalText, InputFormat, SourceSpan};
+use super::{CanonicalText, InputFormat, SourceSpan, SpanMap};
 use crate::params::CanonParams;
 use crate::CoreError;
 
@@ -160,7 +160,7 @@ pub(super) struct Normalizer<'a> {
     /// The last unit of `para` came from one stable character and may start a chunk.
     last_simple: bool,
     text: String,
-    source: Vec<SourceSpan>,
+    source: SpanMap,
 }
 
 fn count_chars(bytes: &[u8]) -> u32 {
@@ -180,11 +180,9 @@ impl<'a> Normalizer<'a> {
         t2s: Option<&'static T2s>,
     ) -> Self {
         let bytes = original.as_bytes();
-        let (mut fed_bytes, mut fed_chars, mut runs) = (0usize, 0usize, 0usize);
+        let (mut fed_bytes, mut runs) = (0usize, 0usize);
         for r in fed {
-            let run = bytes.get(r).unwrap_or(&[]);
-            fed_bytes += run.len();
-            fed_chars += count_chars(run) as usize;
+            fed_bytes += bytes.get(r).map_or(0, <[u8]>::len);
             runs += 1;
         }
         Normalizer {
@@ -202,7 +200,8 @@ impl<'a> Normalizer<'a> {
             // Canonical characters rarely outnumber the original's; a paragraph break
             // between runs is the one character added.
             text: String::with_capacity(fed_bytes + runs),
-            source: Vec::with_capacity(fed_chars + runs),
+            // A text run is a run of spans at least, with a separator between paragraphs.
+            source: SpanMap::with_capacity(runs * 2),
         }
     }
 
@@ -445,8 +444,9 @@ impl<'a> Normalizer<'a> {
         self.source.push(SourceSpan { start, end });
     }
 
-    pub(super) fn finish(mut self) -> (String, Vec<SourceSpan>) {
+    pub(super) fn finish(mut self) -> (String, SpanMap) {
         self.end_paragraph();
+        self.source.shrink_to_fit();
         (self.text, self.source)
     }
 }

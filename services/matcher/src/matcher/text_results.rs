@@ -96,14 +96,22 @@ pub(super) fn canonical_range(
     start: usize,
     end: usize,
 ) -> (usize, usize) {
-    let within = |s: &zhiwen_core::canon::SourceSpan| s.start as usize >= start && s.end as usize <= end;
+    let within = |s: zhiwen_core::canon::SourceSpan| s.start as usize >= start && s.end as usize <= end;
     let spans = canonical.source_spans();
-    let Some(first) = spans.iter().position(within) else {
+    // Starts never decrease: the characters before `at` start before the passage, and
+    // those that start after its end are past it.
+    let at = spans.partition_point(|s| (s.start as usize) < start);
+    let mut found = spans
+        .iter_from(at)
+        .take_while(|s| s.start as usize <= end)
+        .enumerate()
+        .filter(|&(_, s)| within(s))
+        .map(|(i, _)| at + i);
+    let Some(first) = found.next() else {
         // An empty passage: where it sits.
-        let at = spans.partition_point(|s| (s.start as usize) < start);
         return (at, at);
     };
-    let last = spans.iter().rposition(within).unwrap_or(first);
+    let last = found.last().unwrap_or(first);
     (first, last + 1)
 }
 
