@@ -17,6 +17,9 @@ use super::SourceSpan;
 pub struct SpanMap {
     runs: Vec<Run>,
     len: u32,
+    /// Where the next character must start to grow the last run (the run's end, when it
+    /// is of characters one original character wide); anything else when it cannot grow.
+    grow_at: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +32,7 @@ struct Run {
 impl SpanMap {
     /// An empty map with room for `runs` runs.
     pub(crate) fn with_capacity(runs: usize) -> Self {
-        SpanMap { runs: Vec::with_capacity(runs), len: 0 }
+        SpanMap { runs: Vec::with_capacity(runs), len: 0, grow_at: u32::MAX }
     }
 
     /// Append the span of the next character.
@@ -37,19 +40,16 @@ impl SpanMap {
     pub(crate) fn push(&mut self, span: SourceSpan) {
         let len = self.len;
         self.len += 1;
-        if let Some(last) = self.runs.last_mut() {
-            // The run grows when the character is one original character wide, right
-            // after the run's, and the run is of such characters (a run of one is, when
-            // its own span is one character wide).
-            if span.end == span.start.wrapping_add(1)
-                && span.start == last.end
-                && (len - last.at >= 2 || last.end == last.start.wrapping_add(1))
-            {
+        let unit = span.end == span.start.wrapping_add(1);
+        if unit && span.start == self.grow_at {
+            if let Some(last) = self.runs.last_mut() {
                 last.end += 1;
+                self.grow_at += 1;
                 return;
             }
         }
         self.runs.push(Run { at: len, start: span.start, end: span.end });
+        self.grow_at = if unit { span.end } else { u32::MAX };
     }
 
     /// Release the capacity the runs do not use.
@@ -82,13 +82,7 @@ impl SpanMap {
     /// The span of character `i` of run `r` (which covers it).
     #[inline]
     fn span_in(&self, r: usize, i: u32) -> SourceSpan {
-        let run = self.runs[r];
-        if self.run_len(r) == 1 {
-            SourceSpan { start: run.start, end: run.end }
-        } else {
-            let start = run.start + (i - run.at);
-            SourceSpan { start, end: start + 1 }
-        }
+        span_of(self.runs[r], self.run_len(r), i)
     }
 
     /// The run covering character `i` (`i < len`).
@@ -123,7 +117,7 @@ impl SpanMap {
     /// A reader of spans for characters asked in increasing order, which finds each one
     /// by moving on from the run of the one before instead of searching every run.
     pub fn cursor(&self) -> SpanCursor<'_> {
-        SpanCursor { map: self, run: 0 }
+        SpanCursor { map: self, run: 0, from: 0, to: 0 }
     }
 
     /// The first character (as [`slice::partition_point`]) for which `pred` is false,
@@ -157,6 +151,17 @@ impl SpanMap {
             r += 1;
         }
         (lo, hi)
+    }
+}
+
+/// The span of character `i` of `run`, which covers `n` characters, `i` among them.
+#[inline]
+fn span_of(run: Run, n: u32, i: u32) -> SourceSpan {
+    if n == 1 {
+        SourceSpan { start: run.start, end: run.end }
+    } else {
+        let start = run.start + (i - run.at);
+        SourceSpan { start, end: start + 1 }
     }
 }
 
@@ -205,7 +210,10 @@ impl ExactSizeIterator for SpanIter<'_> {}
 #[derive(Debug, Clone)]
 pub struct SpanCursor<'a> {
     map: &'a SpanMap,
+    /// The run of the last character asked for, and the characters it covers.
     run: usize,
+    from: u32,
+    to: u32,
 }
 
 impl SpanCursor<'_> {
@@ -215,22 +223,30 @@ impl SpanCursor<'_> {
     pub fn get(&mut self, i: usize) -> Option<SourceSpan> {
         let map = self.map;
         let i = u32::try_from(i).ok().filter(|&i| i < map.len)?;
-        let runs = &map.runs;
-        if runs.get(self.run).is_none_or(|r| r.at > i) {
-            self.run = map.run_of(i);
-        } else {
-            // A few runs on at most: then search what is left.
-            let mut steps = 0;
-            while runs.get(self.run + 1).is_some_and(|n| n.at <= i) {
-                self.run += 1;
-                steps += 1;
-                if steps == 8 {
-                    self.run += runs[self.run..].partition_point(|r| r.at <= i) - 1;
+        if i < self.from || i >= self.to {
+            self.seek(i);
+        }
+        Some(span_of(map.runs[self.run], self.to - self.from, i))
+    }
+
+    /// Move to the run of character `i` (`i < len`): a few runs on, else searched for.
+    fn seek(&mut self, i: u32) {
+        let runs = &self.map.runs;
+        let mut r = self.run;
+        if i >= self.to {
+            for _ in 0..4 {
+                if runs.get(r + 1).is_none_or(|n| n.at > i) {
                     break;
                 }
+                r += 1;
             }
         }
-        Some(map.span_in(self.run, i))
+        if i < self.to || runs.get(r + 1).is_some_and(|n| n.at <= i) {
+            r = self.map.run_of(i);
+        }
+        self.run = r;
+        self.from = runs[r].at;
+        self.to = self.from + self.map.run_len(r);
     }
 }
 
