@@ -34,8 +34,8 @@ pub struct MatcherConfig {
     /// Section analyses kept in memory (sections are verified again and again), at most
     /// this many ...
     pub section_cache: usize,
-    /// ... and at most this many MiB of them together (an analysis is about 47 bytes per
-    /// character of its section: 190 KB for a 4,000-character chapter). The bound that
+    /// ... and at most this many MiB of them together (an analysis is about 36 bytes per
+    /// character of its section: 145 KB for a 4,000-character chapter). The bound that
     /// keeps a matching process's memory independent of the catalogue's size; a section
     /// dropped from the cache is read and analysed again when it is next a candidate
     /// (0 keeps none).
