@@ -88,7 +88,8 @@ fn unit_streams(text: &str) -> (InitialStream, CharStream) {
 
 /// Every fingerprint of one document, tagged with the parameters that produced them.
 ///
-/// This is what the stores persist and the index keys are derived from.
+/// This is what the stores persist (a registered section's without its word shingles,
+/// [`Fingerprints::without_word_shingles`]) and the index keys are derived from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fingerprints {
     /// [`Params::tag`] of the parameters used.
@@ -190,6 +191,29 @@ pub struct IndexKey {
 }
 
 impl Fingerprints {
+    /// A copy without the word shingles ([`Fingerprints::shingles`] empty): what a store
+    /// keeps of a registered section. Nothing reads them back from a store (a comparison
+    /// uses the analysis, and the index keys do not include them), and they were a third
+    /// of every stored record.
+    pub fn without_word_shingles(&self) -> Fingerprints {
+        Fingerprints {
+            params_tag: self.params_tag.clone(),
+            char_count: self.char_count,
+            han_count: self.han_count,
+            token_count: self.token_count,
+            content_hash: self.content_hash,
+            simhash: self.simhash,
+            dna: self.dna.clone(),
+            shingles: Vec::new(),
+            minhash: self.minhash.clone(),
+            super_shingles: self.super_shingles.clone(),
+            mega_shingles: self.mega_shingles.clone(),
+            lsh_bands: self.lsh_bands.clone(),
+            winnow_initials: self.winnow_initials.clone(),
+            winnow_chars: self.winnow_chars.clone(),
+        }
+    }
+
     /// The distinct index keys of this document, sorted.
     pub fn index_keys(&self) -> Vec<IndexKey> {
         let mut keys = Vec::with_capacity(

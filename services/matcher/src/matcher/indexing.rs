@@ -4,7 +4,8 @@
 use super::*;
 
 impl Matcher {
-    /// Fingerprint every section of a work, store the fingerprints and add them to the
+    /// Fingerprint every section of a work, store the fingerprints (without the word
+    /// shingles, [`zhiwen_core::Fingerprints::without_word_shingles`]) and add them to the
     /// section namespace of the index. Sections whose stored fingerprints have the
     /// current parameter tag and the same canonical text are skipped; a work the store
     /// marks indexed at its current version with the current parameter tag
@@ -85,7 +86,7 @@ impl Matcher {
                     }
                     inner
                         .section_entry_from_text(id, section.work_id, &section.text, updated_at, true)
-                        .map(|e| Some(e.analysis().fingerprints.clone()))
+                        .map(|e| Some(e.analysis().fingerprints.without_word_shingles()))
                 })
                 .await??;
             match fresh {
