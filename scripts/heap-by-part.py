@@ -8,14 +8,16 @@ Reads the flame graph heaptrack_print writes for the peak:
     scripts/heap-by-part.py FG
 
 and sums each allocation stack into the first part whose frame it holds, in this order:
-jieba (the segmenter's dictionary and trie), SQLite (its page caches), the analyses of
+jieba (the segmenter's dictionary, trie and part-of-speech tables), SQLite (its page caches), the analyses of
 registered sections (the section cache), the embedded index; the rest is the pages being
 loaded, prepared, verified and recorded, and the task around them.
 """
 import sys
 
 PARTS = [
-    ("jieba (dictionary and trie)", ("jieba_rs::Jieba",)),
+    # Its part-of-speech tables (and the text they are parsed from, a static of
+    # jieba-rs) are made on the first tagging, under a page or a section.
+    ("jieba (dictionary, trie and part-of-speech tables)", ("jieba_rs::Jieba", "posseg.rs")),
     ("SQLite", ("sqlite3",)),
     ("analyses of registered sections", ("section_entry_from_text",)),
     ("embedded index", ("embedded.rs", "zhiwen_index")),
