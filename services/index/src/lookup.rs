@@ -139,7 +139,7 @@ pub fn sample_winnowed_keys(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> 
 /// (simhash blocks, DNA, super-shingles, LSH bands) would add only chance hits, and the
 /// most writes: DNA and simhash values recur across unrelated documents, and every
 /// recurrence appends to a posting list.
-pub fn sample_winnowed_keys_only(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> {
+pub fn sample_winnowed_keys_only(keys: impl IntoIterator<Item = IndexKey>, modulus: u64) -> Vec<IndexKey> {
     keys.into_iter().filter(|k| is_winnowed(k) && kept_by_sampling(k.value, modulus)).collect()
 }
 

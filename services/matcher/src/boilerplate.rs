@@ -99,7 +99,7 @@ pub fn blank_boilerplate(
     let mut spans = canonical.source_spans().cursor();
     for (u, _) in flagged.iter().enumerate().filter(|(_, f)| **f) {
         let Some(&pos) = chars.positions.get(u) else { continue };
-        let span = spans.get(pos as usize).unwrap_or_else(|| canonical.source_of(pos as usize));
+        let span = spans.at(pos as usize);
         ranges.push((span.start as usize, span.end as usize));
         blanked += 1;
     }

@@ -173,10 +173,7 @@ impl CatalogueProfile {
                 .positions
                 .iter()
                 .zip(&marked)
-                .filter(|&(&pos, &m)| {
-                    let start = spans.get(pos as usize).unwrap_or_else(|| x.canonical.source_of(pos as usize)).start;
-                    !m && inside(&ranges, start as usize)
-                })
+                .filter(|&(&pos, &m)| !m && inside(&ranges, spans.at(pos as usize).start as usize))
                 .count()
         };
         let da = side(a, evidence().map(|e| (e.a_start, e.a_end)).collect());

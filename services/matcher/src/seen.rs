@@ -116,8 +116,7 @@ pub fn passage_keys(
     let text: Vec<char> = chars.units.iter().map(|&u| char::from_u32(u).unwrap_or(' ')).collect();
     let numbers = formulaic::number_chars(&text);
     let mut spans = section.canonical.source_spans().cursor();
-    let unit_source: Vec<usize> =
-        chars.positions.iter().map(|&p| spans.get(p as usize).unwrap_or_else(|| source(p)).start as usize).collect();
+    let unit_source: Vec<usize> = chars.positions.iter().map(|&p| spans.at(p as usize).start as usize).collect();
     // A figure a family's stream does not hold cannot tell two fillings apart in its
     // keys: the pinyin-initial stream has no letter for a digit (`6级以上` and `7级以上`
     // give the same initials), only for the Han numerals.

@@ -138,10 +138,7 @@ impl CanonicalText {
     }
     /// Span in the original of canonical character `i` (empty at the end for `i` past the end).
     pub fn source_of(&self, i: usize) -> SourceSpan {
-        self.source.get(i).unwrap_or_else(|| {
-            let end = self.source.last().map_or(0, |s| s.end);
-            SourceSpan { start: end, end }
-        })
+        self.source.at(i)
     }
     /// The spans of all canonical characters, one per character of [`CanonicalText::text`].
     pub fn source_spans(&self) -> &SpanMap {

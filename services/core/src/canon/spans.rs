@@ -112,6 +112,18 @@ impl SpanMap {
         Some(self.span_in(self.run_of(i), i))
     }
 
+    /// The span of character `i`; past the end, an empty span where the last character's
+    /// ends (at 0 when there is none).
+    pub fn at(&self, i: usize) -> SourceSpan {
+        self.get(i).unwrap_or_else(|| self.end())
+    }
+
+    /// The empty span where the last character's ends: what [`SpanMap::at`] gives past the end.
+    fn end(&self) -> SourceSpan {
+        let end = self.last().map_or(0, |s| s.end);
+        SourceSpan { start: end, end }
+    }
+
     /// The span of the last character.
     pub fn last(&self) -> Option<SourceSpan> {
         self.len.checked_sub(1).and_then(|i| self.get(i as usize))
@@ -119,14 +131,13 @@ impl SpanMap {
 
     /// Every character's span, in order.
     pub fn iter(&self) -> SpanIter<'_> {
-        SpanIter { map: self, run: 0, i: 0 }
+        self.iter_from(0)
     }
 
     /// The spans of characters `from..`, in order.
     pub fn iter_from(&self, from: usize) -> SpanIter<'_> {
         let i = u32::try_from(from).unwrap_or(u32::MAX).min(self.len);
-        let run = if i < self.len { self.run_of(i) } else { 0 };
-        SpanIter { map: self, run, i }
+        SpanIter { cursor: self.cursor(), i }
     }
 
     /// A reader of spans for characters asked in increasing order, which finds each one
@@ -189,11 +200,11 @@ impl<'a> IntoIterator for &'a SpanMap {
     }
 }
 
-/// The spans of a [`SpanMap`], in order ([`SpanMap::iter`]).
+/// The spans of a [`SpanMap`], in order ([`SpanMap::iter`]): its cursor, moved on a
+/// character at a time.
 #[derive(Debug, Clone)]
 pub struct SpanIter<'a> {
-    map: &'a SpanMap,
-    run: usize,
+    cursor: SpanCursor<'a>,
     i: u32,
 }
 
@@ -202,19 +213,13 @@ impl Iterator for SpanIter<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<SourceSpan> {
-        if self.i >= self.map.len {
-            return None;
-        }
-        if self.map.runs.get(self.run + 1).is_some_and(|n| n.at <= self.i) {
-            self.run += 1;
-        }
-        let span = self.map.span_in(self.run, self.i);
+        let span = self.cursor.get(self.i as usize)?;
         self.i += 1;
         Some(span)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = (self.map.len - self.i.min(self.map.len)) as usize;
+        let left = (self.cursor.map.len - self.i.min(self.cursor.map.len)) as usize;
         (left, Some(left))
     }
 }
@@ -232,6 +237,13 @@ pub struct SpanCursor<'a> {
 }
 
 impl SpanCursor<'_> {
+    /// The span of character `i`, as [`SpanMap::at`] gives it (an empty span at the end
+    /// past the end).
+    #[inline]
+    pub fn at(&mut self, i: usize) -> SourceSpan {
+        self.get(i).unwrap_or_else(|| self.map.end())
+    }
+
     /// The span of character `i`, as [`SpanMap::get`]: found from the run of the last
     /// character asked for when `i` is not before it.
     #[inline]
@@ -334,14 +346,17 @@ mod tests {
                 prop_assert_eq!(map.iter_from(i).collect::<Vec<_>>(), spans.get(i..).unwrap_or(&[]).to_vec());
             }
             prop_assert_eq!(map.last(), spans.last().copied());
+            let end = spans.last().map_or(SourceSpan::default(), |s| SourceSpan { start: s.end, end: s.end });
             for &i in &probes {
                 prop_assert_eq!(map.get(i), spans.get(i).copied());
+                prop_assert_eq!(map.at(i), spans.get(i).copied().unwrap_or(end));
             }
             let mut sorted = probes.clone();
             sorted.sort_unstable();
             let mut cursor = map.cursor();
             for &i in sorted.iter().chain(&probes) {
                 prop_assert_eq!(cursor.get(i), spans.get(i).copied());
+                prop_assert_eq!(cursor.at(i), spans.get(i).copied().unwrap_or(end));
             }
             for &i in &probes {
                 let at = i.min(spans.len()) as u32;

@@ -66,7 +66,7 @@ impl Matcher {
             let mut stored_of: HashMap<i64, zhiwen_store::FingerprintRecord> =
                 s.fingerprints.get_fingerprints_many(&subjects).await?.into_iter().map(|r| (r.subject.id, r)).collect();
             let jobs: Vec<_> = chunk.into_iter().map(|section| (stored_of.remove(&section.id), section)).collect();
-            let made = self
+            let checked = self
                 .on_cpu(move |inner| -> Result<Vec<(i64, Option<zhiwen_core::Fingerprints>)>> {
                     jobs.into_iter()
                         .map(|(stored, section)| {
@@ -75,7 +75,7 @@ impl Matcher {
                         .collect()
                 })
                 .await??;
-            for (id, fresh) in made {
+            for (id, fresh) in checked {
                 match fresh {
                     None => report.unchanged += 1,
                     Some(made) => {

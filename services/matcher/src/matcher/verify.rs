@@ -75,7 +75,7 @@ impl Matcher {
         let config = &self.inner.config;
         let page_keys = config
             .index_pages
-            .then(|| zhiwen_index::sample_winnowed_keys_only(winnowed.clone(), config.page_sampling_modulus()));
+            .then(|| zhiwen_index::sample_winnowed_keys_only(winnowed.iter().copied(), config.page_sampling_modulus()));
         let (mut prepared, found) = if sections_modulus > 1 {
             let sampled = zhiwen_index::sample_winnowed_keys(winnowed, modulus);
             let found = index.lookup_sampled(Namespace::Sections, &sampled, modulus).await?;
