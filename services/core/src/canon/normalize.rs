@@ -404,7 +404,7 @@ impl<'a> Normalizer<'a> {
                 i += 1;
                 continue;
             }
-            if let Some(t2s) = self.t2s.filter(|t| t.mentions(u.c)) {
+            if let Some(t2s) = self.t2s {
                 match t2s.lookup_at(u.c, |k| para.get(i + k).map(|x| x.c)) {
                     Step::Phrase { len, value } => {
                         let len = len.min(para.len() - i);

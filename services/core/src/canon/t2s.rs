@@ -74,9 +74,13 @@ pub(crate) struct Phrase {
 /// The merged table in the form the normaliser reads: one `u32` per BMP character,
 /// phrases indexed by their first two characters, longest first.
 pub(crate) struct T2s {
-    /// One bit per BMP character: has an entry. Small enough for L1, so the common case
-    /// (a character no table mentions) costs one load.
-    bmp_bits: Box<[u64]>,
+    /// One bit per BMP character: converts to another character. With `pair_bits`, the
+    /// common case (a character that stays, and starts no phrase with the next one) costs
+    /// two bit tests in tables small enough for L1 and a branch that is rarely taken: most
+    /// characters of simplified text convert to nothing, but a quarter of them (一, 不, 之
+    /// ...) start some phrase, so a test of the character alone sent them all to `bmp`, a
+    /// table of 256 KB, and its answer was a branch the processor could not predict.
+    conv_bits: Box<[u64]>,
     bmp: Box<[u32]>,
     astral: IntMap<u32, u32>,
     /// Bloom-style filter over the first two characters of the phrases: most characters
@@ -101,15 +105,22 @@ pub(crate) enum Step<'a> {
     Keep,
 }
 
+/// Bit `bit` of `bits` (false past the end).
+#[inline(always)]
+fn test_bit(bits: &[u64], bit: usize) -> bool {
+    bits.get(bit >> 6).is_some_and(|w| w & (1 << (bit & 63)) != 0)
+}
+
 impl T2s {
-    /// Whether `c` may convert or start a phrase (false: leave it).
-    #[inline]
-    pub(crate) fn mentions(&self, c: char) -> bool {
-        let u = u32::from(c) as usize;
-        match self.bmp_bits.get(u >> 6) {
-            Some(word) => word & (1 << (u & 63)) != 0,
-            None => true,
-        }
+    /// Whether `first`, followed by `second`, is certainly left as it is: a BMP character
+    /// that converts to nothing, and no phrase starts with the pair (`false` is a "maybe":
+    /// [`T2s::lookup_at`] decides).
+    #[inline(always)]
+    fn keeps(&self, first: char, second: Option<char>) -> bool {
+        let u = u32::from(first) as usize;
+        u < 0x1_0000
+            && !test_bit(&self.conv_bits, u)
+            && !second.is_some_and(|s| test_bit(&self.pair_bits, pair_bit(first, s)))
     }
 
     #[inline]
@@ -125,14 +136,17 @@ impl T2s {
     /// Conversion of `units[i]`, looking ahead through `next(k)` for the k-th following char.
     #[inline]
     pub(crate) fn lookup_at<F: Fn(usize) -> Option<char>>(&self, first: char, next: F) -> Step<'_> {
+        let second = next(1);
+        if self.keeps(first, second) {
+            return Step::Keep;
+        }
         let e = self.entry(first);
         if e == 0 {
             return Step::Keep;
         }
         if e & PHRASE_START != 0 {
-            if let Some(second) = next(1) {
-                let bit = pair_bit(first, second);
-                let maybe = self.pair_bits.get(bit >> 6).is_some_and(|w| w & (1 << (bit & 63)) != 0);
+            if let Some(second) = second {
+                let maybe = test_bit(&self.pair_bits, pair_bit(first, second));
                 if let Some(list) = maybe.then(|| self.phrases.get(&pair_key(first, second))).flatten() {
                     'phrases: for p in list {
                         for (k, &want) in p.key.iter().enumerate().skip(2) {
@@ -439,13 +453,13 @@ pub(crate) fn merge() -> Merged {
         // Longest first; ties cannot occur because keys are unique.
         list.sort_by(|a, b| b.key.len().cmp(&a.key.len()).then_with(|| a.key.cmp(&b.key)));
     }
-    let mut bmp_bits = vec![0u64; 0x1_0000 / 64].into_boxed_slice();
+    let mut conv_bits = vec![0u64; 0x1_0000 / 64].into_boxed_slice();
     for (u, &e) in bmp.iter().enumerate() {
-        if e != 0 {
-            bmp_bits[u >> 6] |= 1 << (u & 63);
+        if e & MAP_MASK != 0 {
+            conv_bits[u >> 6] |= 1 << (u & 63);
         }
     }
-    Merged { table: T2s { bmp_bits, bmp, astral, pair_bits, phrases }, report }
+    Merged { table: T2s { conv_bits, bmp, astral, pair_bits, phrases }, report }
 }
 
 #[cfg(test)]
@@ -475,6 +489,33 @@ mod tests {
             }
         }
         assert!(broken.is_empty(), "{} keys are not stable: {:?}", broken.len(), &broken[..broken.len().min(20)]);
+    }
+
+    /// The bit tests in front of the table answer "keep" for no character that converts
+    /// and for no pair that starts a phrase: checked for every entry of the table.
+    #[test]
+    fn the_bit_tests_keep_nothing_the_table_converts() {
+        let t = &*T2S;
+        for (u, &e) in t.bmp.iter().enumerate() {
+            if e & MAP_MASK != 0 {
+                let c = char::from_u32(u as u32).expect("a character");
+                assert!(!t.keeps(c, None) && !t.keeps(c, Some('之')), "{c}");
+            }
+        }
+        for (&u, &e) in &t.astral {
+            let c = char::from_u32(u).expect("a character");
+            assert!(e == 0 || !t.keeps(c, None), "{c}");
+        }
+        let mut phrases = 0;
+        for p in t.phrases.values().flatten() {
+            assert!(!t.keeps(p.key[0], Some(p.key[1])), "{}", show(&p.key));
+            phrases += 1;
+        }
+        assert!(phrases > 1000, "{phrases}");
+        // And most of a simplified text is kept on the bit tests alone.
+        let text: Vec<char> = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。".chars().collect();
+        let kept = text.windows(2).filter(|w| t.keeps(w[0], Some(w[1]))).count();
+        assert!(kept * 10 >= (text.len() - 1) * 9, "{kept} of {}", text.len() - 1);
     }
 
     #[test]

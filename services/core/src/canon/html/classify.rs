@@ -35,42 +35,52 @@ impl Attrs {
     }
 }
 
-/// Weight of a text in thirds (see `Para::weight`) and its number of path separators.
+/// Weight of a text in thirds (see `Para::weight`) and its number of path separators:
+/// a character of more than one byte weighs 3 (but U+3000 and U+00A0, white space), an
+/// ASCII letter or digit 1; `>`, `/`, `|`, `»`, `›`, `→`, `＞`, `／` and `｜` are separators.
+///
+/// Counted in two passes: one over every byte with comparisons only, which the compiler
+/// turns into vector instructions (a byte at a time with a branch per byte was a tenth of
+/// canonicalising a page), and one over the few lead bytes that the multi-byte exceptions
+/// start with, found with `memchr`.
 #[inline]
 pub(super) fn weigh(text: &[u8]) -> (u32, u32) {
-    let mut w = 0u32;
-    let mut separators = 0u32;
-    for (i, &x) in text.iter().enumerate() {
-        if x >= 0xC0 {
-            let rest = &text[i..];
-            // U+3000 (indentation) and U+00A0 are white space, not text.
-            let space =
-                (x == 0xE3 && rest.starts_with(b"\xE3\x80\x80")) || (x == 0xC2 && rest.starts_with(b"\xC2\xA0"));
-            if !space {
-                w = w.saturating_add(3);
-            }
-            // » › → ＞ ／ ｜
-            if matches!(x, 0xC2 | 0xE2 | 0xEF)
-                && [
-                    &b"\xC2\xBB"[..],
-                    b"\xE2\x80\xBA",
-                    b"\xE2\x86\x92",
-                    b"\xEF\xBC\x9E",
-                    b"\xEF\xBC\x8F",
-                    b"\xEF\xBD\x9C",
-                ]
-                .iter()
-                .any(|sep| rest.starts_with(sep))
-            {
-                separators += 1;
-            }
-        } else if x.is_ascii_alphanumeric() {
-            w = w.saturating_add(1);
-        } else if matches!(x, b'>' | b'/' | b'|') {
+    let (mut leads, mut alnum, mut separators) = (0u64, 0u64, 0u32);
+    // Byte counters, each chunk short enough that they cannot overflow.
+    for chunk in text.chunks(255) {
+        let (mut l, mut a, mut s) = (0u8, 0u8, 0u8);
+        for &x in chunk {
+            l += u8::from(x >= 0xC0);
+            a += u8::from(x.is_ascii_alphanumeric());
+            s += u8::from(matches!(x, b'>' | b'/' | b'|'));
+        }
+        leads += u64::from(l);
+        alnum += u64::from(a);
+        separators += u32::from(s);
+    }
+    let mut spaces = 0u64;
+    let mut special = |at: usize| {
+        let rest = &text[at..];
+        if rest.starts_with(b"\xE3\x80\x80") || rest.starts_with(b"\xC2\xA0") {
+            spaces += 1;
+        } else if [
+            &b"\xC2\xBB"[..],
+            b"\xE2\x80\xBA",
+            b"\xE2\x86\x92",
+            b"\xEF\xBC\x9E",
+            b"\xEF\xBC\x8F",
+            b"\xEF\xBD\x9C",
+        ]
+        .iter()
+        .any(|sep| rest.starts_with(sep))
+        {
             separators += 1;
         }
-    }
-    (w, separators)
+    };
+    memchr::memchr3_iter(0xC2, 0xE2, 0xE3, text).for_each(&mut special);
+    memchr::memchr_iter(0xEF, text).for_each(&mut special);
+    let w = (leads - spaces) * 3 + alnum;
+    (u32::try_from(w).unwrap_or(u32::MAX), separators)
 }
 
 pub(super) fn is_separator(c: char) -> bool {
@@ -224,4 +234,69 @@ pub(super) fn classify_names(class: &[u8], id: &[u8]) -> Names {
         }
     }
     Names { strong, weak, positive }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The weight as first written, a byte at a time: the reference for [`weigh`].
+    fn weigh_bytewise(text: &[u8]) -> (u32, u32) {
+        let mut w = 0u32;
+        let mut separators = 0u32;
+        for (i, &x) in text.iter().enumerate() {
+            if x >= 0xC0 {
+                let rest = &text[i..];
+                let space =
+                    (x == 0xE3 && rest.starts_with(b"\xE3\x80\x80")) || (x == 0xC2 && rest.starts_with(b"\xC2\xA0"));
+                if !space {
+                    w = w.saturating_add(3);
+                }
+                if matches!(x, 0xC2 | 0xE2 | 0xEF)
+                    && [
+                        &b"\xC2\xBB"[..],
+                        b"\xE2\x80\xBA",
+                        b"\xE2\x86\x92",
+                        b"\xEF\xBC\x9E",
+                        b"\xEF\xBC\x8F",
+                        b"\xEF\xBD\x9C",
+                    ]
+                    .iter()
+                    .any(|sep| rest.starts_with(sep))
+                {
+                    separators += 1;
+                }
+            } else if x.is_ascii_alphanumeric() {
+                w = w.saturating_add(1);
+            } else if matches!(x, b'>' | b'/' | b'|') {
+                separators += 1;
+            }
+        }
+        (w, separators)
+    }
+
+    #[test]
+    fn weights_of_known_texts() {
+        // » is a character of two bytes as well as a separator.
+        assert_eq!(weigh("首页 > 小说 » 第一章".as_bytes()), (3 * 8, 2));
+        assert_eq!(weigh("\u{3000}\u{3000}天下大势\u{a0}ab1".as_bytes()), (3 * 4 + 3, 0));
+        assert_eq!(weigh("a/b|c＞d／e｜f›g→h".as_bytes()), (8 + 3 * 5, 7));
+        assert_eq!(weigh(b""), (0, 0));
+    }
+
+    proptest! {
+        /// Text made of the characters the weight treats apart (the exceptions, their lead
+        /// bytes' neighbours, separators) and ordinary text: the same as a byte at a time.
+        #[test]
+        fn the_weight_is_the_bytewise_one(parts in proptest::collection::vec(prop_oneof![
+            "[a-zA-Z0-9 ]{0,12}",
+            "[一-龥，。、「」]{0,12}",
+            "[\u{3000}\u{3001}\u{a0}\u{a9}\u{bb}\u{203a}\u{2192}\u{2190}\u{ff1e}\u{ff0f}\u{ff5c}\u{ff0c}>/|<]{0,8}",
+            "[é€😀\u{0}-\u{7f}]{0,8}",
+        ], 0..16)) {
+            let text: String = parts.concat();
+            prop_assert_eq!(weigh(text.as_bytes()), weigh_bytewise(text.as_bytes()));
+        }
+    }
 }
