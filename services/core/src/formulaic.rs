@@ -96,8 +96,13 @@ pub fn in_ranges(ranges: &[(u32, u32)], pos: u32) -> bool {
 
 /// Is this character a figure: a digit, a Chinese numeral, or the unit of a date, a
 /// session or a count that a template fills in with it?
+#[rustfmt::skip]
 pub fn is_figure(c: char) -> bool {
-    c.is_ascii_digit() || "〇零一二三四五六七八九十百千万亿两壹贰叁肆伍陆柒捌玖拾佰仟".contains(c)
+    // A `match` on the characters, not a search of their string: every character of every
+    // passage compared is asked.
+    c.is_ascii_digit()
+        || matches!(c, '〇' | '零' | '一' | '二' | '三' | '四' | '五' | '六' | '七' | '八' | '九' | '十' | '百' | '千' | '万' | '亿'
+            | '两' | '壹' | '贰' | '叁' | '肆' | '伍' | '陆' | '柒' | '捌' | '玖' | '拾' | '佰' | '仟')
 }
 
 /// The Chinese numerals a template's figures are written with.
@@ -997,6 +1002,14 @@ mod tests {
     fn numbers(s: &str) -> String {
         let chars: Vec<char> = s.chars().collect();
         chars.iter().zip(number_chars(&chars)).filter(|(_, n)| *n).map(|(c, _)| *c).collect()
+    }
+
+    #[test]
+    fn the_figures_are_the_digits_and_the_listed_characters() {
+        let listed = "〇零一二三四五六七八九十百千万亿两壹贰叁肆伍陆柒捌玖拾佰仟";
+        for c in (0..0x3_0000).filter_map(char::from_u32) {
+            assert_eq!(is_figure(c), c.is_ascii_digit() || listed.contains(c), "{c}");
+        }
     }
 
     #[test]
