@@ -15,7 +15,10 @@
 #   ZHIWEN_BENCH_SEED (1), ZHIWEN_BENCH_SIZE (default; tiny, default or large),
 #   ZHIWEN_BENCH_KEEP=1 keeps the temporary directory (its path is printed),
 #   ZHIWEN_BENCH_BIN=PATH runs that zhiwen binary instead of building the release one
-#   (to compare two builds), ZHIWEN_BENCH_PEER=0 leaves the peer out.
+#   (to compare two builds), ZHIWEN_BENCH_PEER=0 leaves the peer out,
+#   ZHIWEN_BENCH_RUNS=N (1) runs the whole job and the peer N times in turn, each job in
+#   a fresh data directory, and reports each step's median (one run on a shared machine
+#   varies by a fifth or more) with the run-by-run totals and ratios.
 # CPU times come from GNU time (/usr/bin/time) when present, else from Python's
 # resource.getrusage(RUSAGE_CHILDREN).
 set -euo pipefail
@@ -28,8 +31,11 @@ VENV="${ZHIWEN_BENCH_VENV:-$ROOT/.test-servers/venv}"
 PY="$VENV/bin/python"
 SEED="${ZHIWEN_BENCH_SEED:-1}"
 SIZE="${ZHIWEN_BENCH_SIZE:-default}"
+RUNS="${ZHIWEN_BENCH_RUNS:-1}"
 
 log() { echo "bench-vs-peer: $*" >&2; }
+
+case "$RUNS" in '' | *[!0-9]* | 0*) log "ZHIWEN_BENCH_RUNS must be a positive number, not '$RUNS'"; exit 2 ;; esac
 
 installed_version() {
     local out
@@ -93,24 +99,35 @@ PYEOF
 
 export ZHIWEN_DATA_DIR="$DATA" RUST_LOG="${RUST_LOG:-warn}"
 unset ZHIWEN_CONFIG ZHIWEN_STORE ZHIWEN_INDEX ZHIWEN_MONGO_URI ZHIWEN_REDIS_URL
-measure import-works "$ZHIWEN" import works --owner bench "$SET/works.jsonl"
-measure import-pages "$ZHIWEN" import pages "$SET/pages.warc"
-# The set's URLs are made up: evidence capture (fetching the pages again) is left out.
-measure match-all "$ZHIWEN" match --all --no-capture
-[ "${ZHIWEN_BENCH_PEER:-1}" = 0 ] || measure peer "$PY" "$ROOT/scripts/peer_datasketch.py" "$SET/works.jsonl" "$SET/pages.warc"
+for run in $(seq 1 "$RUNS"); do
+    # Each run in turn, zhiwen then the peer, so that both see the machine as it is then.
+    [ "$RUNS" = 1 ] || log "run $run of $RUNS"
+    rm -rf "$DATA"
+    measure import-works "$ZHIWEN" import works --owner bench "$SET/works.jsonl"
+    measure import-pages "$ZHIWEN" import pages "$SET/pages.warc"
+    # The set's URLs are made up: evidence capture (fetching the pages again) is left out.
+    measure match-all "$ZHIWEN" match --all --no-capture
+    [ "${ZHIWEN_BENCH_PEER:-1}" = 0 ] || measure peer "$PY" "$ROOT/scripts/peer_datasketch.py" "$SET/works.jsonl" "$SET/pages.warc"
+done
 
 python3 - "$TMP/times" "$SET" "$TMP/peer.out" "$TMP/match-all.out" <<'PYEOF'
-import json, os, sys
+import json, os, statistics, sys
 times, set_dir, peer_out, match_out = sys.argv[1:]
-rows = {}
+# Every run's figures by step, in run order; a step is reported by its medians.
+runs = {}
 for line in open(times):
     name, u, s, rss = line.split()
-    rows[name] = (float(u), float(s), int(rss))
+    runs.setdefault(name, []).append((float(u), float(s), int(rss)))
+med = statistics.median
+rows = {name: (med(r[0] for r in rs), med(r[1] for r in rs), med(r[2] for r in rs)) for name, rs in runs.items()}
+n_runs = len(runs["match-all"])
 size = sum(os.path.getsize(os.path.join(set_dir, f)) for f in ("works.jsonl", "pages.warc"))
 mb = size / 1e6
 works = sum(1 for _ in open(os.path.join(set_dir, "works.jsonl")))
 pages = sum(1 for _ in open(os.path.join(set_dir, "labels.jsonl")))
 print(f"input: {mb:.2f} MB ({works} works, {pages} pages; works.jsonl + pages.warc)")
+if n_runs > 1:
+    print(f"runs: {n_runs}, each step's median below")
 print(f"{'step':<14}{'user s':>9}{'sys s':>9}{'cpu s':>9}{'peak MB':>10}{'MB/cpu-s':>10}")
 zu = zs = 0.0
 zrss = 0
@@ -130,4 +147,10 @@ if "peer" in rows:
     print(f"peer: {peer['candidate_pairs']} candidate pairs; jieba alone on the works: "
           f"{peer['jieba_works_mib_per_cpu_sec']} MiB per CPU second")
     print(f"ratio (peer CPU / zhiwen CPU): {pc / zc:.1f}x")
+    if n_runs > 1:
+        totals = [sum(u + s for u, s, _ in (runs[n][i] for n in ("import-works", "import-pages", "match-all")))
+                  for i in range(n_runs)]
+        ratios = [(u + s) / max(t, 0.01) for (u, s, _), t in zip(runs["peer"], totals)]
+        print("run by run: zhiwen " + ", ".join(f"{t:.2f}" for t in totals) + " CPU s; ratio "
+              + ", ".join(f"{r:.1f}x" for r in ratios))
 PYEOF
