@@ -14,9 +14,18 @@
 //!   is the first of `hash >> (64 - IDF_SLOTS_LOG2)`, then the next ones, wrapping, that
 //!   holds its hash or is empty (linear probing).
 //! - `idf_table.rs`: the constants (`IDF_SLOTS_LOG2`, `IDF_WORDS`, `IDF_MEDIAN_BITS`).
+//!
+//! And the normaliser's tables of the BMP (`src/canon/char_classes.rs`, included here by
+//! path, so that the rules are written once): `canon_class.bin`, the class of each of the
+//! 65,536 characters (one byte), and `canon_map.bin`, the character each one maps to
+//! (`u32`, little-endian; 0 for none).
 
 use std::io::Read;
 use std::path::PathBuf;
+
+#[allow(dead_code)]
+#[path = "src/canon/char_classes.rs"]
+mod char_classes;
 
 const SOURCE: &str = "data/jieba_idf.txt.gz";
 /// 2^19 slots for ~280,000 words: about half full, so a probe reads one or two slots.
@@ -26,6 +35,8 @@ const SLOT_BYTES: usize = 12;
 fn main() {
     println!("cargo:rerun-if-changed={SOURCE}");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/canon/char_classes.rs");
+    write_char_tables();
     let compressed = std::fs::read(SOURCE).unwrap_or_else(|e| panic!("reading {SOURCE}: {e}"));
     let mut text = String::new();
     flate2::read::GzDecoder::new(&compressed[..])
@@ -86,4 +97,15 @@ fn main() {
         median.to_bits()
     );
     std::fs::write(out.join("idf_table.rs"), constants).expect("writing idf_table.rs");
+}
+
+/// The normaliser's tables of the BMP, as `src/canon/normalize.rs` reads them.
+fn write_char_tables() {
+    let (class, map) = char_classes::bmp_tables();
+    assert_eq!((class.len(), map.len()), (0x1_0000, 0x1_0000), "one entry per BMP character");
+    let map: Vec<u8> = map.iter().flat_map(|&c| u32::from(c).to_le_bytes()).collect();
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    for (name, bytes) in [("canon_class.bin", &class), ("canon_map.bin", &map)] {
+        std::fs::write(out.join(name), bytes).unwrap_or_else(|e| panic!("writing {name}: {e}"));
+    }
 }

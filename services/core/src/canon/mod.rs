@@ -246,6 +246,7 @@ pub fn to_simplified(text: &str) -> String {
     t2s::T2S.convert(text)
 }
 
+mod char_classes;
 mod charset;
 mod html;
 mod normalize;

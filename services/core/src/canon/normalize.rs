@@ -8,121 +8,37 @@
 //! with it). Stage B runs traditional -> simplified over the paragraph (phrases need
 //! look-ahead) and decides which white space survives.
 
-use std::sync::LazyLock;
+use unicode_normalization::UnicodeNormalization;
 
-use unicode_normalization::char::canonical_combining_class;
-use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
-
+use super::char_classes::{classify, DROP, LOWER, MAP, NEWLINE, PASS, SLOW, SPACE};
 use super::html::{self, RunKind};
 use super::t2s::{Step, T2s, T2S};
 use super::{CanonicalText, InputFormat, SourceSpan, SpanMap};
 use crate::params::CanonParams;
 use crate::CoreError;
 
-/// Unchanged by NFKC, not white space, not upper case, visible.
-const PASS: u8 = 0;
-/// Unchanged by NFKC but upper case.
-const LOWER: u8 = 1;
-const SPACE: u8 = 2;
-const NEWLINE: u8 = 3;
-/// Control and format characters (zero-width space, BOM, bidi marks, soft hyphen ...).
-const DROP: u8 = 4;
-/// Changed by NFKC, or may combine with its neighbours.
-const SLOW: u8 = 5;
-/// Changed by NFKC into one stable character that cannot combine with what precedes it
-/// (full-width forms, compatibility ideographs ...): mapped through [`Tables::map`].
-const MAP: u8 = 6;
+/// The class of every BMP character ([`super::char_classes::bmp_tables`], built by
+/// `build.rs`): one byte each.
+static CLASS: &[u8; 0x1_0000] = include_bytes!(concat!(env!("OUT_DIR"), "/canon_class.bin"));
+/// What a [`MAP`] character of the BMP becomes: its code point, 4 bytes little-endian each.
+static MAP_TO: &[u8; 0x4_0000] = include_bytes!(concat!(env!("OUT_DIR"), "/canon_map.bin"));
 
-/// Per-character tables for the BMP, built once: the class of each character and, for
-/// [`MAP`] characters, the (lower-cased) character NFKC makes of it.
-struct Tables {
-    class: Box<[u8]>,
-    map: Box<[char]>,
+/// The class of a BMP character `u` (`u < 0x1_0000`).
+#[inline(always)]
+fn bmp_class(u: u32) -> u8 {
+    CLASS[(u & 0xFFFF) as usize]
 }
 
-static TABLES: LazyLock<Tables> = LazyLock::new(|| {
-    let mut class: Vec<u8> = Vec::with_capacity(0x1_0000);
-    let mut map: Vec<char> = vec!['\0'; 0x1_0000];
-    for u in 0..0x1_0000u32 {
-        let Some(c) = char::from_u32(u) else {
-            class.push(DROP);
-            continue;
-        };
-        let mut k = classify(c);
-        if k == LOWER {
-            // Upper case with a one-character lower case: a plain table lookup.
-            let mut lower = c.to_lowercase();
-            if let (Some(l), None) = (lower.next(), lower.next()) {
-                k = MAP;
-                map[u as usize] = l;
-            }
-        } else if k == SLOW {
-            if let Some(d) = single_stable_mapping(c) {
-                match classify(d) {
-                    PASS => {
-                        k = MAP;
-                        map[u as usize] = d;
-                    }
-                    LOWER => {
-                        let mut lower = d.to_lowercase();
-                        if let (Some(l), None) = (lower.next(), lower.next()) {
-                            k = MAP;
-                            map[u as usize] = l;
-                        }
-                    }
-                    SPACE => k = SPACE,
-                    _ => {}
-                }
-            }
-        }
-        class.push(k);
+/// What [`MAP`] character `c` becomes (`c` itself above the BMP, which the table leaves out).
+#[inline]
+fn mapped(c: char) -> char {
+    let u = c as usize;
+    if u >= 0x1_0000 {
+        return c;
     }
-    Tables { class: class.into_boxed_slice(), map: map.into_boxed_slice() }
-});
-
-/// `NFKC(c)` when it is one character `d` such that `NFKC(x + c) == NFKC(x) + d` for any
-/// `x`: `c` is a starter and `d`'s decomposition starts with a character that never
-/// composes with a preceding one.
-fn single_stable_mapping(c: char) -> Option<char> {
-    if canonical_combining_class(c) != 0 {
-        return None;
-    }
-    let mut n = std::iter::once(c).nfkc();
-    let (Some(d), None) = (n.next(), n.next()) else { return None };
-    let first = std::iter::once(d).nfkd().next()?;
-    let stable = |x: char| canonical_combining_class(x) == 0 && is_nfkc_quick(std::iter::once(x)) == IsNormalized::Yes;
-    (stable(d) && stable(first)).then_some(d)
-}
-
-fn classify(c: char) -> u8 {
-    if matches!(c, '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}') {
-        return NEWLINE;
-    }
-    if c.is_whitespace() {
-        return SPACE;
-    }
-    if is_invisible(c) {
-        return DROP;
-    }
-    if canonical_combining_class(c) != 0 || is_nfkc_quick(std::iter::once(c)) != IsNormalized::Yes {
-        return SLOW;
-    }
-    if c.to_lowercase().eq(std::iter::once(c)) {
-        PASS
-    } else {
-        LOWER
-    }
-}
-
-/// Characters that render as nothing: pirate sites sprinkle them between the
-/// characters of a sentence to defeat matching.
-fn is_invisible(c: char) -> bool {
-    c.is_control()
-        || matches!(c as u32,
-            0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
-            | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
-            | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A
-            | 0xE0000..=0xE0FFF)
+    let at = u * 4;
+    let bytes = [MAP_TO[at], MAP_TO[at + 1], MAP_TO[at + 2], MAP_TO[at + 3]];
+    char::from_u32(u32::from_le_bytes(bytes)).unwrap_or(c)
 }
 
 /// Characters of scripts written without spaces between words: white space next to
@@ -148,8 +64,6 @@ const GAP: char = ' ';
 /// Builds the canonical text from pieces of the original, in order.
 pub(super) struct Normalizer<'a> {
     original: &'a str,
-    class: &'static [u8],
-    map: &'static [char],
     t2s: Option<&'static T2s>,
     byte_pos: usize,
     char_pos: u32,
@@ -187,8 +101,6 @@ impl<'a> Normalizer<'a> {
         }
         Normalizer {
             original,
-            class: &TABLES.class,
-            map: &TABLES.map,
             t2s,
             byte_pos: 0,
             char_pos: 0,
@@ -225,11 +137,10 @@ impl<'a> Normalizer<'a> {
         };
         self.seek(start);
         let mut pos = self.char_pos;
-        let class = self.class;
         for c in s.chars() {
             let next = pos.saturating_add(1);
             // Fast path: a character that passes unchanged, with no chunk pending.
-            if class.get(c as usize) == Some(&PASS) && self.chunk.is_empty() {
+            if CLASS.get(c as usize) == Some(&PASS) && self.chunk.is_empty() {
                 self.push(Unit { c, start: pos, end: next });
                 self.last_simple = true;
             } else {
@@ -255,7 +166,7 @@ impl<'a> Normalizer<'a> {
     #[inline]
     fn feed(&mut self, c: char, start: u32, end: u32, newline_breaks: bool) {
         let u = c as u32;
-        let class = if u < 0x1_0000 { self.class[u as usize] } else { classify(c) };
+        let class = if u < 0x1_0000 { bmp_class(u) } else { classify(c) };
         if class != SLOW && !self.chunk.is_empty() {
             self.flush_chunk();
         }
@@ -265,7 +176,7 @@ impl<'a> Normalizer<'a> {
                 self.last_simple = true;
             }
             MAP => {
-                let d = self.map.get(u as usize).copied().unwrap_or(c);
+                let d = mapped(c);
                 self.push(Unit { c: d, start, end });
                 self.last_simple = true;
             }
@@ -349,7 +260,7 @@ impl<'a> Normalizer<'a> {
     /// A character that NFKC produced: only case, white space and invisibles remain to do.
     fn emit_normalized(&mut self, d: char, start: u32, end: u32) {
         let u = d as u32;
-        let class = if u < 0x1_0000 { self.class[u as usize] } else { classify(d) };
+        let class = if u < 0x1_0000 { bmp_class(u) } else { classify(d) };
         match class {
             SPACE | NEWLINE => self.space(),
             DROP => {}
@@ -361,7 +272,7 @@ impl<'a> Normalizer<'a> {
             // A capital letter with a one-letter lower case (class MAP in the table), as
             // NFKC makes of 𝐀 (U+1D400): lower-cased like any other.
             MAP => {
-                let l = self.map.get(u as usize).copied().unwrap_or(d);
+                let l = mapped(d);
                 self.push(Unit { c: l, start, end });
             }
             _ => self.push(Unit { c: d, start, end }),
@@ -509,4 +420,27 @@ pub(super) fn canonicalize_decoded(
         return Err(CoreError::NoText);
     }
     Ok(CanonicalText::from_parts(original, charset, format, text, source, title))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tables `build.rs` wrote are the rules of `char_classes` applied to every BMP
+    /// character, and read back as the normaliser reads them.
+    #[test]
+    fn the_compiled_tables_are_the_rules() {
+        let (class, map) = super::super::char_classes::bmp_tables();
+        for u in 0..0x1_0000u32 {
+            assert_eq!(bmp_class(u), class[u as usize], "class of U+{u:04X}");
+            if class[u as usize] == MAP {
+                let c = char::from_u32(u).expect("a MAP character is a character");
+                assert_eq!(mapped(c), map[u as usize], "U+{u:04X}");
+            }
+        }
+        assert_eq!(bmp_class('Ａ' as u32), MAP);
+        assert_eq!(mapped('Ａ'), 'a');
+        assert_eq!(bmp_class('天' as u32), PASS);
+        assert_eq!(mapped('😀'), '😀');
+    }
 }
