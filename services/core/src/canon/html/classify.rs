@@ -35,6 +35,10 @@ impl Attrs {
     }
 }
 
+/// Path separators of more than one byte: » › → ＞ ／ ｜.
+const WIDE_SEPARATORS: [&[u8]; 6] =
+    [b"\xC2\xBB", b"\xE2\x80\xBA", b"\xE2\x86\x92", b"\xEF\xBC\x9E", b"\xEF\xBC\x8F", b"\xEF\xBD\x9C"];
+
 /// Weight of a text in thirds (see `Para::weight`) and its number of path separators:
 /// a character of more than one byte weighs 3 (but U+3000 and U+00A0, white space), an
 /// ASCII letter or digit 1; `>`, `/`, `|`, `»`, `›`, `→`, `＞`, `／` and `｜` are separators.
@@ -63,17 +67,7 @@ pub(super) fn weigh(text: &[u8]) -> (u32, u32) {
         let rest = &text[at..];
         if rest.starts_with(b"\xE3\x80\x80") || rest.starts_with(b"\xC2\xA0") {
             spaces += 1;
-        } else if [
-            &b"\xC2\xBB"[..],
-            b"\xE2\x80\xBA",
-            b"\xE2\x86\x92",
-            b"\xEF\xBC\x9E",
-            b"\xEF\xBC\x8F",
-            b"\xEF\xBD\x9C",
-        ]
-        .iter()
-        .any(|sep| rest.starts_with(sep))
-        {
+        } else if WIDE_SEPARATORS.iter().any(|sep| rest.starts_with(sep)) {
             separators += 1;
         }
     };
@@ -253,18 +247,7 @@ mod tests {
                 if !space {
                     w = w.saturating_add(3);
                 }
-                if matches!(x, 0xC2 | 0xE2 | 0xEF)
-                    && [
-                        &b"\xC2\xBB"[..],
-                        b"\xE2\x80\xBA",
-                        b"\xE2\x86\x92",
-                        b"\xEF\xBC\x9E",
-                        b"\xEF\xBC\x8F",
-                        b"\xEF\xBD\x9C",
-                    ]
-                    .iter()
-                    .any(|sep| rest.starts_with(sep))
-                {
+                if matches!(x, 0xC2 | 0xE2 | 0xEF) && WIDE_SEPARATORS.iter().any(|sep| rest.starts_with(sep)) {
                     separators += 1;
                 }
             } else if x.is_ascii_alphanumeric() {
