@@ -163,6 +163,12 @@ impl IndexFamily {
         }
     }
 
+    /// A winnowed family (characters or pinyin initials): the keys a candidate worth
+    /// verifying must share, and the only ones sampled and indexed per page.
+    pub fn is_winnowed(self) -> bool {
+        matches!(self, IndexFamily::WinnowInitials | IndexFamily::WinnowChars)
+    }
+
     /// One-byte stable code (for compact binary keys).
     pub fn code(self) -> u8 {
         match self {
@@ -216,6 +222,13 @@ impl Fingerprints {
 
     /// The distinct index keys of this document, sorted.
     pub fn index_keys(&self) -> Vec<IndexKey> {
+        self.index_keys_of(|_| true)
+    }
+
+    /// The distinct index keys of the families `families` accepts, sorted: those of
+    /// [`Fingerprints::index_keys`] of these families, without listing and sorting the
+    /// others' (a page's winnowed keys are thousands; its other families' a few dozen).
+    pub fn index_keys_of(&self, families: impl Fn(IndexFamily) -> bool) -> Vec<IndexKey> {
         let mut keys = Vec::with_capacity(
             4 + self.dna.len()
                 + self.mega_shingles.len()
@@ -228,6 +241,9 @@ impl Fingerprints {
         // nine tenths of this function, and it runs for every page looked up.
         let mut values: Vec<u64> = Vec::new();
         let mut family = |family: IndexFamily, of: &mut dyn Iterator<Item = u64>| {
+            if !families(family) {
+                return;
+            }
             values.clear();
             values.extend(of);
             values.sort_unstable();
@@ -536,6 +552,11 @@ mod tests {
             pairs.sort_unstable();
             pairs.dedup();
             assert_eq!(f.index_keys(), pairs);
+            // Some families only: the same keys as filtering them all.
+            let winnowed: Vec<IndexKey> = pairs.iter().copied().filter(|k| k.family.is_winnowed()).collect();
+            assert_eq!(f.index_keys_of(IndexFamily::is_winnowed), winnowed);
+            let coarse: Vec<IndexKey> = pairs.iter().copied().filter(|k| !k.family.is_winnowed()).collect();
+            assert_eq!(f.index_keys_of(|family| !family.is_winnowed()), coarse);
         }
     }
 

@@ -90,7 +90,7 @@ pub fn sample_query_keys(keys: Vec<IndexKey>, budget: usize) -> (Vec<IndexKey>, 
     if budget == 0 || keys.len() <= budget {
         return (keys, 1);
     }
-    let winnowed = keys.iter().filter(|k| is_winnowed(k)).count();
+    let winnowed = keys.iter().filter(|k| k.family.is_winnowed()).count();
     let m = query_sample_modulus(keys.len() - winnowed, winnowed, budget);
     if m == 1 {
         return (keys, 1);
@@ -130,7 +130,7 @@ pub fn sample_winnowed_keys(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> 
     if modulus <= 1 {
         return keys;
     }
-    keys.into_iter().filter(|k| !is_winnowed(k) || kept_by_sampling(k.value, modulus)).collect()
+    keys.into_iter().filter(|k| !k.family.is_winnowed() || kept_by_sampling(k.value, modulus)).collect()
 }
 
 /// Only the winnowed keys of `keys` whose value is divisible by `modulus` (a power of two;
@@ -140,11 +140,7 @@ pub fn sample_winnowed_keys(keys: Vec<IndexKey>, modulus: u64) -> Vec<IndexKey> 
 /// most writes: DNA and simhash values recur across unrelated documents, and every
 /// recurrence appends to a posting list.
 pub fn sample_winnowed_keys_only(keys: impl IntoIterator<Item = IndexKey>, modulus: u64) -> Vec<IndexKey> {
-    keys.into_iter().filter(|k| is_winnowed(k) && kept_by_sampling(k.value, modulus)).collect()
-}
-
-fn is_winnowed(key: &IndexKey) -> bool {
-    matches!(key.family, IndexFamily::WinnowInitials | IndexFamily::WinnowChars)
+    keys.into_iter().filter(|k| k.family.is_winnowed() && kept_by_sampling(k.value, modulus)).collect()
 }
 
 /// Accumulates hits while postings are read.

@@ -62,8 +62,7 @@ impl Matcher {
         let mut outcome = PageOutcome { page_id, boilerplate_chars: prepared.boilerplate_chars, ..Default::default() };
         let Some(view) = prepared.view() else { return Ok((prepared, outcome, Vec::new())) };
         let (index, limit) = (&self.inner.index, self.inner.config.candidate_limit);
-        let (winnowed, _): (Vec<IndexKey>, Vec<IndexKey>) =
-            view.fingerprints.index_keys().into_iter().partition(is_winnowed);
+        let winnowed = view.fingerprints.index_keys_of(zhiwen_core::IndexFamily::is_winnowed);
         let sections_modulus = self.section_lookup_modulus().await?;
         let (with_words, without_words) = match sections_modulus {
             1 => self.inner.fp.coarse_key_counts(view),
@@ -97,7 +96,7 @@ impl Matcher {
                 let prepared = self.completed(prepared).await?;
                 let coarse: Vec<IndexKey> = prepared
                     .full(&self.inner.fp)
-                    .map(|full| full.fingerprints.index_keys().into_iter().filter(|k| !is_winnowed(k)).collect())
+                    .map(|full| full.fingerprints.index_keys_of(|family| !family.is_winnowed()))
                     .unwrap_or_default();
                 let second = index.lookup_sampled(Namespace::Sections, &coarse, modulus).await?;
                 (prepared, first.merged(second, limit))
@@ -429,9 +428,4 @@ impl Inner {
         }
         Some((c, kind))
     }
-}
-
-/// A key of a winnowed family (the keys a candidate worth verifying must share).
-pub(super) fn is_winnowed(key: &IndexKey) -> bool {
-    matches!(key.family, zhiwen_core::IndexFamily::WinnowChars | zhiwen_core::IndexFamily::WinnowInitials)
 }
