@@ -438,31 +438,34 @@ fn smallest_resemblance(a: &[u64], b: &[u64], n: usize) -> f64 {
     // union to keep its first `n` was a twentieth of matching a page's candidates.
     debug_assert!(a.is_sorted() && b.is_sorted(), "shingle sets are sorted");
     let n = n.max(1);
-    let mut union: Vec<u64> = Vec::with_capacity(n.min(a.len() + b.len()));
+    // A hash both hold meets itself at the two heads: counted there, not searched for.
     let (mut i, mut j) = (0, 0);
-    while union.len() < n {
-        let next = match (a.get(i), b.get(j)) {
+    let (mut len, mut both, mut last) = (0usize, 0usize, None);
+    while len < n {
+        let (next, in_both) = match (a.get(i), b.get(j)) {
             (Some(&x), Some(&y)) if x <= y => {
                 i += 1;
                 j += usize::from(x == y);
-                x
+                (x, x == y)
             }
             (_, Some(&y)) => {
                 j += 1;
-                y
+                (y, false)
             }
             (Some(&x), None) => {
                 i += 1;
-                x
+                (x, false)
             }
             (None, None) => break,
         };
-        if union.last() != Some(&next) {
-            union.push(next);
+        // A hash repeated within one list counts once, with the first of its meetings.
+        if last != Some(next) {
+            last = Some(next);
+            len += 1;
+            both += usize::from(in_both);
         }
     }
-    let both = union.iter().filter(|h| a.binary_search(h).is_ok() && b.binary_search(h).is_ok()).count();
-    ratio(both, union.len())
+    ratio(both, len)
 }
 
 fn ratio(n: usize, d: usize) -> f64 {

@@ -126,7 +126,10 @@ impl MatcherConfig {
     pub fn section_index_keys(&self, fingerprints: &zhiwen_core::Fingerprints) -> Vec<zhiwen_core::IndexKey> {
         match self.section_sampling_modulus() {
             1 => fingerprints.index_keys(),
-            m => zhiwen_index::sample_winnowed_keys_only(fingerprints.index_keys(), m),
+            m => zhiwen_index::sample_winnowed_keys_only(
+                fingerprints.index_keys_of(zhiwen_core::IndexFamily::is_winnowed),
+                m,
+            ),
         }
     }
 
@@ -137,7 +140,10 @@ impl MatcherConfig {
     /// keys still answers: the coarse entries are never looked up, and go when the page is
     /// indexed again.
     pub fn page_index_keys(&self, fingerprints: &zhiwen_core::Fingerprints) -> Vec<zhiwen_core::IndexKey> {
-        zhiwen_index::sample_winnowed_keys_only(fingerprints.index_keys(), self.page_sampling_modulus())
+        zhiwen_index::sample_winnowed_keys_only(
+            fingerprints.index_keys_of(zhiwen_core::IndexFamily::is_winnowed),
+            self.page_sampling_modulus(),
+        )
     }
 }
 

@@ -62,11 +62,8 @@ pub(super) fn decode(bytes: &[u8], hint: Option<&str>) -> Result<Decoded, CoreEr
     }
 
     // Most pages are valid UTF-8: `simdutf8` says so several times faster than the
-    // standard library (whose error, with where it is, is read when they are not).
-    if let Ok(s) = simdutf8::basic::from_utf8(bytes) {
-        return Ok(Decoded { text: s.to_owned(), charset: UTF_8.name(), replacements: 0, replaced_bytes: 0 });
-    }
-    match std::str::from_utf8(bytes) {
+    // standard library, and its `compat` error says where it failed as the standard one does.
+    match simdutf8::compat::from_utf8(bytes) {
         Ok(s) => return Ok(Decoded { text: s.to_owned(), charset: UTF_8.name(), replacements: 0, replaced_bytes: 0 }),
         Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
             // Valid UTF-8 cut short inside the last character (a truncated download).
@@ -407,9 +404,9 @@ fn utf16_without_bom(bytes: &[u8]) -> Option<Decoded> {
 /// a Chinese text's non-ASCII bytes; legacy CJK text read as UTF-8, 65% or more).
 fn mostly_utf8(bytes: &[u8]) -> bool {
     // Malformed sequences are never ASCII, so the non-ASCII bytes counted below add up to
-    // the input's, counted here first (one pass that vectorises): once the malformed bytes
-    // are too many for all of them, the answer is no, a few hundred bytes into a legacy
-    // text rather than most of the way through it.
+    // the input's, counted here first (one pass that vectorises): the answer is no as soon
+    // as the malformed bytes are too many for all of them, not only once they are too many
+    // for every byte still to come.
     let all_non_ascii = bytes.iter().filter(|b| !b.is_ascii()).count();
     let mut invalid = 0usize;
     let mut non_ascii = 0usize;

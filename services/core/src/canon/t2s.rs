@@ -77,9 +77,9 @@ pub(crate) struct T2s {
     /// One bit per BMP character: converts to another character. With `pair_bits`, the
     /// common case (a character that stays, and starts no phrase with the next one) costs
     /// two bit tests in tables small enough for L1 and a branch that is rarely taken: most
-    /// characters of simplified text convert to nothing, but a quarter of them (一, 不, 之
-    /// ...) start some phrase, so a test of the character alone sent them all to `bmp`, a
-    /// table of 256 KB, and its answer was a branch the processor could not predict.
+    /// characters of simplified text convert to nothing, but many of the commonest (一, 不,
+    /// 之 ...) start some phrase, so a test of the character alone sent them to `bmp`, a
+    /// table of 256 KB, through a branch the processor could not predict.
     conv_bits: Box<[u64]>,
     bmp: Box<[u32]>,
     astral: IntMap<u32, u32>,
@@ -112,15 +112,24 @@ fn test_bit(bits: &[u64], bit: usize) -> bool {
 }
 
 impl T2s {
-    /// Whether `first`, followed by `second`, is certainly left as it is: a BMP character
-    /// that converts to nothing, and no phrase starts with the pair (`false` is a "maybe":
-    /// [`T2s::lookup_at`] decides).
+    /// Whether `c` may convert to another character (`false`: certainly not).
     #[inline(always)]
+    fn may_convert(&self, c: char) -> bool {
+        let u = u32::from(c) as usize;
+        u >= 0x1_0000 || test_bit(&self.conv_bits, u)
+    }
+
+    /// Whether a phrase may start with `first` followed by `second` (`false`: certainly not).
+    #[inline(always)]
+    fn may_start_phrase(&self, first: char, second: Option<char>) -> bool {
+        second.is_some_and(|s| test_bit(&self.pair_bits, pair_bit(first, s)))
+    }
+
+    /// Whether `first`, followed by `second`, is certainly left as it is: the two bit tests
+    /// [`T2s::lookup_at`] answers most characters with, before it reads the table.
+    #[cfg(test)]
     fn keeps(&self, first: char, second: Option<char>) -> bool {
-        let u = u32::from(first) as usize;
-        u < 0x1_0000
-            && !test_bit(&self.conv_bits, u)
-            && !second.is_some_and(|s| test_bit(&self.pair_bits, pair_bit(first, s)))
+        !self.may_convert(first) && !self.may_start_phrase(first, second)
     }
 
     #[inline]
@@ -137,17 +146,17 @@ impl T2s {
     #[inline]
     pub(crate) fn lookup_at<F: Fn(usize) -> Option<char>>(&self, first: char, next: F) -> Step<'_> {
         let second = next(1);
-        if self.keeps(first, second) {
+        let phrase = self.may_start_phrase(first, second);
+        if !phrase && !self.may_convert(first) {
             return Step::Keep;
         }
         let e = self.entry(first);
         if e == 0 {
             return Step::Keep;
         }
-        if e & PHRASE_START != 0 {
+        if phrase && e & PHRASE_START != 0 {
             if let Some(second) = second {
-                let maybe = test_bit(&self.pair_bits, pair_bit(first, second));
-                if let Some(list) = maybe.then(|| self.phrases.get(&pair_key(first, second))).flatten() {
+                if let Some(list) = self.phrases.get(&pair_key(first, second)) {
                     'phrases: for p in list {
                         for (k, &want) in p.key.iter().enumerate().skip(2) {
                             if next(k) != Some(want) {

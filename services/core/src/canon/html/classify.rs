@@ -44,9 +44,9 @@ const WIDE_SEPARATORS: [&[u8]; 6] =
 /// ASCII letter or digit 1; `>`, `/`, `|`, `»`, `›`, `→`, `＞`, `／` and `｜` are separators.
 ///
 /// Counted in two passes: one over every byte with comparisons only, which the compiler
-/// turns into vector instructions (a byte at a time with a branch per byte was a tenth of
-/// canonicalising a page), and one over the few lead bytes that the multi-byte exceptions
-/// start with, found with `memchr`.
+/// turns into vector instructions (a byte at a time with a branch per byte, it was 5% of
+/// `zhiwen import pages`' samples in `perf record`), and one over the few lead bytes that
+/// the multi-byte exceptions start with, found with `memchr`.
 #[inline]
 pub(super) fn weigh(text: &[u8]) -> (u32, u32) {
     let (mut leads, mut alnum, mut separators) = (0u64, 0u64, 0u32);
