@@ -53,12 +53,12 @@ pub(crate) fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -
 }
 
 /// Run a command that does one job and ends (import, match, reindex, report, migrate, keys)
-/// on a runtime of one thread. Its async part waits on the stores (whose calls run on the
-/// blocking pool) and hands the CPU-bound work to the matcher's own threads; the two
-/// workers of a multi-threaded runtime only woke each other up and spread its allocations
-/// over another allocator heap: `match --all` made 30% fewer context switches, 11% fewer
-/// page faults and peaked ~12 MB lower on one thread, in the same wall time
-/// (docs/benchmarks.md).
+/// on a runtime of one thread. Its async part waits on the stores (the embedded store's
+/// calls run in place on that thread, the servers' over their drivers) and hands the
+/// CPU-bound work to the matcher's own threads; the two workers of a multi-threaded
+/// runtime only woke each other up and spread its allocations over another allocator
+/// heap: `match --all` made 30% fewer context switches, 11% fewer page faults and peaked
+/// ~12 MB lower on one thread, in the same wall time (docs/benchmarks.md).
 pub(crate) fn run_job<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
     tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(future)
 }

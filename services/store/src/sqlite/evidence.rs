@@ -146,7 +146,7 @@ impl EvidenceStore for SqliteStore {
         let sha256 = sha256_hex(bytes);
         let path = file_path(&self.data_dir, &sha256);
         let bytes = bytes.to_vec();
-        let written = tokio::task::spawn_blocking(move || write_once(&path, &bytes)).await??;
+        let written = super::blocking(move || write_once(&path, &bytes)).await?;
         tracing::debug!(sha256, written, "evidence file stored");
         Ok(sha256)
     }
@@ -155,7 +155,7 @@ impl EvidenceStore for SqliteStore {
         check_sha256(sha256)?;
         let path = file_path(&self.data_dir, sha256);
         let sha256 = sha256.to_owned();
-        tokio::task::spawn_blocking(move || {
+        super::blocking(move || {
             let file = match std::fs::File::open(&path) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -181,7 +181,7 @@ impl EvidenceStore for SqliteStore {
             }
             Ok(Some(bytes))
         })
-        .await?
+        .await
     }
 
     async fn append_capture(&self, capture: &NewCapture) -> StoreResult<(Capture, Outcome)> {

@@ -1,5 +1,5 @@
 //! The embedded backend: one SQLite file (bundled, WAL, foreign keys on), driven on
-//! tokio's blocking pool. Writes go through one mutex-guarded writer connection; reads
+//! tokio's blocking pool, or in place on a runtime of one thread ([`blocking`]). Writes go through one mutex-guarded writer connection; reads
 //! go through a small pool of read-only connections ([`ReadPool`]), which WAL lets run
 //! beside the writer and each other. Every multi-row write is one transaction, so a
 //! failure leaves nothing half-written; a write has committed before its call returns,
@@ -138,14 +138,46 @@ impl SqliteStore {
         F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
     {
         let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
+        blocking(move || {
             // A panic inside a previous job poisons the mutex; the connection itself is
             // still consistent (transactions roll back on drop), so keep using it.
             let mut guard = conn.lock().unwrap_or_else(|p| p.into_inner());
             f(&mut guard)
         })
-        .await?
+        .await
     }
+}
+
+/// Run a job that blocks on SQLite.
+///
+/// On a multi-threaded runtime (a server, a watcher, a worker) it runs on tokio's
+/// blocking pool, so that the runtime's workers go on with other requests meanwhile. On
+/// a runtime of one thread (a command that does one job and ends) it runs in place: that
+/// thread has nothing else to do while its job waits on the store that a hand-off would
+/// let it do, and each hand-off woke a pool thread and then the runtime's thread again
+/// (two system calls and two context switches per call; 6% of `zhiwen match --all`,
+/// docs/benchmarks.md). Only this thread runs jobs in place, one after the other, and
+/// none holds a connection across an `await`, so one never waits for another's
+/// connection. A panic in the job is an error of the call either way, as the blocking
+/// pool's would be.
+pub(super) async fn blocking<T, F>(f: F) -> StoreResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> StoreResult<T> + Send + 'static,
+{
+    let one_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
+    if one_thread {
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_owned());
+            Err(StoreError::Backend { backend: "sqlite", message: format!("blocking task failed: {what}") })
+        });
+    }
+    tokio::task::spawn_blocking(f).await?
 }
 
 /// Page cache of the writer connection (KiB; SQLite's default is 2 MiB): the inner pages
@@ -179,4 +211,39 @@ fn ts(r: &Row, i: usize) -> rusqlite::Result<Timestamp> {
 
 fn opt_ts(r: &Row, i: usize) -> rusqlite::Result<Option<Timestamp>> {
     Ok(r.get::<_, Option<i64>>(i)?.map(Timestamp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The thread a job ran on, and whether it was the caller's.
+    async fn job_thread() -> (std::thread::ThreadId, std::thread::ThreadId) {
+        let caller = std::thread::current().id();
+        let ran_on = blocking(|| Ok(std::thread::current().id())).await.expect("job");
+        (caller, ran_on)
+    }
+
+    #[test]
+    fn jobs_run_in_place_on_one_thread_and_on_the_pool_otherwise() {
+        let one = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let (caller, ran_on) = one.block_on(job_thread());
+        assert_eq!(caller, ran_on, "a runtime of one thread runs the job in place");
+        let many = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().expect("runtime");
+        let (caller, ran_on) = many.block_on(async { tokio::spawn(job_thread()).await.expect("task") });
+        assert_ne!(caller, ran_on, "a multi-threaded runtime hands the job to its blocking pool");
+    }
+
+    #[test]
+    fn a_panicking_job_is_an_error_of_its_call_on_either_runtime() {
+        let panicking = || async { blocking::<(), _>(|| panic!("the job broke")).await };
+        let one = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let err = one.block_on(panicking()).expect_err("a panic is an error");
+        assert!(err.to_string().contains("the job broke"), "{err}");
+        // The runtime goes on.
+        assert_eq!(one.block_on(blocking(|| Ok(7))).expect("job"), 7);
+        let many = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().expect("runtime");
+        let err = many.block_on(panicking()).expect_err("a panic is an error");
+        assert!(err.to_string().contains("blocking task failed"), "{err}");
+    }
 }

@@ -93,7 +93,7 @@ impl ReadPool {
             .await
             .map_err(|_| StoreError::Backend { backend: "sqlite", message: "the reader pool is closed".into() })?;
         let idle = self.idle.clone();
-        tokio::task::spawn_blocking(move || {
+        super::blocking(move || {
             // One permit per connection: holding a permit guarantees an idle connection.
             let conn = idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let lease = Lease { conn, idle, _permit: permit };
@@ -103,6 +103,6 @@ impl ReadPool {
             })?;
             f(conn)
         })
-        .await?
+        .await
     }
 }
