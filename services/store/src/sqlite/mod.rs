@@ -1,7 +1,8 @@
 //! The embedded backend: one SQLite file (bundled, WAL, foreign keys on), driven on
-//! tokio's blocking pool, or in place on a runtime of one thread ([`blocking`]). Writes go through one mutex-guarded writer connection; reads
-//! go through a small pool of read-only connections ([`ReadPool`]), which WAL lets run
-//! beside the writer and each other. Every multi-row write is one transaction, so a
+//! tokio's blocking pool, or in place on a runtime of one thread ([`blocking`]). Writes
+//! go through one mutex-guarded writer connection; reads go through a small pool of
+//! read-only connections ([`ReadPool`]), which WAL lets run beside the writer and each
+//! other. Every multi-row write is one transaction, so a
 //! failure leaves nothing half-written; a write has committed before its call returns,
 //! so any read started afterwards, on any connection, sees it.
 //!
@@ -65,7 +66,7 @@ impl SqliteStore {
     pub(crate) async fn open(data_dir: &Path, readers: Option<usize>) -> StoreResult<Self> {
         let size = pool::size(readers)?;
         let dir = data_dir.to_path_buf();
-        let conn = tokio::task::spawn_blocking(move || -> StoreResult<Connection> {
+        let conn = blocking(move || -> StoreResult<Connection> {
             std::fs::create_dir_all(&dir)
                 .map_err(|e| StoreError::Config(format!("cannot create data directory {}: {e}", dir.display())))?;
             let path = dir.join(DB_FILE);
@@ -82,7 +83,7 @@ impl SqliteStore {
             conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)?;
             Ok(conn)
         })
-        .await??;
+        .await?;
         // Readers open after the writer has switched the file to WAL.
         let readers = match size {
             0 => None,
@@ -148,16 +149,15 @@ impl SqliteStore {
     }
 }
 
-/// Run a job that blocks on SQLite.
+/// Run a job that blocks on SQLite or the file system.
 ///
 /// On a multi-threaded runtime (a server, a watcher, a worker) it runs on tokio's
 /// blocking pool, so that the runtime's workers go on with other requests meanwhile. On
-/// a runtime of one thread (a command that does one job and ends) it runs in place: that
-/// thread has nothing else to do while its job waits on the store that a hand-off would
-/// let it do, and each hand-off woke a pool thread and then the runtime's thread again
-/// (two system calls and two context switches per call; 6% of `zhiwen match --all`,
-/// docs/benchmarks.md). Only this thread runs jobs in place, one after the other, and
-/// none holds a connection across an `await`, so one never waits for another's
+/// a runtime of one thread (a command that does one job and ends) it runs in place: the
+/// thread would only wait for the pool's answer, and each hand-off woke a pool thread
+/// and then the runtime's thread again (two system calls and two context switches a
+/// call; 6% of `zhiwen match --all`, docs/benchmarks.md). Jobs in place run one after
+/// the other and none holds a connection across an `await`, so none waits for another's
 /// connection. A panic in the job is an error of the call either way, as the blocking
 /// pool's would be.
 pub(super) async fn blocking<T, F>(f: F) -> StoreResult<T>

@@ -75,8 +75,7 @@ impl ReadPool {
         let path: PathBuf = path.to_path_buf();
         let size = size.max(1);
         let conns: Vec<Connection> =
-            tokio::task::spawn_blocking(move || (0..size).map(|_| open_reader(&path)).collect::<StoreResult<_>>())
-                .await??;
+            super::blocking(move || (0..size).map(|_| open_reader(&path)).collect::<StoreResult<_>>()).await?;
         Ok(ReadPool { idle: Arc::new(Mutex::new(conns)), permits: Arc::new(Semaphore::new(size)) })
     }
 
