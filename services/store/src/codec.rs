@@ -443,9 +443,6 @@ pub(crate) fn validate_fingerprints(items: &[(Subject, Fingerprints)]) -> Result
 }
 
 pub(crate) fn validate_match(m: &NewMatch) -> Result<(String, u64), StoreError> {
-    // A string from the start: serde_json writes UTF-8, so it needs no second pass to
-    // validate it, nor a copy (`from_utf8_lossy` of the bytes was 0.7% of `match --all`).
-    let json = serde_json::to_string(&m.comparison).map_err(|e| StoreError::invalid("comparison", e.to_string()))?;
     if !m.comparison.verdict.score.is_finite() {
         return Err(StoreError::invalid("comparison", "score is not finite"));
     }
@@ -455,6 +452,9 @@ pub(crate) fn validate_match(m: &NewMatch) -> Result<(String, u64), StoreError> 
             format!("{:?} is not one of {}", m.kind, crate::model::MATCH_KINDS.join(", ")),
         ));
     }
+    // Serialised once the cheap checks pass, to a string from the start: serde_json writes
+    // UTF-8, so it needs no second pass to validate it, nor a copy.
+    let json = serde_json::to_string(&m.comparison).map_err(|e| StoreError::invalid("comparison", e.to_string()))?;
     let hash = hash_bytes(json.as_bytes());
     Ok((json, hash))
 }
