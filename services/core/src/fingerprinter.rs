@@ -65,6 +65,24 @@ impl CharStream {
         }
         CharStream { units, positions }
     }
+
+    /// The stream of this stream's text with the characters at the canonical offsets
+    /// `blanked` (ascending) replaced by spaces ([`CanonicalText::into_blanked`]): their
+    /// units dropped, the others kept where they were (a unit depends on its character
+    /// alone).
+    pub fn without(self, blanked: &[u32]) -> Self {
+        let mut next = blanked.iter().copied().peekable();
+        let (units, positions) = self
+            .units
+            .into_iter()
+            .zip(self.positions)
+            .filter(|&(_, pos)| {
+                while next.next_if(|&b| b < pos).is_some() {}
+                next.peek() != Some(&pos)
+            })
+            .unzip();
+        CharStream { units, positions }
+    }
 }
 
 /// [`InitialStream::of`] and [`CharStream::of`] of `text` in one pass over its characters.
@@ -643,6 +661,25 @@ mod tests {
             let (initials, chars) = unit_streams(text);
             assert_eq!(initials, InitialStream::of(text));
             assert_eq!(chars, CharStream::of(text));
+        }
+    }
+
+    proptest::proptest! {
+        /// The stream of a blanked text is the stream of the text without the blanked
+        /// characters' units: a matcher blanks boilerplate without reading the text again.
+        #[test]
+        fn a_blanked_texts_stream_drops_the_blanked_units(
+            text in "[a-z0-9中文字臺灣，。\n ]{1,40}",
+            blanked in proptest::collection::vec(0u32..45, 0..12),
+        ) {
+            let mut blanked = blanked;
+            blanked.sort_unstable();
+            let Ok(canonical) = canon::canonicalize_str(&text, InputFormat::Text, &Default::default()) else {
+                return Ok(());
+            };
+            let stream = CharStream::of(canonical.text());
+            let blanked_text = canonical.into_blanked(&blanked);
+            proptest::prop_assert_eq!(stream.without(&blanked), CharStream::of(blanked_text.text()));
         }
     }
 }

@@ -4,14 +4,13 @@
 //! of its pages; a text copied from a protected work occurs on one page (or a few) of a
 //! site. So a site's profile is the set of character k-grams found on at least a share
 //! of its first pages, and every page of the site is looked up and compared with those
-//! k-grams blanked out of its decoded original (each character replaced by one space,
-//! so character offsets — and thus evidence quotes — stay those of the original).
+//! k-grams blanked out of its canonical text (each character replaced by one space, so
+//! the map to the original, and thus evidence quotes, stay those of the page).
 
 use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use zhiwen_core::canon::CanonicalText;
 use zhiwen_core::winnow::kgram_hashes;
 use zhiwen_core::CharStream;
 
@@ -96,18 +95,14 @@ fn kgrams_on_pages(pages: &[Vec<u32>], k: usize, need: u32) -> FxHashSet<u64> {
     counts.into_keys().collect()
 }
 
-/// The decoded original of `canonical` with every character of its boilerplate k-grams
-/// replaced by a space, and the number of canonical content characters blanked; `None`
-/// when the page holds no boilerplate. `chars` is the character stream of `canonical`'s
-/// text ([`CharStream::of`]): nothing else of an analysis is needed to find boilerplate.
-pub fn blank_boilerplate(
-    canonical: &CanonicalText,
-    chars: &CharStream,
-    profile: &SiteProfile,
-    k: usize,
-) -> Option<(String, usize)> {
+/// The canonical offsets of the characters of `chars` that belong to a boilerplate k-gram
+/// of `profile`, ascending; none when the page holds no boilerplate. `chars` is the
+/// character stream of a canonical text ([`CharStream::of`]): nothing else of an analysis
+/// is needed to find boilerplate, and the text is blanked where it was found
+/// ([`zhiwen_core::canon::CanonicalText::into_blanked`]).
+pub fn boilerplate_positions(chars: &CharStream, profile: &SiteProfile, k: usize) -> Vec<u32> {
     if profile.kgrams.is_empty() {
-        return None;
+        return Vec::new();
     }
     let units = &chars.units;
     let hashes = kgram_hashes(units, k);
@@ -120,83 +115,16 @@ pub fn blank_boilerplate(
         }
     }
     if !any {
-        return None;
+        return Vec::new();
     }
-    // The original's character ranges to blank, in order (they may overlap).
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    let mut blanked = 0;
-    // Units in text order: their spans are read moving on, not searched for.
-    let mut spans = canonical.source_spans().cursor();
-    for (u, _) in flagged.iter().enumerate().filter(|(_, f)| **f) {
-        let Some(&pos) = chars.positions.get(u) else { continue };
-        let span = spans.at(pos as usize);
-        ranges.push((span.start as usize, span.end as usize));
-        blanked += 1;
-    }
-    ranges.sort_unstable();
-    Some((blank_ranges(canonical.original(), &ranges), blanked))
-}
-
-/// `text` with the characters of `ranges` (character offsets, sorted by start; they may
-/// overlap or reach past the end) replaced by one space each. What lies between the
-/// ranges is copied as it is, a slice at a time: replacing characters in a vector of every
-/// character of the page, and collecting it back into a string, was two thirds of the
-/// time of blanking a page (docs/benchmarks.md).
-fn blank_ranges(text: &str, ranges: &[(usize, usize)]) -> String {
-    let mut out = String::with_capacity(text.len());
-    // Bytes of `text` copied or blanked so far.
-    let mut copied = 0;
-    let mut ranges = ranges.iter().peekable();
-    // End (exclusive) of the ranges begun so far.
-    let mut blank_until = 0;
-    for (i, (byte, c)) in text.char_indices().enumerate() {
-        while let Some(&&(start, end)) = ranges.peek() {
-            if start > i {
-                break;
-            }
-            blank_until = blank_until.max(end);
-            ranges.next();
-        }
-        if i < blank_until {
-            out.push_str(&text[copied..byte]);
-            out.push(' ');
-            copied = byte + c.len_utf8();
-        } else if ranges.peek().is_none() {
-            break;
-        }
-    }
-    out.push_str(&text[copied..]);
-    out
+    // Units are in text order, so their positions ascend.
+    flagged.iter().zip(&chars.positions).filter(|(f, _)| **f).map(|(_, &pos)| pos).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    /// What blanking was: every character of a vector of the text's characters.
-    fn blank_by_chars(text: &str, ranges: &[(usize, usize)]) -> String {
-        let mut chars: Vec<char> = text.chars().collect();
-        for &(start, end) in ranges {
-            let end = end.min(chars.len());
-            for c in chars.iter_mut().take(end).skip(start) {
-                *c = ' ';
-            }
-        }
-        chars.into_iter().collect()
-    }
-
-    proptest! {
-        #[test]
-        fn blanking_ranges_replaces_their_characters_one_for_one(
-            text in "[a-z中文字，\n ]{0,40}",
-            ranges in prop::collection::vec((0usize..45, 0usize..6), 0..8),
-        ) {
-            let mut ranges: Vec<(usize, usize)> = ranges.into_iter().map(|(s, w)| (s, s + w)).collect();
-            ranges.sort_unstable();
-            prop_assert_eq!(blank_ranges(&text, &ranges), blank_by_chars(&text, &ranges));
-        }
-    }
 
     /// The plain count: every page's distinct k-grams, counted over all pages.
     fn kgrams_on_pages_by_sets(pages: &[Vec<u32>], k: usize, need: u32) -> FxHashSet<u64> {

@@ -14,7 +14,7 @@ use zhiwen_core::{Analysis, Fingerprinter};
 use zhiwen_index::{Candidate, CandidateIndex, IndexKey, LookupResult, Namespace};
 use zhiwen_store::{NewMatch, Outcome, Page, PageParts, Stores, Subject, Timestamp};
 
-use crate::boilerplate::{blank_boilerplate, SiteProfile};
+use crate::boilerplate::{boilerplate_positions, SiteProfile};
 use crate::cache::BoundedCache;
 use crate::catalogue::CatalogueProfile;
 use crate::config::MatcherConfig;

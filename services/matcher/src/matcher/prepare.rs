@@ -11,9 +11,6 @@ pub(super) struct PreparedPage {
     pub(super) page_id: i64,
     pub(super) url: String,
     pub(super) site: String,
-    /// The decoded original when `analysis` is of a blanked copy of it; otherwise the
-    /// original is the one `analysis` holds ([`PreparedPage::original`]), not kept twice.
-    blanked_original: Option<String>,
     /// The analysis of the page with its site's boilerplate blanked (of the page as it is
     /// when it has none): what is looked up, compared and indexed. Streams only until a
     /// candidate needs the word stage ([`PreparedPage::full`]): most pages share no
@@ -35,17 +32,7 @@ pub(super) struct PreparedPage {
 impl PreparedPage {
     /// The decoded original (evidence is quoted from it).
     pub(super) fn original(&self) -> &str {
-        match (&self.blanked_original, &self.analysis) {
-            (Some(original), _) => original,
-            (None, Some(analysis)) => analysis.canonical.original(),
-            (None, None) => "",
-        }
-    }
-
-    /// Boilerplate was blanked: `analysis` is of a copy of the original with spaces where
-    /// the boilerplate was (same character offsets).
-    pub(super) fn blanked(&self) -> bool {
-        self.blanked_original.is_some()
+        self.analysis.as_ref().map_or("", |a| a.canonical.original())
     }
 
     /// What is looked up and compared; `None` when nothing but boilerplate is left.
@@ -80,7 +67,6 @@ impl PreparedPage {
         self.analysis = None;
         self.complete = OnceLock::new();
         self.passages = OnceLock::new();
-        self.blanked_original = None;
     }
 
     /// The keys the page is indexed under in the page namespace; none for a page that
@@ -179,7 +165,7 @@ impl Inner {
     /// profile reads the stored text only, [`PageParts::Text`]).
     ///
     /// The units of [`CharStream::of`], the stream a page's boilerplate is looked for in
-    /// ([`blank_boilerplate`]): a profile measured on units made otherwise would find
+    /// ([`boilerplate_positions`]): a profile measured on units made otherwise would find
     /// nothing there.
     pub(super) fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
         Some(CharStream::of(self.page_canonical(page).ok()?.text()).units)
@@ -193,17 +179,21 @@ impl Inner {
         // template). Analysing it whole first cost a second analysis on every such page.
         let canonical = self.page_canonical(&page)?;
         let k = self.fp.params().winnow.chars_k;
-        let (analysis, blanked_original, boilerplate_chars) = if profile.kgrams.is_empty() {
-            (Some(self.fp.analyze_canonical_streams(canonical)), None, 0)
+        let (analysis, boilerplate_chars) = if profile.kgrams.is_empty() {
+            (Some(self.fp.analyze_canonical_streams(canonical)), 0)
         } else {
             let chars = CharStream::of(canonical.text());
-            match blank_boilerplate(&canonical, &chars, profile, k) {
-                None => (Some(self.fp.analyze_canonical_streams_with(canonical, chars)), None, 0),
-                // Nothing left but boilerplate (`NoText`): the page matches nothing.
-                Some((text, n)) => {
-                    let blanked = self.fp.analyze_streams(&text, canonical.format()).ok();
-                    (blanked, Some(canonical.into_original()), n)
-                }
+            let blanked = boilerplate_positions(&chars, profile, k);
+            if blanked.is_empty() {
+                (Some(self.fp.analyze_canonical_streams_with(canonical, chars)), 0)
+            } else {
+                // Blanked in the canonical text the k-grams were found in (one space for a
+                // character: its map to the original, and evidence quotes, stay the page's).
+                let canonical = canonical.into_blanked(&blanked);
+                let analysis = has_content(canonical.text())
+                    .then(|| self.fp.analyze_canonical_streams_with(canonical, chars.without(&blanked)));
+                // `None`: nothing left but boilerplate, the page matches nothing.
+                (analysis, blanked.len())
             }
         };
         let text_key = analysis.as_ref().map(|a| (hash_bytes(a.canonical.text().as_bytes()), a.canonical.char_len()));
@@ -211,7 +201,6 @@ impl Inner {
             page_id: page.id,
             url: page.url,
             site: page.site,
-            blanked_original,
             analysis,
             complete: OnceLock::new(),
             boilerplate_chars,
@@ -220,4 +209,10 @@ impl Inner {
             page_keys: None,
         })
     }
+}
+
+/// The text holds something besides the spaces and line breaks a canonical text is laid
+/// out with (and its blanked boilerplate is replaced by).
+fn has_content(text: &str) -> bool {
+    text.chars().any(|c| c != ' ' && c != '\n')
 }

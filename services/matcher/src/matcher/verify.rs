@@ -404,7 +404,8 @@ impl Matcher {
 
 impl Inner {
     /// Compare section A with page B; the kind when it is a copy. Page-side quotes come
-    /// from the page's true original (the blanked copy has the same character offsets).
+    /// from the page's original (a page with its boilerplate blanked keeps it, and its
+    /// map to it: [`zhiwen_core::canon::CanonicalText::into_blanked`]).
     pub(super) fn verify(
         &self,
         section: &SectionEntry,
@@ -421,11 +422,6 @@ impl Inner {
         let mut c = compare_with(&full, page_full, passages, self.fp.params(), t);
         catalogue.discount(&mut c, &full, page_full, self.fp.params().winnow.chars_k, t);
         let kind = MatchKind::of(&c, t)?;
-        if page.blanked() {
-            for e in &mut c.evidence {
-                e.b_text = slice_chars(page.original(), e.b_start, e.b_end).to_owned();
-            }
-        }
         Some((c, kind))
     }
 }

@@ -1,3 +1,4 @@
+use zhiwen_core::canon::slice_chars;
 use zhiwen_matcher::{BoilerplateConfig, MatcherConfig};
 
 use crate::support::*;
@@ -31,8 +32,22 @@ async fn a_prefix_shared_by_every_story_creates_no_match() {
         }
         let mut matched = Vec::new();
         for (i, id) in pages.iter().enumerate() {
-            if !e.matcher.match_page(*id).await.unwrap().matches.is_empty() {
-                matched.push(i);
+            let out = e.matcher.match_page(*id).await.unwrap();
+            if out.matches.is_empty() {
+                continue;
+            }
+            matched.push(i);
+            if enabled {
+                // The header was blanked, and the evidence still quotes the page as stored,
+                // at the offsets it gives.
+                assert!(out.boilerplate_chars >= 300, "{out:?}");
+                let original = format!("{header}\n{}", stories[i]);
+                let stored = e.stores.matches.get_match(out.matches[0].match_id).await.unwrap().expect("stored");
+                assert!(!stored.comparison.evidence.is_empty());
+                for ev in &stored.comparison.evidence {
+                    assert_eq!(slice_chars(&original, ev.b_start, ev.b_end), ev.b_text);
+                    assert!(!ev.b_text.trim().is_empty() && stories[i].contains(ev.b_text.trim()), "{ev:?}");
+                }
             }
         }
         if enabled {
