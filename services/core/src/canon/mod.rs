@@ -114,7 +114,7 @@ impl CanonicalText {
     ///
     /// A matcher blanks a site's boilerplate so: the k-grams it finds are of the canonical
     /// text, and blanking them there needs no second canonicalisation of an edited
-    /// original (which was 4% of `match --all`, docs/benchmarks.md).
+    /// original (that analysis was 6.4% of `match --all`'s samples, docs/benchmarks.md).
     pub fn into_blanked(mut self, positions: &[u32]) -> CanonicalText {
         if positions.is_empty() {
             return self;
