@@ -75,6 +75,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             body: Vec::new(),
             text: texts[p % texts.len()].chars().take(3000).collect(),
             format: None,
+            canon_tag: None,
             source: PageSource::Crawl,
         };
         page_ids.push(stores.pages.upsert_page(&page).await?.id);

@@ -441,6 +441,7 @@ async fn check_page(ctx: &Ctx<'_>, t: &Target, url: &url::Url, robots: &Robots) 
         charset: built.charset,
         text: built.text,
         format: built.format,
+        canon_tag: built.canon_tag,
         http_status: status,
         ..stored
     };

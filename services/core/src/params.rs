@@ -47,6 +47,18 @@ impl Default for CanonParams {
     }
 }
 
+impl CanonParams {
+    /// A short stable tag of what shapes a canonical text: the parameters that change it
+    /// and the algorithm version, e.g. `c2-3f9a0c12d4e5b6a7`. Ingest stores it with the
+    /// canonical text of every page; a page whose tag is the current one is analysed from
+    /// that text, not from its body canonicalised again. The size limit is left out: it
+    /// refuses input, it never changes a text.
+    pub fn tag(&self) -> String {
+        let shape = format!("{:?}|{:?}", self.traditional_to_simplified, self.extract_main_content);
+        format!("c{}-{:016x}", crate::ALGORITHM_VERSION, hash_bytes(shape.as_bytes()))
+    }
+}
+
 /// Segmentation parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -284,6 +296,20 @@ mod tests {
         let mut r = p.clone();
         r.winnow.min_passage_chars = 99;
         assert_eq!(p.tag(), r.tag());
+    }
+
+    #[test]
+    fn canon_tag_tracks_what_changes_a_canonical_text() {
+        let c = CanonParams::default();
+        assert_eq!(c.tag(), CanonParams::default().tag());
+        assert!(c.tag().starts_with(&format!("c{}-", crate::ALGORITHM_VERSION)), "{}", c.tag());
+        let t2s = CanonParams { traditional_to_simplified: false, ..CanonParams::default() };
+        let main = CanonParams { extract_main_content: false, ..CanonParams::default() };
+        let limit = CanonParams { max_input_bytes: 1 << 10, ..CanonParams::default() };
+        assert_ne!(c.tag(), t2s.tag());
+        assert_ne!(c.tag(), main.tag());
+        assert_ne!(t2s.tag(), main.tag());
+        assert_eq!(c.tag(), limit.tag(), "a size limit changes no text");
     }
 
     #[test]

@@ -187,6 +187,7 @@ impl DecodedPage {
             body,
             text: c.text().to_owned(),
             format: Some(format),
+            canon_tag: Some(params.tag()),
             source,
         };
         Ok(BuiltPage { page, replaced_bytes, cut_from })

@@ -607,6 +607,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 body: Vec::new(),
                 text,
                 format: None,
+                canon_tag: None,
                 source: PageSource::Crawl,
             });
         }

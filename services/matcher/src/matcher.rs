@@ -106,6 +106,10 @@ struct Inner {
     texts: Mutex<BoundedCache<TextKey, Arc<TextResult>>>,
     /// The threads CPU-bound work ([`Matcher::on_cpu`]) runs on, one per core.
     cpu: CpuPool,
+    /// The tag of the canonicalisation the fingerprinter's parameters make
+    /// ([`zhiwen_core::params::CanonParams::tag`]): a page stored with it is analysed from
+    /// its stored text ([`PreparedPage::stored`]).
+    canon_tag: String,
 }
 
 /// A map of work ids to versions (milliseconds) read from the store at most once per
@@ -194,6 +198,7 @@ impl Matcher {
         config: MatcherConfig,
     ) -> Self {
         let cache = BoundedCache::with_budget(config.section_cache, config.section_cache_mb.saturating_mul(1 << 20));
+        let canon_tag = fingerprinter.params().canon.tag();
         Matcher {
             inner: Arc::new(Inner {
                 stores,
@@ -215,6 +220,7 @@ impl Matcher {
                 section_lookup_modulus: AtomicU64::new(0),
                 texts: Mutex::new(BoundedCache::new(TEXT_RESULTS)),
                 cpu: CpuPool::new(cpu_jobs()),
+                canon_tag,
             }),
         }
     }

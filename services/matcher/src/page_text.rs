@@ -1,8 +1,11 @@
 //! How a stored page becomes text: the one place that turns a page's stored body (its raw
 //! bytes and charset) or, when no body was kept, its stored text into the canonical text
 //! with its mapping back to the original, as the matcher fingerprints it and as evidence
-//! quotes it. The matcher's page analyses and the API's evidence views both go through
-//! [`page_canonical`], so a page is always read the same way.
+//! quotes it. The matcher's evidence quotes and the API's evidence views both go through
+//! [`page_canonical`], so a page's original is always read the same way. (The matcher
+//! analyses a page whose canon tag is its own from the stored text, which ingest made
+//! with this same function's canonicalisation; it checks, when it quotes a copy's
+//! evidence, that the body still gives that text.)
 
 use std::borrow::Cow;
 

@@ -24,6 +24,7 @@ fn page(url: &str, text: String) -> NewPage {
         body: Vec::new(),
         text,
         format: None,
+        canon_tag: None,
         source: PageSource::Import("test".into()),
     }
 }

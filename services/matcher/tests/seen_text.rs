@@ -26,6 +26,7 @@ fn page(url: &str, text: String) -> NewPage {
         body: Vec::new(),
         text,
         format: None,
+        canon_tag: None,
         source: PageSource::Import("test".into()),
     }
 }

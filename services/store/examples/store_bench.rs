@@ -28,6 +28,7 @@ fn page(i: usize) -> NewPage {
         body: format!("<html><body><p>{text}</p></body></html>").into_bytes(),
         text,
         format: None,
+        canon_tag: None,
         source: PageSource::Crawl,
     }
 }

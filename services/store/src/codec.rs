@@ -378,6 +378,9 @@ pub(crate) fn prepare_page(p: &NewPage) -> Result<PreparedPage, StoreError> {
     if let Some(c) = &p.charset {
         check_field("page charset", c, false)?;
     }
+    if let Some(t) = &p.canon_tag {
+        check_field("page canon tag", t, true)?;
+    }
     match &p.source {
         PageSource::Import(f) | PageSource::Api(f) => check_field("page source", f, false)?,
         PageSource::Crawl => {}
@@ -404,6 +407,13 @@ pub(crate) fn prepare_pages(ps: &[NewPage]) -> Result<Vec<PreparedPage>, StoreEr
         }
     }
     Ok(prepared)
+}
+
+/// A page whose stored text is the same as a new fetch's has the new fetch's canon tag
+/// recorded (the text is the canonical text of that canonicalisation too), unless the
+/// fetch carries none: a tag is never taken away from a text that is unchanged.
+pub(crate) fn retag(stored: Option<&str>, new: Option<&str>) -> bool {
+    new.is_some() && stored != new
 }
 
 /// A stored page `format`: absent for pages stored before schema 11, else a name

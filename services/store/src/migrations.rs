@@ -74,6 +74,11 @@ pub(crate) const EMBEDDED: &[SqlMigration] = &[
         name: "indexed_works",
         sql: include_str!("../../../migrations/embedded/0016_indexed_works.sql"),
     },
+    SqlMigration {
+        version: 17,
+        name: "canon_tag",
+        sql: include_str!("../../../migrations/embedded/0017_canon_tag.sql"),
+    },
 ];
 
 /// The MongoDB migrations (JSON lists of database commands), in order.
@@ -94,10 +99,11 @@ pub(crate) const MONGODB: &[(u32, &str)] = &[
     (14, include_str!("../../../migrations/mongodb/0014_section_winnowed.json")),
     (15, include_str!("../../../migrations/mongodb/0015_zstd_blobs.json")),
     (16, include_str!("../../../migrations/mongodb/0016_indexed_works.json")),
+    (17, include_str!("../../../migrations/mongodb/0017_canon_tag.json")),
 ];
 
 /// Latest schema version this binary knows (both backends move in step).
-pub const LATEST: u32 = 16;
+pub const LATEST: u32 = 17;
 
 /// Containment of the section in the page from which migration 5 calls a stored
 /// `a_within_b` verdict `embedded` rather than `excerpt` (the matcher's default

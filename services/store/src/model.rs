@@ -277,6 +277,10 @@ pub struct NewPage {
     /// How `body` was read; `None` when not known (a page made of text only).
     #[serde(default)]
     pub format: Option<PageFormat>,
+    /// The canonicalisation `text` is the canonical text of (the core's
+    /// `CanonParams::tag`); `None` when it is not known to be one.
+    #[serde(default)]
+    pub canon_tag: Option<String>,
     /// Provenance.
     pub source: PageSource,
 }
@@ -308,6 +312,11 @@ pub struct Page {
     /// was recorded (schema 11), whose body readers sniff as ingest did.
     #[serde(default)]
     pub format: Option<PageFormat>,
+    /// The canonicalisation `text` is the canonical text of (the core's
+    /// `CanonParams::tag`, recorded from schema 17); `None` when it is not known to be one:
+    /// a reader wanting the canonical text makes it from the body.
+    #[serde(default)]
+    pub canon_tag: Option<String>,
     /// Provenance of the latest content.
     pub source: PageSource,
 }
@@ -320,10 +329,12 @@ pub enum PageParts {
     #[default]
     All,
     /// What the page's text is made from: the body, and the extracted text only when no
-    /// body was kept. A matching task reads a page so, and has no use for the text of a
-    /// page whose body it decodes (inflating and validating it was 4-5% of its CPU).
+    /// body was kept. A matching task reads a page so when it decodes the body: a page
+    /// without a current canon tag, or one whose evidence it quotes (inflating and
+    /// validating a text it has no use for was 4-5% of its CPU).
     Source,
-    /// The extracted text only (the body left empty).
+    /// The extracted text only (the body left empty): what a matching task analyses a
+    /// page with a current canon tag from.
     Text,
 }
 

@@ -356,6 +356,7 @@ async fn csv_export_cells_never_run_as_formulas() {
         body: Vec::new(),
         text: copy,
         format: None,
+        canon_tag: None,
         source: zhiwen_store::PageSource::Import("test".into()),
     };
     env.stores.pages.upsert_page(&page).await.unwrap();

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use zhiwen_core::canon::{self, InputFormat};
+use zhiwen_core::canon::InputFormat;
 use zhiwen_core::compare::Comparison;
 use zhiwen_core::{Analysis, Fingerprinter, IndexFamily, Params};
 use zhiwen_eval::dataset::{Page, Work};
@@ -167,27 +167,36 @@ impl PipelineDetector {
         Ok((out, matcher.catalogue().await?))
     }
 
-    /// Store the pages as served (bytes and the header's charset), with their text.
+    /// Store the pages as served (bytes and the header's charset) as ingest stores a
+    /// fetched HTML page ([`zhiwen_ingest::pages::build_page`]: its canonical text and the
+    /// tag of its making, which the matcher analyses it from). A page ingest refuses is
+    /// stored with its body and no text, as an import of its bytes would leave it.
     async fn store_pages(&self, stores: &zhiwen_store::Stores, pages: &[Page]) -> Result<()> {
+        let limits = zhiwen_ingest::ImportLimits::default();
         let mut new_pages = Vec::new();
         for p in pages {
-            let text = canon::canonicalize_with_hint(
-                &p.bytes,
-                InputFormat::Html,
-                p.http_charset.as_deref(),
-                &self.params.canon,
-            )
-            .map(|c| c.text().to_owned())
-            .unwrap_or_default();
-            new_pages.push(NewPage {
-                url: p.url.clone(),
+            let raw = zhiwen_ingest::pages::RawPage {
+                url: &p.url,
+                body: p.bytes.clone(),
+                format: InputFormat::Html,
+                charset_hint: p.http_charset.as_deref(),
                 fetched_at: Timestamp::now(),
                 http_status: Some(200),
-                charset: p.http_charset.clone(),
-                body: p.bytes.clone(),
-                text,
-                format: None,
                 source: PageSource::Import("eval".into()),
+            };
+            new_pages.push(match zhiwen_ingest::pages::build_page(raw, &self.params.canon, &limits) {
+                Ok(built) => built.page,
+                Err(_) => NewPage {
+                    url: p.url.clone(),
+                    fetched_at: Timestamp::now(),
+                    http_status: Some(200),
+                    charset: p.http_charset.clone(),
+                    body: p.bytes.clone(),
+                    text: String::new(),
+                    format: None,
+                    canon_tag: None,
+                    source: PageSource::Import("eval".into()),
+                },
             });
         }
         for chunk in new_pages.chunks(200) {

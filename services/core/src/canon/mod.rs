@@ -108,6 +108,17 @@ impl CanonicalText {
         CanonicalText { original, charset, format, text, source, title }
     }
 
+    /// A canonical text made before, taken as it is: its own original, each character
+    /// mapped to itself. A matcher analyses a page so from the canonical text ingest
+    /// stored (its [`CanonParams::tag`] the current one): the fingerprints are those of
+    /// the page's canonical text, without decoding and extracting its body again; the
+    /// evidence it finds is in canonical offsets until the page's body is read
+    /// ([`CanonicalText::original_span`] of the body's canonical text maps them).
+    pub fn of_canonical(text: String) -> CanonicalText {
+        let source = SpanMap::identity(text.chars().count() as u32);
+        CanonicalText { original: text.clone(), charset: "UTF-8", format: InputFormat::Text, text, source, title: None }
+    }
+
     /// This text with the characters at the canonical offsets `positions` (ascending;
     /// repeats and offsets past the end are ignored) replaced by a space each: one
     /// character for one, so the map to the original, and the original, are unchanged.
@@ -317,7 +328,7 @@ mod slice_tests {
 
 #[cfg(test)]
 mod blank_tests {
-    use super::{canonicalize_str, InputFormat};
+    use super::{canonicalize_str, CanonicalText, InputFormat};
     use crate::params::CanonParams;
     use proptest::prelude::*;
 
@@ -345,6 +356,27 @@ mod blank_tests {
             prop_assert_eq!(blanked.text(), expected.as_str());
             prop_assert_eq!(blanked.original(), original.as_str());
             prop_assert_eq!((0..blanked.char_len()).map(|i| blanked.source_of(i)).collect::<Vec<_>>(), spans);
+        }
+
+        /// A canonical text taken as it is maps each character to itself: its evidence
+        /// offsets are canonical offsets, and a passage quotes the canonical text.
+        #[test]
+        fn a_canonical_text_taken_as_it_is_maps_to_itself(
+            text in "[a-z中文字臺灣，。\n ]{1,40}",
+            start in 0usize..45,
+            len in 0usize..20,
+        ) {
+            let params = CanonParams::default();
+            let Ok(canonical) = canonicalize_str(&text, InputFormat::Text, &params) else { return Ok(()) };
+            let taken = CanonicalText::of_canonical(canonical.text().to_owned());
+            prop_assert_eq!(taken.text(), canonical.text());
+            prop_assert_eq!(taken.original(), canonical.text());
+            prop_assert_eq!(taken.char_len(), canonical.char_len());
+            let n = taken.char_len();
+            let (s, e) = (start.min(n), (start + len).min(n));
+            prop_assert_eq!(taken.original_span(s, e), (s, e));
+            let quoted: String = canonical.text().chars().skip(s).take(e - s).collect();
+            prop_assert_eq!(taken.quote_original(s, e), quoted.as_str());
         }
     }
 }

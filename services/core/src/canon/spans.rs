@@ -67,6 +67,12 @@ impl SpanMap {
         self.grow_at = if unit { span.end } else { u32::MAX };
     }
 
+    /// The map of `n` characters each mapped to itself (one run, however long).
+    pub(crate) fn identity(n: u32) -> Self {
+        let runs = if n == 0 { Vec::new() } else { vec![Run { at: 0, start: 0, end: n }] };
+        SpanMap { runs, len: n, grow_at: n }
+    }
+
     /// Release the capacity the runs do not use.
     pub(crate) fn shrink_to_fit(&mut self) {
         self.runs.shrink_to_fit();

@@ -44,6 +44,24 @@ async fn jsonl_pages_deduplicated_by_url_and_mirrors_stored_under_their_own_url(
     assert_eq!(p.format, Some(zhiwen_store::PageFormat::Html));
     let txt = st.stores.pages.find_page("http://pirate.example/book/2.txt").await.unwrap().expect("text page");
     assert_eq!(txt.format, Some(zhiwen_store::PageFormat::Text));
+    // The stored text is the canonical text of the body, under the tag of its making: a
+    // matcher with the same tag analyses the page from it.
+    let params = zhiwen_core::params::CanonParams::default();
+    for page in [&p, &txt] {
+        assert_eq!(page.canon_tag, Some(params.tag()));
+        let c = zhiwen_core::canon::canonicalize_with_hint(
+            &page.body,
+            if page.format == Some(zhiwen_store::PageFormat::Html) {
+                zhiwen_core::canon::InputFormat::Html
+            } else {
+                zhiwen_core::canon::InputFormat::Text
+            },
+            page.charset.as_deref(),
+            &params,
+        )
+        .unwrap();
+        assert_eq!(c.text(), page.text);
+    }
     assert_eq!(s.changed.pages.len(), 3);
 
     let s = import_pages(&st.stores, &[path], &opts, &NoProgress).await.unwrap();

@@ -109,10 +109,9 @@ impl Matcher {
     /// trips are off the path of the batch being verified).
     pub async fn prepare_pages(&self, page_ids: Vec<i64>) -> PreparedPages {
         let concurrency = self.inner.config.concurrency.max(1);
-        let mut loaded: HashMap<i64, Page> = match self.inner.stores.pages.get_pages(&page_ids, PageParts::Source).await
-        {
-            Ok(pages) => pages.into_iter().map(|p| (p.id, p)).collect(),
-            Err(e) => return PreparedPages { pages: Vec::new(), failed: Some(e.into()) },
+        let mut loaded = match self.load_pages(&page_ids).await {
+            Ok(pages) => pages,
+            Err(e) => return PreparedPages { pages: Vec::new(), failed: Some(e) },
         };
         // Owned values only in the streams (no borrow held across an await: the futures
         // stay `Send` for every lifetime, as `tokio::spawn` of a worker needs).
@@ -142,6 +141,22 @@ impl Matcher {
         .collect()
         .await;
         PreparedPages { pages: pages.into_iter().flatten().collect(), failed: None }
+    }
+
+    /// The pages of a batch as they are analysed: their stored text when it is the
+    /// canonical text of the matcher's canonicalisation ([`Inner::reads_stored_text`]),
+    /// else their body (read again for those pages only: a store written before canon
+    /// tags were, or with other canonicalisation parameters).
+    async fn load_pages(&self, page_ids: &[i64]) -> Result<HashMap<i64, Page>> {
+        let pages = &self.inner.stores.pages;
+        let mut loaded: HashMap<i64, Page> =
+            pages.get_pages(page_ids, PageParts::Text).await?.into_iter().map(|p| (p.id, p)).collect();
+        let mut again: Vec<i64> = loaded.values().filter(|p| !self.inner.reads_stored_text(p)).map(|p| p.id).collect();
+        if !again.is_empty() {
+            again.sort_unstable();
+            loaded.extend(pages.get_pages(&again, PageParts::Source).await?.into_iter().map(|p| (p.id, p)));
+        }
+        Ok(loaded)
     }
 
     /// Look a prepared page up, unless its text was verified before in the task (or is

@@ -27,10 +27,19 @@ pub(super) struct PreparedPage {
     /// page's lookup, from the winnowed keys it looked up ([`PreparedPage::keep_page_keys`]),
     /// or when its analysis is released ([`PreparedPage::release`]).
     page_keys: Option<Vec<IndexKey>>,
+    /// `Some` when the analysis is of the page's stored canonical text (its canon tag
+    /// the matcher's, [`Inner::reads_stored_text`]), not of its body canonicalised again:
+    /// the canonical offsets of the boilerplate blanked in it. The original of such an
+    /// analysis is the canonical text itself, so the page side of its evidence is in
+    /// canonical offsets until the copies found are quoted from the page's body
+    /// ([`Matcher::quote_copies`]): most pages are never quoted from (no copy is found on
+    /// them), and decoding and extracting their bodies again was 12% of `match --all`.
+    pub(super) stored: Option<Arc<[u32]>>,
 }
 
 impl PreparedPage {
-    /// The decoded original (evidence is quoted from it).
+    /// The decoded original (evidence is quoted from it); for a page analysed from its
+    /// stored text ([`PreparedPage::stored`]), that text, until its copies are quoted.
     pub(super) fn original(&self) -> &str {
         self.analysis.as_ref().map_or("", |a| a.canonical.original())
     }
@@ -155,7 +164,7 @@ impl Matcher {
 
 impl Inner {
     /// A page's canonical text ([`page_canonical`]), with the matcher's error.
-    fn page_canonical(&self, page: &Page) -> Result<CanonicalText> {
+    pub(super) fn page_canonical(&self, page: &Page) -> Result<CanonicalText> {
         page_canonical(StoredPageText::from(page), &self.fp.params().canon)
             .map_err(|source| MatcherError::Text { what: format!("page {}", page.id), source })
     }
@@ -168,24 +177,40 @@ impl Inner {
     /// ([`boilerplate_positions`]): a profile measured on units made otherwise would find
     /// nothing there.
     pub(super) fn char_units(&self, page: &Page) -> Option<Vec<u32>> {
+        if self.reads_stored_text(page) {
+            // The stored text is the canonical text the page is analysed from.
+            return Some(CharStream::of(&page.text).units);
+        }
         Some(CharStream::of(self.page_canonical(page).ok()?.text()).units)
     }
 
-    pub(super) fn prepare_page(&self, page: Page, profile: &SiteProfile) -> Result<PreparedPage> {
+    /// A page is analysed from its stored text: the text is the canonical text of the
+    /// matcher's own canonicalisation (the canon tag ingest stored with it), and there
+    /// is one (pages read without their text are read again with their body).
+    pub(super) fn reads_stored_text(&self, page: &Page) -> bool {
+        page.canon_tag.as_deref() == Some(self.canon_tag.as_str()) && !page.text.is_empty()
+    }
+
+    pub(super) fn prepare_page(&self, mut page: Page, profile: &SiteProfile) -> Result<PreparedPage> {
         // The streams (no word segmentation, a third of an analysis) are made once: of the
         // page as it is, or of its copy with the boilerplate blanked. Only the character
         // stream is needed to find the boilerplate: the other stream and the winnowing of
         // a page about to be blanked were made for nothing (most pages of a site with a
         // template). Analysing it whole first cost a second analysis on every such page.
-        let canonical = self.page_canonical(&page)?;
+        let from_stored = self.reads_stored_text(&page);
+        let canonical = if from_stored {
+            CanonicalText::of_canonical(std::mem::take(&mut page.text))
+        } else {
+            self.page_canonical(&page)?
+        };
         let k = self.fp.params().winnow.chars_k;
-        let (analysis, boilerplate_chars) = if profile.kgrams.is_empty() {
-            (Some(self.fp.analyze_canonical_streams(canonical)), 0)
+        let (analysis, blanked) = if profile.kgrams.is_empty() {
+            (Some(self.fp.analyze_canonical_streams(canonical)), Vec::new())
         } else {
             let chars = CharStream::of(canonical.text());
             let blanked = boilerplate_positions(&chars, profile, k);
             if blanked.is_empty() {
-                (Some(self.fp.analyze_canonical_streams_with(canonical, chars)), 0)
+                (Some(self.fp.analyze_canonical_streams_with(canonical, chars)), blanked)
             } else {
                 // Blanked in the canonical text the k-grams were found in (one space for a
                 // character: its map to the original, and evidence quotes, stay the page's).
@@ -193,9 +218,10 @@ impl Inner {
                 let analysis = has_content(canonical.text())
                     .then(|| self.fp.analyze_canonical_streams_with(canonical, chars.without(&blanked)));
                 // `None`: nothing left but boilerplate, the page matches nothing.
-                (analysis, blanked.len())
+                (analysis, blanked)
             }
         };
+        let boilerplate_chars = blanked.len();
         let text_key = analysis.as_ref().map(|a| (hash_bytes(a.canonical.text().as_bytes()), a.canonical.char_len()));
         Ok(PreparedPage {
             page_id: page.id,
@@ -207,6 +233,7 @@ impl Inner {
             passages: OnceLock::new(),
             text_key,
             page_keys: None,
+            stored: from_stored.then(|| Arc::from(blanked)),
         })
     }
 }

@@ -91,6 +91,10 @@ pub(crate) struct FoundCopy {
     pub(super) site: String,
     pub(super) comparison: Comparison,
     pub(super) kind: MatchKind,
+    /// Found on a page analysed from its stored canonical text ([`PreparedPage::stored`]):
+    /// the boilerplate blanked in that text and the text's key. The page side of the
+    /// evidence is in canonical offsets until [`Matcher::quote_copies`] quotes it.
+    pub(super) unquoted: Option<(Arc<[u32]>, TextKey)>,
 }
 
 impl FoundCopy {
@@ -109,15 +113,35 @@ impl FoundCopy {
             site: page.site.clone(),
             comparison,
             kind,
+            unquoted: page.stored.clone().zip(page.text_key),
         }
     }
 }
 
 impl Matcher {
+    /// Quote the page side of the evidence of copies found on pages analysed from their
+    /// stored canonical text ([`FoundCopy::unquoted`]) in the pages' originals, as if they
+    /// had been analysed from their bodies: their bodies are read (one store call) and
+    /// canonicalised, the same boilerplate blanked, and each passage's canonical range
+    /// mapped to the original. A page whose body's canonical text is not the text it was
+    /// analysed from (canonicalisation changed without a new tag) is an error: its
+    /// evidence could not be placed.
+    pub(super) async fn quote_copies(&self, copies: Vec<FoundCopy>) -> Result<Vec<FoundCopy>> {
+        let mut ids: Vec<i64> = copies.iter().filter(|c| c.unquoted.is_some()).map(|c| c.page_id).collect();
+        if ids.is_empty() {
+            return Ok(copies);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        let pages = self.inner.stores.pages.get_pages(&ids, PageParts::Source).await?;
+        self.on_cpu(move |inner| inner.quote_copies(pages, copies)).await?
+    }
+
     pub(crate) async fn record_all(&self, copies: Vec<FoundCopy>) -> Result<Vec<MatchRecord>> {
         if copies.is_empty() {
             return Ok(Vec::new());
         }
+        let copies = self.quote_copies(copies).await?;
         let seen_at = Timestamp::now();
         let (records, new): (Vec<MatchRecord>, Vec<NewMatch>) = copies
             .into_iter()
@@ -174,5 +198,45 @@ impl Matcher {
                 r
             })
             .collect())
+    }
+}
+
+impl Inner {
+    /// [`Matcher::quote_copies`] on the pages read.
+    fn quote_copies(&self, pages: Vec<Page>, mut copies: Vec<FoundCopy>) -> Result<Vec<FoundCopy>> {
+        let mut pages: HashMap<i64, Page> = pages.into_iter().map(|p| (p.id, p)).collect();
+        let mut made: HashMap<i64, Option<zhiwen_core::canon::CanonicalText>> = HashMap::new();
+        for copy in &mut copies {
+            let Some((blanked, key)) = copy.unquoted.take() else { continue };
+            let canonical = match made.entry(copy.page_id) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    let id = copy.page_id;
+                    let page = pages.remove(&id).ok_or(MatcherError::NotFound { what: "page", id })?;
+                    // A page stored without a body is its stored text: the canonical
+                    // offsets are already offsets of its original.
+                    let canonical = if page.body.is_empty() {
+                        None
+                    } else {
+                        let c = self.page_canonical(&page)?.into_blanked(&blanked);
+                        if (hash_bytes(c.text().as_bytes()), c.char_len()) != key {
+                            return Err(MatcherError::Internal(format!(
+                                "page {id}: its stored text is not the canonical text of its body \
+                                 (canonicalisation changed without a new canon tag?); store the page again"
+                            )));
+                        }
+                        Some(c)
+                    };
+                    slot.insert(canonical)
+                }
+            };
+            if let Some(c) = canonical {
+                for e in &mut copy.comparison.evidence {
+                    (e.b_start, e.b_end) = c.original_span(e.b_start, e.b_end);
+                    e.b_text = c.quote_original(e.b_start, e.b_end).to_owned();
+                }
+            }
+        }
+        Ok(copies)
     }
 }

@@ -7,6 +7,7 @@ mod export;
 mod matching;
 mod mirrors;
 mod pending_tasks;
+mod stored_text;
 mod support;
 mod tasks;
 mod webhook;

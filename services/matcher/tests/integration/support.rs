@@ -83,6 +83,7 @@ pub fn text_page(url: &str, text: &str) -> NewPage {
         body: Vec::new(),
         text: text.into(),
         format: None,
+        canon_tag: None,
         source: PageSource::Import("test".into()),
     }
 }
@@ -96,7 +97,29 @@ pub fn html_page(url: &str, body: Vec<u8>) -> NewPage {
         body,
         text: String::new(),
         format: None,
+        canon_tag: None,
         source: PageSource::Crawl,
+    }
+}
+
+/// `page` as ingest stores it: its text the canonical text of its body (of the default
+/// parameters), with the tag of that canonicalisation. A matcher analyses such a page from
+/// its text and reads its body only to quote the evidence of a copy.
+pub fn tagged(page: NewPage) -> NewPage {
+    let params = zhiwen_core::params::CanonParams::default();
+    let c =
+        zhiwen_core::canon::canonicalize_with_hint(&page.body, zhiwen_core::canon::InputFormat::Auto, None, &params)
+            .expect("canonical text");
+    let format = match c.format() {
+        zhiwen_core::canon::InputFormat::Html => zhiwen_store::PageFormat::Html,
+        _ => zhiwen_store::PageFormat::Text,
+    };
+    NewPage {
+        charset: Some(c.charset().to_owned()),
+        text: c.text().to_owned(),
+        format: Some(format),
+        canon_tag: Some(params.tag()),
+        ..page
     }
 }
 

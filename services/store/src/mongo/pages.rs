@@ -57,6 +57,7 @@ impl MongoStore {
             text,
             content_hash: i2h(num(&d, "content_hash")?),
             format: stored_format(opt_string(&d, "format")?.as_deref(), || format!("format of page {id}"))?,
+            canon_tag: opt_string(&d, "canon_tag")?,
             source: json_field(&d, "source")?,
         })
     }
@@ -67,6 +68,7 @@ impl MongoStore {
             "http_status": p.http_status.map_or(Bson::Null, |s| Bson::Int32(s as i32)),
             "charset": p.charset.clone().map_or(Bson::Null, Bson::String),
             "format": p.format.map_or(Bson::Null, |f| Bson::String(f.as_str().to_owned())),
+            "canon_tag": p.canon_tag.clone().map_or(Bson::Null, Bson::String),
         };
         d.extend(self.put_blob(&format!("pages/{id}/body"), "body", pp.body_z.clone(), fresh).await?);
         d.extend(self.put_blob(&format!("pages/{id}/text"), "text", pp.text_z.clone(), fresh).await?);
@@ -85,7 +87,7 @@ impl PageStore for MongoStore {
         let urls: Vec<&str> = prepared.iter().map(|p| p.url.as_str()).collect();
         let existing = collect(
             coll.find(doc! {"url": {"$in": &urls}})
-                .projection(doc! {"_id": 1, "url": 1, "content_hash": 1, "http_status": 1, "charset": 1, "first_fetched_at": 1, "last_fetched_at": 1})
+                .projection(doc! {"_id": 1, "url": 1, "content_hash": 1, "http_status": 1, "charset": 1, "first_fetched_at": 1, "last_fetched_at": 1, "canon_tag": 1})
                 .await?,
         )
         .await?;
@@ -124,9 +126,16 @@ impl PageStore for MongoStore {
                     let window = doc! {"first_fetched_at": date(Timestamp(first.min(t))), "last_fetched_at": date(Timestamp(last.max(t)))};
                     if same || t < last {
                         // A re-import of the same fetch writes nothing at all.
+                        let mut set = Document::new();
                         if t < first || t > last {
                             site.3 = true;
-                            coll.update_one(doc! {"_id": id}, doc! {"$set": window}).await?;
+                            set.extend(window);
+                        }
+                        if same && retag(opt_string(old, "canon_tag")?.as_deref(), p.canon_tag.as_deref()) {
+                            set.insert("canon_tag", p.canon_tag.clone());
+                        }
+                        if !set.is_empty() {
+                            coll.update_one(doc! {"_id": id}, doc! {"$set": set}).await?;
                         }
                         results.push(Upserted { id, outcome: Outcome::Unchanged });
                     } else {

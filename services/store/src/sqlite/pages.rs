@@ -23,10 +23,10 @@ pub(super) fn page_ref(r: &Row) -> rusqlite::Result<PageRef> {
 }
 
 fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResult<Upserted> {
-    type Existing = (i64, i64, Option<u16>, Option<String>, i64, i64);
+    type Existing = (i64, i64, Option<u16>, Option<String>, i64, i64, Option<String>);
     let existing: Option<Existing> = tx
-        .prepare_cached("SELECT id, content_hash, http_status, charset, first_fetched_at, last_fetched_at FROM pages WHERE url = ?1")?
-        .query_row(params![pp.url], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .prepare_cached("SELECT id, content_hash, http_status, charset, first_fetched_at, last_fetched_at, canon_tag FROM pages WHERE url = ?1")?
+        .query_row(params![pp.url], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
         .optional()?;
     let t = p.fetched_at.0;
     let format = p.format.map(PageFormat::as_str);
@@ -38,16 +38,16 @@ fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResu
     match existing {
         None => {
             tx.prepare_cached(
-                "INSERT INTO pages (url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source, format)
-                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT INTO pages (url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source, format, canon_tag)
+                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?
-            .execute(params![pp.url, pp.site, t, p.http_status, p.charset, pp.body_z, pp.text_z, h2i(pp.content_hash), pp.source_json, format])?;
+            .execute(params![pp.url, pp.site, t, p.http_status, p.charset, pp.body_z, pp.text_z, h2i(pp.content_hash), pp.source_json, format, p.canon_tag])?;
             let id = tx.last_insert_rowid();
             tx.prepare_cached("UPDATE sites SET page_count = page_count + 1 WHERE host = ?1")?
                 .execute(params![pp.site])?;
             Ok(Upserted { id, outcome: Outcome::Inserted })
         }
-        Some((id, hash, status, charset, first, last)) => {
+        Some((id, hash, status, charset, first, last, tag)) => {
             // An older fetch arriving late only widens the first/last window.
             let newest = t >= last;
             let same = i2h(hash) == pp.content_hash && status == p.http_status && charset == p.charset;
@@ -57,22 +57,26 @@ fn upsert_page_tx(tx: &Transaction, p: &NewPage, pp: &PreparedPage) -> StoreResu
                     tx.prepare_cached("UPDATE pages SET first_fetched_at = ?2, last_fetched_at = ?3 WHERE id = ?1")?
                         .execute(params![id, first.min(t), last.max(t)])?;
                 }
+                if same && retag(tag.as_deref(), p.canon_tag.as_deref()) {
+                    tx.prepare_cached("UPDATE pages SET canon_tag = ?2 WHERE id = ?1")?
+                        .execute(params![id, p.canon_tag])?;
+                }
                 return Ok(Upserted { id, outcome: Outcome::Unchanged });
             }
             tx.prepare_cached(
-                "UPDATE pages SET first_fetched_at = ?2, last_fetched_at = ?3, http_status = ?4, charset = ?5, body_z = ?6, text_z = ?7, content_hash = ?8, source = ?9, format = ?10 WHERE id = ?1",
+                "UPDATE pages SET first_fetched_at = ?2, last_fetched_at = ?3, http_status = ?4, charset = ?5, body_z = ?6, text_z = ?7, content_hash = ?8, source = ?9, format = ?10, canon_tag = ?11 WHERE id = ?1",
             )?
-            .execute(params![id, first.min(t), t, p.http_status, p.charset, pp.body_z, pp.text_z, h2i(pp.content_hash), pp.source_json, format])?;
+            .execute(params![id, first.min(t), t, p.http_status, p.charset, pp.body_z, pp.text_z, h2i(pp.content_hash), pp.source_json, format, p.canon_tag])?;
             Ok(Upserted { id, outcome: Outcome::Updated })
         }
     }
 }
 
 const PAGE_COLS: &str =
-    "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source, format";
+    "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, body_z, text_z, content_hash, source, format, canon_tag";
 /// [`PAGE_COLS`] with an empty blob in place of the body.
 const PAGE_COLS_TEXT: &str =
-    "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, x'', text_z, content_hash, source, format";
+    "id, url, site, first_fetched_at, last_fetched_at, http_status, charset, x'', text_z, content_hash, source, format, canon_tag";
 
 fn page_row(r: &Row) -> rusqlite::Result<PageRow> {
     Ok((
@@ -88,18 +92,32 @@ fn page_row(r: &Row) -> rusqlite::Result<PageRow> {
         r.get(9)?,
         r.get(10)?,
         r.get(11)?,
+        r.get(12)?,
     ))
 }
 
-type PageRow =
-    (i64, String, String, i64, i64, Option<u16>, Option<String>, Vec<u8>, Vec<u8>, i64, String, Option<String>);
+type PageRow = (
+    i64,
+    String,
+    String,
+    i64,
+    i64,
+    Option<u16>,
+    Option<String>,
+    Vec<u8>,
+    Vec<u8>,
+    i64,
+    String,
+    Option<String>,
+    Option<String>,
+);
 
 fn finish_page(row: PageRow) -> StoreResult<Page> {
     finish_page_parts(row, PageParts::All)
 }
 
 fn finish_page_parts(row: PageRow, parts: PageParts) -> StoreResult<Page> {
-    let (id, url, site, first, last, http_status, charset, body_z, text_z, hash, source, format) = row;
+    let (id, url, site, first, last, http_status, charset, body_z, text_z, hash, source, format, canon_tag) = row;
     let body = if parts.reads_body() { decompress(&body_z, &format!("body of page {id}"))? } else { Vec::new() };
     let text = if parts.reads_text(body.is_empty()) {
         decompress_text(&text_z, &format!("text of page {id}"))?
@@ -119,6 +137,7 @@ fn finish_page_parts(row: PageRow, parts: PageParts) -> StoreResult<Page> {
         charset,
         content_hash: i2h(hash),
         format: stored_format(format.as_deref(), || format!("format of page {id}"))?,
+        canon_tag,
     })
 }
 

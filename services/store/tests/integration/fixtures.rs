@@ -87,6 +87,7 @@ pub fn page(url: &str, text: &str, at: i64) -> NewPage {
         body: [b"<html>\xc8\xfd\xb9\xfa".as_slice(), text.as_bytes(), b"</html>"].concat(),
         text: text.into(),
         format: None,
+        canon_tag: None,
         source: PageSource::Crawl,
     }
 }

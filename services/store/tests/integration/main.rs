@@ -63,6 +63,7 @@ conformance!(
     works_round_trip_and_idempotence,
     works_bad_input_writes_nothing,
     pages_round_trip_and_sites,
+    pages_keep_their_canon_tag,
     pages_batch_and_bad_input,
     large_page_and_work_round_trip,
     fingerprints_params_and_scans,

@@ -7,7 +7,7 @@ use zhiwen_testkit::mongo::MongoServer;
 use crate::fixtures::{mongo_stores, page};
 
 /// Every migration's name, in order (version `i + 1` at index `i`): what a report lists.
-const MIGRATIONS: [&str; 16] = [
+const MIGRATIONS: [&str; 17] = [
     "0001_initial",
     "0002_api",
     "0003_content_hash",
@@ -24,6 +24,7 @@ const MIGRATIONS: [&str; 16] = [
     "0014_section_winnowed",
     "0015_zstd_blobs",
     "0016_indexed_works",
+    "0017_canon_tag",
 ];
 
 /// The names of the migrations from `version` on, as a report lists them applied.
@@ -133,7 +134,7 @@ async fn embedded_migrations_5_and_6_rewrite_old_matches() {
     conn.execute_batch(
         "DROP INDEX matches_listing; CREATE INDEX matches_last_seen ON matches(last_seen, id);
          ALTER TABLE matches DROP COLUMN copied_chars; ALTER TABLE matches DROP COLUMN coverage;
-         ALTER TABLE pages DROP COLUMN format;
+         ALTER TABLE pages DROP COLUMN format; ALTER TABLE pages DROP COLUMN canon_tag;
          DELETE FROM schema_migrations WHERE version >= 5;",
     )
     .unwrap();
@@ -164,7 +165,7 @@ async fn embedded_migration_12_adds_evidence() {
     let config = StoreConfig::embedded(dir.path());
     migrate(&config).await.unwrap();
     let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
-    conn.execute_batch("DROP TABLE capture_files; DROP TABLE captures; DROP TABLE tree_heads; DELETE FROM schema_migrations WHERE version >= 12;").unwrap();
+    conn.execute_batch("DROP TABLE capture_files; DROP TABLE captures; DROP TABLE tree_heads; ALTER TABLE pages DROP COLUMN canon_tag; DELETE FROM schema_migrations WHERE version >= 12;").unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
     assert_eq!((report.from_version, report.to_version), (11, SCHEMA_VERSION));
@@ -463,7 +464,7 @@ async fn embedded_migration_13_accepts_licensed_and_keeps_matches() {
          UPDATE sqlite_schema SET sql = replace(sql, ', ''licensed'')', ')') WHERE name = 'matches';
          PRAGMA schema_version = {};
          PRAGMA writable_schema = OFF;
-         DROP TABLE case_docs; DROP TABLE section_winnowed; DELETE FROM schema_migrations WHERE version >= 13;",
+         DROP TABLE case_docs; DROP TABLE section_winnowed; ALTER TABLE pages DROP COLUMN canon_tag; DELETE FROM schema_migrations WHERE version >= 13;",
         v + 1
     ))
     .unwrap();
@@ -500,7 +501,7 @@ async fn embedded_migration_14_keys_come_with_the_next_write() {
     let (_, section) = fingerprint_records(&stores).await;
     drop(stores);
     let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
-    conn.execute_batch("DROP TABLE section_winnowed; DELETE FROM schema_migrations WHERE version >= 14;").unwrap();
+    conn.execute_batch("DROP TABLE section_winnowed; ALTER TABLE pages DROP COLUMN canon_tag; DELETE FROM schema_migrations WHERE version >= 14;").unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
     assert_eq!((report.from_version, report.applied), (13, applied_from(14)));
@@ -533,7 +534,8 @@ async fn embedded_migration_15_reads_deflated_blobs_beside_zstd_ones() {
     let (body_z, text_z) = (deflate(&before.body), deflate(before.text.as_bytes()));
     conn.execute("UPDATE pages SET body_z = ?1, text_z = ?2 WHERE id = ?3", rusqlite::params![body_z, text_z, old_id])
         .unwrap();
-    conn.execute_batch("DELETE FROM schema_migrations WHERE version >= 15;").unwrap();
+    conn.execute_batch("ALTER TABLE pages DROP COLUMN canon_tag; DELETE FROM schema_migrations WHERE version >= 15;")
+        .unwrap();
     drop(conn);
     let report = migrate(&config).await.unwrap();
     assert_eq!((report.from_version, report.applied), (14, applied_from(15)));
@@ -550,4 +552,33 @@ async fn embedded_migration_15_reads_deflated_blobs_beside_zstd_ones() {
     assert_eq!(stored, body_z, "the deflated blob is not rewritten");
     let zstd: Vec<u8> = conn.query_row("SELECT body_z FROM pages WHERE id = ?1", [new_id], |r| r.get(0)).unwrap();
     assert!(zstd.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]), "new blobs are zstd frames");
+}
+
+/// A database at schema 16 (pages without a canon tag) migrates to 17: its pages keep
+/// everything and have no tag (a matcher reads them from their body); a page stored
+/// again with the same text and a tag records it without counting as changed.
+#[tokio::test]
+async fn embedded_migration_17_leaves_stored_pages_untagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::embedded(dir.path());
+    migrate(&config).await.unwrap();
+    let stores = open(&config).await.unwrap();
+    let before = page("https://old.example/1", "第一回 宴桃园豪杰三结义。", 1_700_000_000_000);
+    let id = stores.pages.upsert_page(&before).await.unwrap().id;
+    drop(stores);
+    let conn = rusqlite::Connection::open(dir.path().join("zhiwen.db")).unwrap();
+    conn.execute_batch("ALTER TABLE pages DROP COLUMN canon_tag; DELETE FROM schema_migrations WHERE version >= 17;")
+        .unwrap();
+    drop(conn);
+    let report = migrate(&config).await.unwrap();
+    assert_eq!((report.from_version, report.applied), (16, applied_from(17)));
+    let stores = open(&config).await.unwrap();
+    let read = stores.pages.get_page(id).await.unwrap().unwrap();
+    assert_eq!(
+        (read.body.as_slice(), read.text.as_str(), read.canon_tag),
+        (before.body.as_slice(), before.text.as_str(), None)
+    );
+    let tagged = NewPage { canon_tag: Some("c2-0123456789abcdef".into()), ..before };
+    assert_eq!(stores.pages.upsert_page(&tagged).await.unwrap(), Upserted { id, outcome: Outcome::Unchanged });
+    assert_eq!(stores.pages.get_page(id).await.unwrap().unwrap().canon_tag, tagged.canon_tag);
 }

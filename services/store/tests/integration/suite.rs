@@ -177,6 +177,7 @@ pub async fn pages_round_trip_and_sites(s: &Stores) {
     let updated = s.pages.get_page(first.id).await.unwrap().unwrap();
     assert_eq!(updated.text, TEXT_B);
     assert_eq!(updated.format, Some(PageFormat::Text), "the format decided at ingest is kept with the page");
+    assert_eq!(updated.canon_tag, None, "a page stored without a canon tag has none");
     assert_eq!(updated.source, PageSource::Import("dump-2026.jsonl".into()));
     assert_eq!((updated.first_fetched_at, updated.last_fetched_at), (p.fetched_at, later.fetched_at));
     // An older fetch arriving late only widens the window.
@@ -207,6 +208,34 @@ pub async fn pages_round_trip_and_sites(s: &Stores) {
     let listed = s.pages.list_pages(Some("pirate.example.com"), 0, 10).await.unwrap();
     assert_eq!(listed.iter().map(|p| p.id).collect::<Vec<_>>(), vec![first.id, second.id]);
     assert_eq!(s.pages.list_pages(None, first.id, 1).await.unwrap()[0].id, second.id);
+}
+
+/// The canon tag a page's text was made with: stored and read with every part of the
+/// page, recorded for a text that is unchanged, never taken away from one by a fetch
+/// without a tag, gone with a new text stored without one; an empty tag is refused.
+pub async fn pages_keep_their_canon_tag(s: &Stores) {
+    const TAG: &str = "c2-0123456789abcdef";
+    let url = "http://tags.example.com/book/1.html";
+    let plain = page(url, TEXT_A, 1_700_000_000_000);
+    let id = s.pages.upsert_page(&plain).await.unwrap().id;
+    assert_eq!(s.pages.get_page(id).await.unwrap().unwrap().canon_tag, None);
+    let tagged = NewPage { canon_tag: Some(TAG.into()), ..plain.clone() };
+    assert_eq!(s.pages.upsert_page(&tagged).await.unwrap(), Upserted { id, outcome: Outcome::Unchanged });
+    for parts in [PageParts::All, PageParts::Source, PageParts::Text] {
+        let read = s.pages.get_pages(&[id], parts).await.unwrap();
+        assert_eq!(read[0].canon_tag.as_deref(), Some(TAG), "{parts:?}");
+    }
+    assert_eq!(s.pages.upsert_page(&plain).await.unwrap().outcome, Outcome::Unchanged);
+    assert_eq!(s.pages.get_page(id).await.unwrap().unwrap().canon_tag.as_deref(), Some(TAG));
+    let bad = NewPage { canon_tag: Some(" ".into()), ..tagged.clone() };
+    assert!(matches!(s.pages.upsert_page(&bad).await, Err(StoreError::InvalidInput { .. })), "an empty tag");
+    let newer = page(url, TEXT_B, 1_700_000_100_000);
+    assert_eq!(s.pages.upsert_page(&newer).await.unwrap().outcome, Outcome::Updated);
+    let renewed = s.pages.get_page(id).await.unwrap().unwrap();
+    assert_eq!((renewed.text.as_str(), renewed.canon_tag), (TEXT_B, None));
+    let retagged = NewPage { canon_tag: Some(TAG.into()), ..page(url, TEXT_A, 1_700_000_200_000) };
+    assert_eq!(s.pages.upsert_page(&retagged).await.unwrap().outcome, Outcome::Updated);
+    assert_eq!(s.pages.get_page(id).await.unwrap().unwrap().canon_tag.as_deref(), Some(TAG));
 }
 
 pub async fn pages_batch_and_bad_input(s: &Stores) {

@@ -47,6 +47,7 @@ impl Case {
             body: TEXT.as_bytes().to_vec(),
             text: TEXT.into(),
             format: None,
+            canon_tag: None,
             source: PageSource::Crawl,
         };
         let p = self.stores.pages.upsert_page(&page).await.expect("page");

@@ -56,6 +56,7 @@ async fn case() -> Case {
             body: format!("<html><body>{TEXT}<a href=\"mailto:abuse@{host}\">投诉举报</a></body></html>").into_bytes(),
             text: TEXT.into(),
             format: None,
+            canon_tag: None,
             source: PageSource::Crawl,
         };
         let p = stores.pages.upsert_page(&page).await.expect("page");
