@@ -329,8 +329,16 @@ impl Matcher {
     pub async fn record_pages(&self, verified: VerifiedPages) -> Result<Vec<(i64, Result<PageOutcome>)>> {
         let VerifiedPages { mut outcomes, copies } = verified;
         let mut records: HashMap<i64, Vec<MatchRecord>> = HashMap::new();
-        for r in self.record_all(copies).await? {
+        let (recorded, failed) = self.record_copies(copies).await?;
+        for r in recorded {
             records.entry(r.page_id).or_default().push(r);
+        }
+        // A page whose copies could not be quoted fails alone (its copies not recorded).
+        let mut failed: HashMap<i64, MatcherError> = failed.into_iter().collect();
+        for (id, outcome) in &mut outcomes {
+            if let Some(e) = failed.remove(id) {
+                *outcome = Err(e);
+            }
         }
         for (id, outcome) in &mut outcomes {
             if let Ok(o) = outcome {

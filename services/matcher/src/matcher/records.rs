@@ -2,6 +2,7 @@
 //! work, and the one store call that records the copies found.
 
 use super::*;
+use zhiwen_core::canon::CanonicalText;
 
 /// One recorded match (a verified copy).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,25 +124,47 @@ impl Matcher {
     /// stored canonical text ([`FoundCopy::unquoted`]) in the pages' originals, as if they
     /// had been analysed from their bodies: their bodies are read (one store call) and
     /// canonicalised, the same boilerplate blanked, and each passage's canonical range
-    /// mapped to the original. A page whose body's canonical text is not the text it was
-    /// analysed from (canonicalisation changed without a new tag) is an error: its
-    /// evidence could not be placed.
-    pub(super) async fn quote_copies(&self, copies: Vec<FoundCopy>) -> Result<Vec<FoundCopy>> {
+    /// mapped to the original. A page whose evidence cannot be placed (its body no longer
+    /// canonicalises, or not to the text it was analysed from: canonicalisation changed
+    /// without a new tag) fails alone: its copies are left out, with its error.
+    pub(super) async fn quote_copies(&self, copies: Vec<FoundCopy>) -> Result<Quoted> {
         let mut ids: Vec<i64> = copies.iter().filter(|c| c.unquoted.is_some()).map(|c| c.page_id).collect();
         if ids.is_empty() {
-            return Ok(copies);
+            return Ok(Quoted { copies, failed: Vec::new() });
         }
         ids.sort_unstable();
         ids.dedup();
         let pages = self.inner.stores.pages.get_pages(&ids, PageParts::Source).await?;
-        self.on_cpu(move |inner| inner.quote_copies(pages, copies)).await?
+        self.on_cpu(move |inner| inner.quote_copies(pages, copies)).await
     }
 
+    /// Record the copies found ([`Matcher::record_copies`]); a page whose evidence could
+    /// not be quoted fails the call (one page was being matched).
     pub(crate) async fn record_all(&self, copies: Vec<FoundCopy>) -> Result<Vec<MatchRecord>> {
+        let (records, failed) = self.record_copies(copies).await?;
+        match failed.into_iter().next() {
+            Some((_, e)) => Err(e),
+            None => Ok(records),
+        }
+    }
+
+    /// Quote ([`Matcher::quote_copies`]) and record the copies found, in one store call:
+    /// the records, and the pages whose copies were left out with their errors.
+    pub(crate) async fn record_copies(
+        &self,
+        copies: Vec<FoundCopy>,
+    ) -> Result<(Vec<MatchRecord>, Vec<(i64, MatcherError)>)> {
+        if copies.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let Quoted { copies, failed } = self.quote_copies(copies).await?;
+        Ok((self.record_quoted(copies).await?, failed))
+    }
+
+    async fn record_quoted(&self, copies: Vec<FoundCopy>) -> Result<Vec<MatchRecord>> {
         if copies.is_empty() {
             return Ok(Vec::new());
         }
-        let copies = self.quote_copies(copies).await?;
         let seen_at = Timestamp::now();
         let (records, new): (Vec<MatchRecord>, Vec<NewMatch>) = copies
             .into_iter()
@@ -201,42 +224,66 @@ impl Matcher {
     }
 }
 
+/// What [`Matcher::quote_copies`] gives: the copies quoted (or quoted already), and the
+/// pages whose copies could not be, with their errors.
+pub(super) struct Quoted {
+    pub(super) copies: Vec<FoundCopy>,
+    pub(super) failed: Vec<(i64, MatcherError)>,
+}
+
 impl Inner {
     /// [`Matcher::quote_copies`] on the pages read.
-    fn quote_copies(&self, pages: Vec<Page>, mut copies: Vec<FoundCopy>) -> Result<Vec<FoundCopy>> {
+    fn quote_copies(&self, pages: Vec<Page>, copies: Vec<FoundCopy>) -> Quoted {
         let mut pages: HashMap<i64, Page> = pages.into_iter().map(|p| (p.id, p)).collect();
-        let mut made: HashMap<i64, Option<zhiwen_core::canon::CanonicalText>> = HashMap::new();
-        for copy in &mut copies {
-            let Some((blanked, key)) = copy.unquoted.take() else { continue };
-            let canonical = match made.entry(copy.page_id) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    let id = copy.page_id;
-                    let page = pages.remove(&id).ok_or(MatcherError::NotFound { what: "page", id })?;
-                    // A page stored without a body is its stored text: the canonical
-                    // offsets are already offsets of its original.
-                    let canonical = if page.body.is_empty() {
-                        None
-                    } else {
-                        let c = self.page_canonical(&page)?.into_blanked(&blanked);
-                        if (hash_bytes(c.text().as_bytes()), c.char_len()) != key {
-                            return Err(MatcherError::Internal(format!(
-                                "page {id}: its stored text is not the canonical text of its body \
-                                 (canonicalisation changed without a new canon tag?); store the page again"
-                            )));
-                        }
-                        Some(c)
-                    };
-                    slot.insert(canonical)
-                }
+        // Per page quoted from: its body's canonical text (`None` for a page without a
+        // body, whose stored text is its original), or `Err` when it cannot be made.
+        let mut made: HashMap<i64, Result<Option<CanonicalText>, ()>> = HashMap::new();
+        let mut failed = Vec::new();
+        let mut quoted = Vec::with_capacity(copies.len());
+        for mut copy in copies {
+            let Some((blanked, key)) = copy.unquoted.take() else {
+                quoted.push(copy);
+                continue;
             };
+            let id = copy.page_id;
+            let canonical = made.entry(id).or_insert_with(|| {
+                self.body_canonical(pages.remove(&id), id, &blanked, key).map_err(|e| failed.push((id, e)))
+            });
+            let Ok(canonical) = canonical else { continue };
             if let Some(c) = canonical {
                 for e in &mut copy.comparison.evidence {
                     (e.b_start, e.b_end) = c.original_span(e.b_start, e.b_end);
                     e.b_text = c.quote_original(e.b_start, e.b_end).to_owned();
                 }
             }
+            quoted.push(copy);
         }
-        Ok(copies)
+        for (id, e) in &failed {
+            tracing::warn!(target: LOG_TARGET, page_id = id, error = %e, "the copies found on the page are not recorded");
+        }
+        Quoted { copies: quoted, failed }
+    }
+
+    /// The canonical text of page `id`'s body with `blanked` blanked, checked to be the
+    /// text it was analysed from (`key`); `None` for a page stored without a body.
+    fn body_canonical(
+        &self,
+        page: Option<Page>,
+        id: i64,
+        blanked: &[u32],
+        key: TextKey,
+    ) -> Result<Option<CanonicalText>> {
+        let page = page.ok_or(MatcherError::NotFound { what: "page", id })?;
+        if page.body.is_empty() {
+            return Ok(None);
+        }
+        let c = self.page_canonical(&page)?.into_blanked(blanked);
+        if (hash_bytes(c.text().as_bytes()), c.char_len()) != key {
+            return Err(MatcherError::Internal(format!(
+                "page {id}: its stored text is not the canonical text of its body \
+                 (canonicalisation changed without a new canon tag?); store the page again"
+            )));
+        }
+        Ok(Some(c))
     }
 }

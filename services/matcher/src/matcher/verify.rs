@@ -339,7 +339,9 @@ impl Matcher {
                 }
             }
         }
-        outcome.matches = self.record_all(copies).await?;
+        // A page whose copies cannot be quoted is skipped, as a page that cannot be
+        // prepared is (each is logged): the work's other pages are recorded.
+        outcome.matches = self.record_copies(copies).await?.0;
         Ok(outcome)
     }
 

@@ -94,7 +94,8 @@ async fn pages_analysed_from_their_stored_text_match_as_from_their_bodies() {
 
 /// A page whose stored text, tagged as canonical, is not its body's canonical text (a
 /// canonicalisation changed without a new tag) cannot have its evidence placed in its
-/// body: the copy found on it is not recorded, and the error says why.
+/// body: the copy found on it is not recorded, and the error says why; in a batch, the
+/// other pages' copies are.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stored_text_that_is_not_its_bodys_is_refused_when_quoted() {
     let ch1 = String::from_utf8(sample("hongloumeng-01.txt")).expect("utf-8");
@@ -109,4 +110,15 @@ async fn a_stored_text_that_is_not_its_bodys_is_refused_when_quoted() {
     let err = e.matcher.match_page(id).await.expect_err("the evidence cannot be quoted");
     assert!(err.to_string().contains("is not the canonical text of its body"), "{err}");
     assert!(all_matches(&e.stores).await.is_empty(), "nothing recorded");
+    // In a batch, that page fails alone: a genuine copy beside it is recorded.
+    let genuine = tagged(html_page("http://mirror.example/hlm/1.html", sample("pirate-copy-big5.html")));
+    let good = e.stores.pages.upsert_page(&genuine).await.expect("page").id;
+    let out = e.matcher.match_pages(vec![id, good]).await.expect("the batch is recorded");
+    let result = |page: i64| out.iter().find(|(p, _)| *p == page).map(|(_, r)| r).expect("a result");
+    let err = result(id).as_ref().expect_err("the forged page fails");
+    assert!(err.to_string().contains("is not the canonical text of its body"), "{err}");
+    let matched = result(good).as_ref().expect("the genuine copy is matched");
+    assert_eq!(matched.matches.len(), 1, "{matched:?}");
+    let stored: Vec<i64> = all_matches(&e.stores).await.into_iter().map(|m| m.1).collect();
+    assert_eq!(stored, vec![good]);
 }
