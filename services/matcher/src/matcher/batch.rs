@@ -147,7 +147,7 @@ impl Matcher {
     /// canonical text of the matcher's canonicalisation ([`Inner::reads_stored_text`]),
     /// else their body (read again for those pages only: a store written before canon
     /// tags were, or with other canonicalisation parameters).
-    async fn load_pages(&self, page_ids: &[i64]) -> Result<HashMap<i64, Page>> {
+    pub(super) async fn load_pages(&self, page_ids: &[i64]) -> Result<HashMap<i64, Page>> {
         let pages = &self.inner.stores.pages;
         let mut loaded: HashMap<i64, Page> =
             pages.get_pages(page_ids, PageParts::Text).await?.into_iter().map(|p| (p.id, p)).collect();

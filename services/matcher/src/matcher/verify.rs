@@ -299,7 +299,8 @@ impl Matcher {
             for c in self.good(&found) {
                 let page_id = c.doc as i64;
                 if let std::collections::hash_map::Entry::Vacant(slot) = pages.entry(page_id) {
-                    let prepared = match s.pages.get_page(page_id).await? {
+                    // Read as a batch reads its pages: the stored text of a tagged page.
+                    let prepared = match self.load_pages(&[page_id]).await?.remove(&page_id) {
                         Some(page) => {
                             let profile = self.site_profile(&page.site).await?;
                             match self.on_cpu(move |inner| inner.prepare_page(page, &profile)).await? {
