@@ -416,6 +416,11 @@ pub(crate) fn retag(stored: Option<&str>, new: Option<&str>) -> bool {
     new.is_some() && stored != new
 }
 
+/// Check the canon tag [`crate::PageStore::tag_pages`] records before anything is written.
+pub(crate) fn check_canon_tag(tag: &str) -> Result<(), StoreError> {
+    check_field("page canon tag", tag, true)
+}
+
 /// A stored page `format`: absent for pages stored before schema 11, else a name
 /// [`PageFormat::parse`] knows (anything else is a corrupt row, never guessed).
 /// `what` names the record in the error.

@@ -142,6 +142,9 @@ impl PageStore for Retrying<dyn PageStore> {
     async fn get_pages(&self, ids: &[i64], parts: PageParts) -> StoreResult<Vec<Page>> {
         self.policy.run("get pages", || self.inner.get_pages(ids, parts)).await
     }
+    async fn tag_pages(&self, pages: &[(i64, u64)], canon_tag: &str) -> StoreResult<u64> {
+        self.policy.run("tag pages", || self.inner.tag_pages(pages, canon_tag)).await
+    }
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
         self.policy.run("find page", || self.inner.find_page(url)).await
     }

@@ -70,6 +70,15 @@ pub trait PageStore: Send + Sync {
     /// (a matching task loads a batch of pages at once), with the `parts` of their body
     /// and text asked for (the other left empty).
     async fn get_pages(&self, ids: &[i64], parts: PageParts) -> StoreResult<Vec<Page>>;
+    /// Record that the stored text of each page is the canonical text of the
+    /// canonicalisation `canon_tag` ([`Page::canon_tag`]): a reader made that text from the
+    /// page's body and found it equal to the stored one (a page stored before tags were,
+    /// or under other canonicalisation parameters that happen to give the same text).
+    /// `pages` are `(id, content hash)`, the hash as read with the page: a page is tagged
+    /// only while its text is still the one compared, so one whose text changed since, or
+    /// that is gone, is left alone; nothing else of a page changes. Returns how many pages
+    /// took the tag (one that had it already is not counted). An empty tag is refused.
+    async fn tag_pages(&self, pages: &[(i64, u64)], canon_tag: &str) -> StoreResult<u64>;
     /// A page by URL (normalised before the lookup).
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>>;
     /// Which of `urls` are stored, normalised as stored (what [`PageStore::find_page`]

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 
-use super::{FoundCopy, Matcher, PageOutcome, PreparedPage, TextKey, TextResult};
+use super::{FoundCopy, Matcher, PageOutcome, PreparedPage, TextKey, TextResult, LOG_TARGET};
 use crate::{MatchRecord, MatcherError, Result};
 use zhiwen_index::Namespace;
 use zhiwen_store::{Page, PageParts};
@@ -146,7 +146,9 @@ impl Matcher {
     /// The pages of a batch as they are analysed: their stored text when it is the
     /// canonical text of the matcher's canonicalisation ([`Inner::reads_stored_text`]),
     /// else their body (read again for those pages only: a store written before canon
-    /// tags were, or with other canonicalisation parameters).
+    /// tags were, or with other canonicalisation parameters; such a page whose body gives
+    /// its stored text again takes the tag, [`PreparedPage::retag`], and is read once from
+    /// the next time on).
     pub(super) async fn load_pages(&self, page_ids: &[i64]) -> Result<HashMap<i64, Page>> {
         let pages = &self.inner.stores.pages;
         let mut loaded: HashMap<i64, Page> =
@@ -157,6 +159,18 @@ impl Matcher {
             loaded.extend(pages.get_pages(&again, PageParts::Source).await?.into_iter().map(|p| (p.id, p)));
         }
         Ok(loaded)
+    }
+
+    /// Record the canon tag of the pages analysed from their body whose stored text was
+    /// found to be the canonical text ([`PreparedPage::retag`]): `(id, content hash)`.
+    /// Idempotent, like every write of a batch.
+    pub(super) async fn tag_pages(&self, pages: &[(i64, u64)]) -> Result<()> {
+        if pages.is_empty() {
+            return Ok(());
+        }
+        let tagged = self.inner.stores.pages.tag_pages(pages, &self.inner.canon_tag).await?;
+        tracing::debug!(target: LOG_TARGET, asked = pages.len(), tagged, "pages tagged with their canonicalisation");
+        Ok(())
     }
 
     /// Look a prepared page up, unless its text was verified before in the task (or is
@@ -186,8 +200,9 @@ impl Matcher {
         self.record_pages(verified).await
     }
 
-    /// Write the page-namespace keys of a prepared batch while its pages are
-    /// verified; record nothing. Every write is idempotent, so a batch verified and never
+    /// Write the page-namespace keys of a prepared batch while its pages are verified
+    /// (and the canon tags of pages found to have their canonical text stored,
+    /// [`PreparedPage::retag`]); record nothing. Every write is idempotent, so a batch verified and never
     /// recorded (a crash) is repeated as if it had never run.
     pub async fn verify_pages(&self, prepared: PreparedPages) -> Result<VerifiedPages> {
         if let Some(e) = prepared.failed {
@@ -201,6 +216,11 @@ impl Matcher {
         // text when it is needed). Nothing is recorded before the write succeeded, and a
         // batch repeated after a crash writes the same again.
         let mut keys = Vec::new();
+        let retag: Vec<(i64, u64)> = prepared
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok())
+            .filter_map(|(p, _, _)| p.retag.map(|hash| (p.page_id, hash)))
+            .collect();
         if self.inner.config.index_pages {
             for (p, _, _) in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
                 // A page that is nothing but its site's boilerplate has nothing to index.
@@ -214,7 +234,7 @@ impl Matcher {
             if !keys.is_empty() {
                 self.inner.index.add_batch(Namespace::Pages, &keys).await?;
             }
-            Ok::<_, MatcherError>(())
+            self.tag_pages(&retag).await
         };
         // Weighing text seen elsewhere looks passages up among the stored pages, this
         // batch's included: then the batch is indexed first, so that what a page is

@@ -35,6 +35,13 @@ pub(super) struct PreparedPage {
     /// ([`Matcher::quote_copies`]): most pages are never quoted from (no copy is found on
     /// them), and decoding and extracting their bodies again was 12% of `match --all`.
     pub(super) stored: Option<Arc<[u32]>>,
+    /// `Some(content hash)` when the page was analysed from its body and the canonical
+    /// text it gave is the page's stored text: a page stored before canon tags were (or
+    /// under another canonicalisation that gives the same text). The matcher records its
+    /// tag in the store ([`Matcher::tag_pages`]), so that the next reader analyses it from
+    /// the stored text; the hash is the one it was read with (the store tags it only while
+    /// its text is that one).
+    pub(super) retag: Option<u64>,
 }
 
 impl PreparedPage {
@@ -198,10 +205,18 @@ impl Inner {
         // a page about to be blanked were made for nothing (most pages of a site with a
         // template). Analysing it whole first cost a second analysis on every such page.
         let from_stored = self.reads_stored_text(&page);
+        let mut retag = None;
         let canonical = if from_stored {
             CanonicalText::of_canonical(std::mem::take(&mut page.text))
         } else {
-            self.page_canonical(&page)?
+            let canonical = self.page_canonical(&page)?;
+            // The stored text is the one this canonicalisation makes of the body (the
+            // store's content hash is of the stored text; texts are told apart by this
+            // hash everywhere in a task, [`TextKey`]): the page can take the tag.
+            if hash_bytes(canonical.text().as_bytes()) == page.content_hash {
+                retag = Some(page.content_hash);
+            }
+            canonical
         };
         let k = self.fp.params().winnow.chars_k;
         let (analysis, blanked) = if profile.kgrams.is_empty() {
@@ -234,6 +249,7 @@ impl Inner {
             text_key,
             page_keys: None,
             stored: from_stored.then(|| Arc::from(blanked)),
+            retag,
         })
     }
 }

@@ -287,6 +287,8 @@ impl Matcher {
         // The copies found, by page: a page's copies of two sections of the work are
         // weighed against each other ([`Matcher::explain_by_stronger`]) before recording.
         let mut found_on: HashMap<i64, Vec<WeighedCopy>> = HashMap::new();
+        // Pages read from their body whose stored text is the canonical text.
+        let mut retag: Vec<(i64, u64)> = Vec::new();
         for section in sections {
             let Some(entry) = self.section(section.id).await? else { continue };
             let e = entry.clone();
@@ -296,25 +298,34 @@ impl Matcher {
             // Pages are indexed sampled 1 in m, and the lookup may sample further by the
             // same rule (powers of two, by value): hits are about 1/max of shared keys.
             found.sample_modulus = found.sample_modulus.max(self.inner.config.page_sampling_modulus());
-            for c in self.good(&found) {
-                let page_id = c.doc as i64;
-                if let std::collections::hash_map::Entry::Vacant(slot) = pages.entry(page_id) {
-                    // Read as a batch reads its pages: the stored text of a tagged page.
-                    let prepared = match self.load_pages(&[page_id]).await?.remove(&page_id) {
-                        Some(page) => {
-                            let profile = self.site_profile(&page.site).await?;
-                            match self.on_cpu(move |inner| inner.prepare_page(page, &profile)).await? {
-                                Ok(p) => Some(Arc::new(p)),
-                                Err(e) => {
-                                    tracing::warn!(target: LOG_TARGET, page_id, error = %e, "page skipped");
-                                    None
-                                }
+            let good = self.good(&found);
+            // The section's candidates not prepared yet, read in one call as a batch reads
+            // its pages (the stored text of a tagged page).
+            let mut fresh: Vec<i64> = good.iter().map(|c| c.doc as i64).filter(|id| !pages.contains_key(id)).collect();
+            fresh.sort_unstable();
+            fresh.dedup();
+            let mut loaded = if fresh.is_empty() { HashMap::new() } else { self.load_pages(&fresh).await? };
+            for page_id in fresh {
+                let prepared = match loaded.remove(&page_id) {
+                    Some(page) => {
+                        let profile = self.site_profile(&page.site).await?;
+                        match self.on_cpu(move |inner| inner.prepare_page(page, &profile)).await? {
+                            Ok(p) => {
+                                retag.extend(p.retag.map(|hash| (page_id, hash)));
+                                Some(Arc::new(p))
+                            }
+                            Err(e) => {
+                                tracing::warn!(target: LOG_TARGET, page_id, error = %e, "page skipped");
+                                None
                             }
                         }
-                        None => None,
-                    };
-                    slot.insert(prepared);
-                }
+                    }
+                    None => None,
+                };
+                pages.insert(page_id, prepared);
+            }
+            for c in good {
+                let page_id = c.doc as i64;
                 let Some(Some(prepared)) = pages.get(&page_id).cloned() else { continue };
                 outcome.verified += 1;
                 let (e, p) = (entry.clone(), prepared.clone());
@@ -340,6 +351,7 @@ impl Matcher {
                 }
             }
         }
+        self.tag_pages(&retag).await?;
         // A page whose copies cannot be quoted is skipped, as a page that cannot be
         // prepared is (each is logged): the work's other pages are recorded.
         outcome.matches = self.record_copies(copies).await?.0;

@@ -122,3 +122,76 @@ async fn a_stored_text_that_is_not_its_bodys_is_refused_when_quoted() {
     let stored: Vec<i64> = all_matches(&e.stores).await.into_iter().map(|m| m.1).collect();
     assert_eq!(stored, vec![good]);
 }
+
+/// `page` as a store written before canon tags holds it: the same canonical text, no tag,
+/// fetched at `at`.
+fn untagged(page: &NewPage, at: i64) -> NewPage {
+    NewPage { canon_tag: None, fetched_at: zhiwen_store::Timestamp(at), ..page.clone() }
+}
+
+/// The canon tag of every page, by URL.
+async fn tags(stores: &Stores, ids: &[i64]) -> Vec<(String, Option<String>)> {
+    let mut pages = stores.pages.get_pages(ids, zhiwen_store::PageParts::Text).await.expect("pages");
+    pages.sort_by(|a, b| a.url.cmp(&b.url));
+    pages.into_iter().map(|p| (p.url, p.canon_tag)).collect()
+}
+
+/// Pages stored before canon tags were take the tag when a matcher, reading them from
+/// their bodies, finds their stored text is the canonical text it makes (matching a batch
+/// or matching a work against stored pages); from then on they are analysed from that
+/// text, with the same stored matches. A page whose stored text is not its body's keeps no
+/// tag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_stored_without_a_tag_take_it_when_their_text_is_canonical() {
+    let tag = zhiwen_core::params::CanonParams::default().tag();
+    let (pages, works) = site();
+    let e = env(MatcherConfig::default()).await;
+    let news = e.stores.works.upsert_work(&works[0]).await.expect("work");
+    e.matcher.index_work(news.id).await.expect("index");
+    let stored: Vec<NewPage> = pages.iter().map(|(url, body)| tagged(html_page(url, body.clone()))).collect();
+    let mut ids = Vec::new();
+    for page in &stored {
+        ids.push(e.stores.pages.upsert_page(&untagged(page, 1_700_000_000_000)).await.expect("page").id);
+    }
+    // Text an older extraction stored: not the canonical text of its body.
+    let old = NewPage {
+        url: "http://old.example/hlm/1.html".into(),
+        text: "旧版提取的正文，与正文的规范文本不同。".into(),
+        ..untagged(&stored[20], 1_700_000_000_000)
+    };
+    let old_id = e.stores.pages.upsert_page(&old).await.expect("page").id;
+    ids.push(old_id);
+    let out = e.matcher.match_pages(ids.clone()).await.expect("match");
+    assert!(out.iter().all(|(_, r)| r.is_ok()), "{out:?}");
+    let first = matches_by_url(&e.stores).await;
+    assert!(first.iter().any(|m| m.0 == "http://news.example/story/0.html"), "{first:?}");
+    for (url, t) in tags(&e.stores, &ids).await {
+        let expected = (url != "http://old.example/hlm/1.html").then(|| tag.clone());
+        assert_eq!(t, expected, "{url}");
+    }
+    // Matched again, now from their stored text: the same matches.
+    let out = e.matcher.match_pages(ids.clone()).await.expect("match again");
+    assert!(out.iter().all(|(_, r)| r.is_ok()), "{out:?}");
+    assert_eq!(matches_by_url(&e.stores).await, first);
+
+    // Stored again without a tag (another text, then this one: each a newer fetch that
+    // carries no tag), while the page index still holds them: a work registered now is
+    // matched against them, and they take the tag again.
+    for (i, page) in stored.iter().enumerate() {
+        let other = NewPage { text: format!("另一版本的正文 {i}"), ..untagged(page, 1_700_000_100_000) };
+        e.stores.pages.upsert_page(&other).await.expect("page");
+        e.stores.pages.upsert_page(&untagged(page, 1_700_000_200_000)).await.expect("page");
+    }
+    assert!(tags(&e.stores, &ids).await.iter().all(|(_, t)| t.is_none()));
+    let hlm = e.stores.works.upsert_work(&works[1]).await.expect("work");
+    let outcome = e.matcher.match_work(hlm.id).await.expect("match work");
+    // The copy, and the old page with the same body (analysed from its body).
+    let matched: Vec<i64> = outcome.matches.iter().map(|m| m.page_id).collect();
+    assert_eq!(matched.len(), 2, "{outcome:?}");
+    assert!(matched.contains(&old_id) && matched.contains(&ids[20]), "{matched:?}");
+    let after = tags(&e.stores, &ids).await;
+    let pirate = after.iter().find(|(url, _)| url == "http://pirate.example/hlm/1.html").expect("pirate copy");
+    assert_eq!(pirate.1.as_deref(), Some(tag.as_str()), "a candidate of the work is tagged");
+    let old = after.iter().find(|(url, _)| url == "http://old.example/hlm/1.html").expect("old page");
+    assert_eq!(old.1, None);
+}

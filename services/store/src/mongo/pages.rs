@@ -191,6 +191,24 @@ impl PageStore for MongoStore {
         Ok(out)
     }
 
+    async fn tag_pages(&self, pages: &[(i64, u64)], canon_tag: &str) -> StoreResult<u64> {
+        check_canon_tag(canon_tag)?;
+        let coll = self.coll("pages");
+        let mut tagged = 0;
+        // One update a page: a page takes its tag once (the next reader finds it tagged),
+        // so these are few after the first matching task over an upgraded store.
+        for &(id, hash) in pages {
+            let r = coll
+                .update_one(
+                    doc! {"_id": id, "content_hash": h2i(hash), "canon_tag": {"$ne": canon_tag}},
+                    doc! {"$set": {"canon_tag": canon_tag}},
+                )
+                .await?;
+            tagged += r.modified_count;
+        }
+        Ok(tagged)
+    }
+
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
         let (url, _) = normalize_url(url)?;
         match self.coll("pages").find_one(doc! {"url": url}).await? {

@@ -169,6 +169,29 @@ impl PageStore for SqliteStore {
         .await
     }
 
+    async fn tag_pages(&self, pages: &[(i64, u64)], canon_tag: &str) -> StoreResult<u64> {
+        check_canon_tag(canon_tag)?;
+        if pages.is_empty() {
+            return Ok(0);
+        }
+        let (pages, tag) = (pages.to_vec(), canon_tag.to_owned());
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            let mut tagged = 0;
+            {
+                let mut update = tx.prepare_cached(
+                    "UPDATE pages SET canon_tag = ?3 WHERE id = ?1 AND content_hash = ?2 AND canon_tag IS NOT ?3",
+                )?;
+                for (id, hash) in &pages {
+                    tagged += update.execute(params![id, h2i(*hash), tag])? as u64;
+                }
+            }
+            tx.commit()?;
+            Ok(tagged)
+        })
+        .await
+    }
+
     async fn get_page(&self, id: i64) -> StoreResult<Option<Page>> {
         self.read(move |c| {
             let row = c

@@ -64,6 +64,7 @@ conformance!(
     works_bad_input_writes_nothing,
     pages_round_trip_and_sites,
     pages_keep_their_canon_tag,
+    pages_take_the_canon_tag_of_their_text,
     pages_batch_and_bad_input,
     large_page_and_work_round_trip,
     fingerprints_params_and_scans,

@@ -38,6 +38,9 @@ impl PageStore for Flaky {
     async fn get_pages(&self, ids: &[i64], parts: PageParts) -> StoreResult<Vec<Page>> {
         self.inner.get_pages(ids, parts).await
     }
+    async fn tag_pages(&self, pages: &[(i64, u64)], canon_tag: &str) -> StoreResult<u64> {
+        self.inner.tag_pages(pages, canon_tag).await
+    }
     async fn find_page(&self, url: &str) -> StoreResult<Option<Page>> {
         self.call()?;
         self.inner.find_page(url).await

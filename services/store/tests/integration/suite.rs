@@ -238,6 +238,43 @@ pub async fn pages_keep_their_canon_tag(s: &Stores) {
     assert_eq!(s.pages.get_page(id).await.unwrap().unwrap().canon_tag.as_deref(), Some(TAG));
 }
 
+/// A reader that found a page's stored text to be the canonical text of its body records
+/// the tag: only while the text is the one it compared (by the content hash read with the
+/// page), once (a second call tags nothing), and touching nothing else of the page; a
+/// page gone or changed since is left alone, and an empty tag is refused.
+pub async fn pages_take_the_canon_tag_of_their_text(s: &Stores) {
+    const OLD: &str = "c1-00000000000000aa";
+    const TAG: &str = "c2-0123456789abcdef";
+    let a = page("http://retag.example.com/a.html", TEXT_A, 1_700_000_000_000);
+    let b =
+        NewPage { canon_tag: Some(OLD.into()), ..page("http://retag.example.com/b.html", TEXT_B, 1_700_000_000_000) };
+    let c = page("http://retag.example.com/c.html", TEXT_A, 1_700_000_000_000);
+    let ids: Vec<i64> = s.pages.upsert_pages(&[a, b, c.clone()]).await.unwrap().iter().map(|u| u.id).collect();
+    let read = s.pages.get_pages(&ids, PageParts::Text).await.unwrap();
+    let hashes: Vec<(i64, u64)> = read.iter().map(|p| (p.id, p.content_hash)).collect();
+    // The third page changes before the tag is recorded: its old hash no longer holds.
+    let changed = page("http://retag.example.com/c.html", TEXT_B, 1_700_000_100_000);
+    assert_eq!(s.pages.upsert_page(&changed).await.unwrap().outcome, Outcome::Updated);
+    let mut asked = hashes.clone();
+    asked.push((ids[2] + 1_000, 1));
+    assert_eq!(s.pages.tag_pages(&asked, TAG).await.unwrap(), 2, "the unchanged pages, old tag or none");
+    assert_eq!(s.pages.tag_pages(&asked, TAG).await.unwrap(), 0, "idempotent");
+    let after = s.pages.get_pages(&ids, PageParts::All).await.unwrap();
+    let tags: Vec<Option<&str>> = after.iter().map(|p| p.canon_tag.as_deref()).collect();
+    assert_eq!(tags, vec![Some(TAG), Some(TAG), None]);
+    assert_eq!(
+        after.iter().map(|p| (p.text.as_str(), p.content_hash, p.last_fetched_at)).collect::<Vec<_>>(),
+        vec![
+            (TEXT_A, read[0].content_hash, read[0].last_fetched_at),
+            (TEXT_B, read[1].content_hash, read[1].last_fetched_at),
+            (TEXT_B, after[2].content_hash, Timestamp(1_700_000_100_000)),
+        ],
+        "nothing else of a page changes"
+    );
+    assert_eq!(s.pages.tag_pages(&[], TAG).await.unwrap(), 0);
+    assert!(matches!(s.pages.tag_pages(&hashes, " ").await, Err(StoreError::InvalidInput { .. })), "an empty tag");
+}
+
 pub async fn pages_batch_and_bad_input(s: &Stores) {
     assert_eq!(s.pages.max_page_id().await.unwrap(), 0, "no page yet");
     let batch: Vec<NewPage> = (0..60)
