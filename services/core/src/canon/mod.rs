@@ -77,7 +77,9 @@ pub struct SourceSpan {
 /// The canonical text of one document with its map back to the original.
 #[derive(Debug, Clone)]
 pub struct CanonicalText {
-    original: String,
+    /// The decoded original; `None` when it is `text` itself ([`CanonicalText::of_canonical`],
+    /// until blanked): a page analysed from its stored text kept a second copy of it.
+    original: Option<String>,
     charset: &'static str,
     format: InputFormat,
     text: String,
@@ -89,7 +91,7 @@ pub struct CanonicalText {
 impl CanonicalText {
     /// Bytes this text holds on the heap (capacities, not lengths).
     pub fn heap_bytes(&self) -> usize {
-        self.original.capacity()
+        self.original.as_ref().map_or(0, String::capacity)
             + self.text.capacity()
             + self.source.heap_bytes()
             + self.title.as_ref().map_or(0, String::capacity)
@@ -105,7 +107,7 @@ impl CanonicalText {
         title: Option<String>,
     ) -> Self {
         debug_assert_eq!(text.chars().count(), source.len());
-        CanonicalText { original, charset, format, text, source, title }
+        CanonicalText { original: Some(original), charset, format, text, source, title }
     }
 
     /// A canonical text made before, taken as it is: its own original, each character
@@ -116,7 +118,7 @@ impl CanonicalText {
     /// ([`CanonicalText::original_span`] of the body's canonical text maps them).
     pub fn of_canonical(text: String) -> CanonicalText {
         let source = SpanMap::identity(text.chars().count() as u32);
-        CanonicalText { original: text.clone(), charset: "UTF-8", format: InputFormat::Text, text, source, title: None }
+        CanonicalText { original: None, charset: "UTF-8", format: InputFormat::Text, text, source, title: None }
     }
 
     /// This text with the characters at the canonical offsets `positions` (ascending;
@@ -147,17 +149,19 @@ impl CanonicalText {
             }
         }
         text.push_str(&self.text[copied..]);
-        self.text = text;
+        let unblanked = std::mem::replace(&mut self.text, text);
+        // A text that was its own original keeps the unblanked one as its original.
+        self.original.get_or_insert(unblanked);
         self
     }
 
     /// The decoded original.
     pub fn original(&self) -> &str {
-        &self.original
+        self.original.as_deref().unwrap_or(&self.text)
     }
     /// The decoded original, the rest dropped.
     pub fn into_original(self) -> String {
-        self.original
+        self.original.unwrap_or(self.text)
     }
     /// The charset the original was decoded from.
     pub fn charset(&self) -> &'static str {
@@ -206,7 +210,7 @@ impl CanonicalText {
     }
     /// The original text between character offsets `start..end`.
     pub fn quote_original(&self, start: usize, end: usize) -> &str {
-        slice_chars(&self.original, start, end)
+        slice_chars(self.original(), start, end)
     }
 }
 
@@ -377,6 +381,16 @@ mod blank_tests {
             prop_assert_eq!(taken.original_span(s, e), (s, e));
             let quoted: String = canonical.text().chars().skip(s).take(e - s).collect();
             prop_assert_eq!(taken.quote_original(s, e), quoted.as_str());
+            // Blanked (a site's boilerplate), its original is still the text taken, and
+            // the text is blanked as any canonical text is.
+            let positions: Vec<u32> = (s as u32..e as u32).collect();
+            let blanked = taken.clone().into_blanked(&positions);
+            prop_assert_eq!(blanked.original(), canonical.text());
+            let expected = canonical.clone().into_blanked(&positions);
+            prop_assert_eq!(blanked.text(), expected.text());
+            prop_assert_eq!(blanked.quote_original(s, e), quoted.as_str());
+            prop_assert_eq!(blanked.into_original(), canonical.text());
+            prop_assert_eq!(taken.into_original(), canonical.text());
         }
     }
 }

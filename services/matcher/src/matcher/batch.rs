@@ -358,10 +358,7 @@ impl Matcher {
         for (id, outcome) in &mut outcomes {
             if let Some(e) = failed.remove(id) {
                 *outcome = Err(e);
-            }
-        }
-        for (id, outcome) in &mut outcomes {
-            if let Ok(o) = outcome {
+            } else if let Ok(o) = outcome {
                 o.matches = records.remove(id).unwrap_or_default();
             }
         }

@@ -125,44 +125,48 @@ impl Matcher {
     /// again; a page that is nothing but boilerplate has nothing to index.
     pub async fn index_page(&self, page_id: i64) -> Result<IndexReport> {
         let prepared = self.load_and_prepare(page_id).await?;
+        self.tag_pages(&prepared.retag.map(|hash| (page_id, hash)).into_iter().collect::<Vec<_>>()).await?;
         let Some(analysis) = prepared.view() else { return Ok(IndexReport { documents: 1, indexed: 0, unchanged: 1 }) };
         self.add_page_keys(page_id, analysis).await?;
         Ok(IndexReport { documents: 1, indexed: 1, unchanged: 0 })
     }
 
-    /// The page-namespace keys of a batch of stored pages, analysed from their texts (the
-    /// site's boilerplate blanked) `concurrency` at a time, in the order of `page_ids`:
+    /// The page-namespace keys of a batch of stored pages, analysed as a matching task
+    /// analyses them (the site's boilerplate blanked; from the stored text of a tagged
+    /// page, [`Matcher::load_pages`]) `concurrency` at a time, in the order of `page_ids`:
     /// what `zhiwen reindex` rebuilds the page namespace from. A page that is nothing but
-    /// boilerplate has no keys; one missing or without usable text has its own error.
-    /// `Err` only when the batch read of the pages failed.
+    /// boilerplate has no keys; one missing or without usable text has its own error. Pages
+    /// found to have their canonical text stored take their tag, as in a task.
+    /// `Err` only when the batch read of the pages, or the writing of the tags, failed.
     pub async fn page_namespace_keys(
         &self,
         page_ids: &[i64],
     ) -> Result<Vec<(i64, Result<Vec<zhiwen_core::IndexKey>>)>> {
-        let mut loaded: HashMap<i64, Page> = self
-            .inner
-            .stores
-            .pages
-            .get_pages(page_ids, PageParts::Source)
-            .await?
-            .into_iter()
-            .map(|p| (p.id, p))
-            .collect();
+        let mut loaded = self.load_pages(page_ids).await?;
         let concurrency = self.inner.config.concurrency.max(1);
         let me = self.clone();
-        Ok(futures::stream::iter(page_ids.iter().map(|&id| (id, loaded.remove(&id))).map(move |(id, page)| {
-            let m = me.clone();
-            async move {
-                let keys = match page {
-                    Some(page) => m.prepare_loaded(page).await.map(|p| p.page_index_keys(&m.inner.config)),
-                    None => Err(MatcherError::NotFound { what: "page", id }),
-                };
-                (id, keys)
-            }
-        }))
-        .buffered(concurrency)
-        .collect()
-        .await)
+        // Each page's keys, and its content hash when it takes its tag.
+        type Analysed = Result<(Vec<zhiwen_core::IndexKey>, Option<u64>)>;
+        let analysed: Vec<(i64, Analysed)> =
+            futures::stream::iter(page_ids.iter().map(|&id| (id, loaded.remove(&id))).map(move |(id, page)| {
+                let m = me.clone();
+                async move {
+                    let keys = match page {
+                        Some(page) => {
+                            m.prepare_loaded(page).await.map(|p| (p.page_index_keys(&m.inner.config), p.retag))
+                        }
+                        None => Err(MatcherError::NotFound { what: "page", id }),
+                    };
+                    (id, keys)
+                }
+            }))
+            .buffered(concurrency)
+            .collect()
+            .await;
+        let retag: Vec<(i64, u64)> =
+            analysed.iter().filter_map(|(id, r)| r.as_ref().ok().and_then(|(_, h)| h.map(|h| (*id, h)))).collect();
+        self.tag_pages(&retag).await?;
+        Ok(analysed.into_iter().map(|(id, r)| (id, r.map(|(keys, _)| keys))).collect())
     }
 
     /// The keys a task looks a page up with in the section namespace (the site's

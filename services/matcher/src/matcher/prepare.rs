@@ -117,9 +117,9 @@ impl PreparedPage {
 impl Matcher {
     /// Load a page and fingerprint it (boilerplate blanked), on the CPU pool.
     pub(super) async fn load_and_prepare(&self, page_id: i64) -> Result<PreparedPage> {
-        let s = &self.inner.stores;
-        let page = s.pages.get_page(page_id).await?.ok_or(MatcherError::NotFound { what: "page", id: page_id })?;
-        self.prepare_loaded(page).await
+        // Read as a batch reads its pages: the stored text of a tagged page.
+        let page = self.load_pages(&[page_id]).await?.remove(&page_id);
+        self.prepare_loaded(page.ok_or(MatcherError::NotFound { what: "page", id: page_id })?).await
     }
 
     /// Fingerprint a loaded page (boilerplate blanked), on the CPU pool.
