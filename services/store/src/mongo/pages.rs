@@ -195,12 +195,14 @@ impl PageStore for MongoStore {
         check_canon_tag(canon_tag)?;
         let coll = self.coll("pages");
         let mut tagged = 0;
-        // One update a page: a page takes its tag once (the next reader finds it tagged),
-        // so these are few after the first matching task over an upgraded store.
-        for &(id, hash) in pages {
+        // One update a chunk of pages, each page with its own content hash: one round trip
+        // (on a sharded cluster one broadcast, pages being sharded by URL) instead of one a page.
+        for chunk in pages.chunks(BATCH_READ) {
+            let each: Vec<Document> =
+                chunk.iter().map(|&(id, hash)| doc! {"_id": id, "content_hash": h2i(hash)}).collect();
             let r = coll
-                .update_one(
-                    doc! {"_id": id, "content_hash": h2i(hash), "canon_tag": {"$ne": canon_tag}},
+                .update_many(
+                    doc! {"$or": each, "canon_tag": {"$ne": canon_tag}},
                     doc! {"$set": {"canon_tag": canon_tag}},
                 )
                 .await?;
