@@ -202,8 +202,8 @@ impl Matcher {
 
     /// Write the page-namespace keys of a prepared batch while its pages are verified
     /// (and the canon tags of pages found to have their canonical text stored,
-    /// [`PreparedPage::retag`]); record nothing. Every write is idempotent, so a batch verified and never
-    /// recorded (a crash) is repeated as if it had never run.
+    /// [`PreparedPage::retag`]); record nothing. Every write is idempotent, so a batch
+    /// verified and never recorded (a crash) is repeated as if it had never run.
     pub async fn verify_pages(&self, prepared: PreparedPages) -> Result<VerifiedPages> {
         if let Some(e) = prepared.failed {
             return Err(e);

@@ -125,7 +125,7 @@ impl Matcher {
     /// again; a page that is nothing but boilerplate has nothing to index.
     pub async fn index_page(&self, page_id: i64) -> Result<IndexReport> {
         let prepared = self.load_and_prepare(page_id).await?;
-        self.tag_pages(&prepared.retag.map(|hash| (page_id, hash)).into_iter().collect::<Vec<_>>()).await?;
+        self.tag_pages(prepared.retag.map(|hash| (page_id, hash)).as_slice()).await?;
         let Some(analysis) = prepared.view() else { return Ok(IndexReport { documents: 1, indexed: 0, unchanged: 1 }) };
         self.add_page_keys(page_id, analysis).await?;
         Ok(IndexReport { documents: 1, indexed: 1, unchanged: 0 })

@@ -18,7 +18,7 @@ impl Matcher {
                 self.add_page_keys(page_id, analysis).await?;
             }
         }
-        self.tag_pages(&prepared.retag.map(|hash| (page_id, hash)).into_iter().collect::<Vec<_>>()).await?;
+        self.tag_pages(prepared.retag.map(|hash| (page_id, hash)).as_slice()).await?;
         self.match_prepared(prepared).await
     }
 

@@ -194,4 +194,13 @@ async fn pages_stored_without_a_tag_take_it_when_their_text_is_canonical() {
     assert_eq!(pirate.1.as_deref(), Some(tag.as_str()), "a candidate of the work is tagged");
     let old = after.iter().find(|(url, _)| url == "http://old.example/hlm/1.html").expect("old page");
     assert_eq!(old.1, None);
+
+    // One page matched alone takes its tag too.
+    let other = NewPage { text: "又一版本的正文".into(), ..untagged(&stored[0], 1_700_000_300_000) };
+    e.stores.pages.upsert_page(&other).await.expect("page");
+    e.stores.pages.upsert_page(&untagged(&stored[0], 1_700_000_400_000)).await.expect("page");
+    assert_eq!(tags(&e.stores, &ids[..1]).await[0].1, None);
+    let outcome = e.matcher.match_page(ids[0]).await.expect("match page");
+    assert_eq!(outcome.matches.len(), 1, "{outcome:?}");
+    assert_eq!(tags(&e.stores, &ids[..1]).await[0].1.as_deref(), Some(tag.as_str()));
 }
