@@ -273,6 +273,24 @@ pub async fn pages_take_the_canon_tag_of_their_text(s: &Stores) {
     );
     assert_eq!(s.pages.tag_pages(&[], TAG).await.unwrap(), 0);
     assert!(matches!(s.pages.tag_pages(&hashes, " ").await, Err(StoreError::InvalidInput { .. })), "an empty tag");
+
+    // More pages than one request to a server holds, in one call, every other one with
+    // a hash that is not its text's.
+    let many: Vec<NewPage> = (0..70)
+        .map(|i| page(&format!("http://retag.example.com/many/{i}.html"), &format!("{TEXT_A}{i}"), 1_700_000_000_000))
+        .collect();
+    let stored = s.pages.upsert_pages(&many).await.unwrap();
+    let ids: Vec<i64> = stored.iter().map(|u| u.id).collect();
+    let read = s.pages.get_pages(&ids, PageParts::Text).await.unwrap();
+    let asked: Vec<(i64, u64)> = read
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id, if i % 2 == 0 { p.content_hash } else { !p.content_hash }))
+        .collect();
+    assert_eq!(s.pages.tag_pages(&asked, TAG).await.unwrap(), 35);
+    let tags: Vec<bool> =
+        s.pages.get_pages(&ids, PageParts::Text).await.unwrap().iter().map(|p| p.canon_tag.is_some()).collect();
+    assert_eq!(tags, (0..70).map(|i| i % 2 == 0).collect::<Vec<_>>());
 }
 
 pub async fn pages_batch_and_bad_input(s: &Stores) {
