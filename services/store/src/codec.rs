@@ -379,7 +379,7 @@ pub(crate) fn prepare_page(p: &NewPage) -> Result<PreparedPage, StoreError> {
         check_field("page charset", c, false)?;
     }
     if let Some(t) = &p.canon_tag {
-        check_field("page canon tag", t, true)?;
+        check_canon_tag(t)?;
     }
     match &p.source {
         PageSource::Import(f) | PageSource::Api(f) => check_field("page source", f, false)?,

@@ -216,11 +216,8 @@ impl Matcher {
         // text when it is needed). Nothing is recorded before the write succeeded, and a
         // batch repeated after a crash writes the same again.
         let mut keys = Vec::new();
-        let retag: Vec<(i64, u64)> = prepared
-            .iter()
-            .filter_map(|(_, r)| r.as_ref().ok())
-            .filter_map(|(p, _, _)| p.retag.map(|hash| (p.page_id, hash)))
-            .collect();
+        let retag: Vec<(i64, u64)> =
+            prepared.iter().filter_map(|(_, r)| r.as_ref().ok()).filter_map(|(p, _, _)| p.tag_entry()).collect();
         if self.inner.config.index_pages {
             for (p, _, _) in prepared.iter().filter_map(|(_, r)| r.as_ref().ok()) {
                 // A page that is nothing but its site's boilerplate has nothing to index.

@@ -125,7 +125,7 @@ impl Matcher {
     /// again; a page that is nothing but boilerplate has nothing to index.
     pub async fn index_page(&self, page_id: i64) -> Result<IndexReport> {
         let prepared = self.load_and_prepare(page_id).await?;
-        self.tag_pages(prepared.retag.map(|hash| (page_id, hash)).as_slice()).await?;
+        self.tag_pages(prepared.tag_entry().as_slice()).await?;
         let Some(analysis) = prepared.view() else { return Ok(IndexReport { documents: 1, indexed: 0, unchanged: 1 }) };
         self.add_page_keys(page_id, analysis).await?;
         Ok(IndexReport { documents: 1, indexed: 1, unchanged: 0 })
@@ -145,15 +145,15 @@ impl Matcher {
         let mut loaded = self.load_pages(page_ids).await?;
         let concurrency = self.inner.config.concurrency.max(1);
         let me = self.clone();
-        // Each page's keys, and its content hash when it takes its tag.
-        type Analysed = Result<(Vec<zhiwen_core::IndexKey>, Option<u64>)>;
+        // Each page's keys, and its tag entry when it takes its tag.
+        type Analysed = Result<(Vec<zhiwen_core::IndexKey>, Option<(i64, u64)>)>;
         let analysed: Vec<(i64, Analysed)> =
             futures::stream::iter(page_ids.iter().map(|&id| (id, loaded.remove(&id))).map(move |(id, page)| {
                 let m = me.clone();
                 async move {
                     let keys = match page {
                         Some(page) => {
-                            m.prepare_loaded(page).await.map(|p| (p.page_index_keys(&m.inner.config), p.retag))
+                            m.prepare_loaded(page).await.map(|p| (p.page_index_keys(&m.inner.config), p.tag_entry()))
                         }
                         None => Err(MatcherError::NotFound { what: "page", id }),
                     };
@@ -163,8 +163,7 @@ impl Matcher {
             .buffered(concurrency)
             .collect()
             .await;
-        let retag: Vec<(i64, u64)> =
-            analysed.iter().filter_map(|(id, r)| r.as_ref().ok().and_then(|(_, h)| h.map(|h| (*id, h)))).collect();
+        let retag: Vec<(i64, u64)> = analysed.iter().filter_map(|(_, r)| r.as_ref().ok()?.1).collect();
         self.tag_pages(&retag).await?;
         Ok(analysed.into_iter().map(|(id, r)| (id, r.map(|(keys, _)| keys))).collect())
     }

@@ -85,6 +85,12 @@ impl PreparedPage {
         self.passages = OnceLock::new();
     }
 
+    /// `(page id, content hash)` to record the page's canon tag with
+    /// ([`Matcher::tag_pages`]), when it takes one ([`PreparedPage::retag`]).
+    pub(super) fn tag_entry(&self) -> Option<(i64, u64)> {
+        self.retag.map(|hash| (self.page_id, hash))
+    }
+
     /// The keys the page is indexed under in the page namespace; none for a page that
     /// is nothing but its site's boilerplate.
     pub(super) fn page_index_keys(&self, config: &MatcherConfig) -> Vec<IndexKey> {

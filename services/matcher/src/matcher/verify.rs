@@ -18,7 +18,7 @@ impl Matcher {
                 self.add_page_keys(page_id, analysis).await?;
             }
         }
-        self.tag_pages(prepared.retag.map(|hash| (page_id, hash)).as_slice()).await?;
+        self.tag_pages(prepared.tag_entry().as_slice()).await?;
         self.match_prepared(prepared).await
     }
 
@@ -306,24 +306,27 @@ impl Matcher {
             fresh.sort_unstable();
             fresh.dedup();
             let mut loaded = if fresh.is_empty() { HashMap::new() } else { self.load_pages(&fresh).await? };
-            for page_id in fresh {
-                let prepared = match loaded.remove(&page_id) {
-                    Some(page) => {
-                        let profile = self.site_profile(&page.site).await?;
-                        match self.on_cpu(move |inner| inner.prepare_page(page, &profile)).await? {
-                            Ok(p) => {
-                                retag.extend(p.retag.map(|hash| (page_id, hash)));
-                                Some(Arc::new(p))
-                            }
-                            Err(e) => {
-                                tracing::warn!(target: LOG_TARGET, page_id, error = %e, "page skipped");
-                                None
-                            }
-                        }
+            let found: Vec<Page> = fresh.iter().filter_map(|id| loaded.remove(id)).collect();
+            let found_ids: Vec<i64> = found.iter().map(|p| p.id).collect();
+            // Prepared as a batch prepares its pages: one job on the CPU pool.
+            for (page_id, prepared) in found_ids.into_iter().zip(self.prepare_loaded_pages(found).await) {
+                let prepared = match prepared {
+                    Ok(p) => {
+                        retag.extend(p.tag_entry());
+                        Some(Arc::new(p))
                     }
-                    None => None,
+                    // The page's own text: skip it. Anything else (the store) fails the work.
+                    Err(e @ MatcherError::Text { .. }) => {
+                        tracing::warn!(target: LOG_TARGET, page_id, error = %e, "page skipped");
+                        None
+                    }
+                    Err(e) => return Err(e),
                 };
                 pages.insert(page_id, prepared);
+            }
+            // Candidates no longer stored are passed over.
+            for id in fresh {
+                pages.entry(id).or_insert(None);
             }
             for c in good {
                 let page_id = c.doc as i64;
