@@ -186,6 +186,8 @@ export interface BulkReviewResult {
   updated: number[];
   unchanged: number[];
   not_found: number[];
+  /** Left as they are: their status follows the holder's licensed domains. */
+  licensed?: number[];
 }
 
 export interface Task {

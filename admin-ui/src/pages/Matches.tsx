@@ -55,6 +55,7 @@ export function Matches() {
       const r = await api.bulkReview(selected, status);
       let text = t('matches.bulkDone', { updated: r.updated.length, unchanged: r.unchanged.length });
       if (r.not_found.length) text += t('matches.bulkNotFound', { n: r.not_found.length });
+      if (r.licensed?.length) text += t('matches.bulkLicensed', { n: r.licensed.length });
       message.success(text);
       setSelected([]);
       reload();

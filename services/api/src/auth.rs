@@ -96,10 +96,12 @@ impl Caller {
         self.key.role
     }
 
-    /// The owner a holder is limited to; `None` for admins and analysts.
+    /// The owner a holder is limited to; `None` for admins and analysts. A holder key
+    /// without an owner (the stores refuse to create one) sees no one's data, never
+    /// everyone's: its scope is the empty owner, which no record has.
     pub fn scope(&self) -> Option<&str> {
         match self.key.role {
-            KeyRole::Holder => self.key.owner.as_deref(),
+            KeyRole::Holder => Some(self.key.owner.as_deref().unwrap_or("")),
             _ => None,
         }
     }

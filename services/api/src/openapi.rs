@@ -279,7 +279,7 @@ const OPS: &[Op] = &[
         params: &[ID],
         body: Some(review),
         ok: 200,
-        errors: &[400, 404],
+        errors: &[400, 404, 409],
     },
     Op {
         method: "post",

@@ -22,6 +22,14 @@ const DAY_MS: i64 = 86_400_000;
 pub fn parse_time(s: &str, field: &str) -> ApiResult<(Timestamp, bool)> {
     let s = s.trim();
     if let Ok(ms) = s.parse::<i64>() {
+        // Years 1 to 9999, as a date can be written: days and months are added to a time
+        // given without overflowing.
+        if !(-62_135_596_800_000..=253_402_300_799_999).contains(&ms) {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!("{field}: {ms} is not a time between the years 1 and 9999 in Unix milliseconds"),
+            ));
+        }
         return Ok((Timestamp(ms), false));
     }
     let fmt = time::macros::format_description!("[year]-[month]-[day]");

@@ -392,7 +392,7 @@ pub struct ExportArgs {
     /// Only matches of this rights holder's works.
     #[arg(long)]
     pub owner: Option<String>,
-    /// Only matches in this review status (new, confirmed, false_positive, ignored).
+    /// Only matches in this review status (new, confirmed, dismissed, takedown_sent, licensed).
     #[arg(long, value_parser = parse_status)]
     pub status: Option<zhiwen_store::ReviewStatus>,
     /// Write here instead of standard output (required for xlsx).

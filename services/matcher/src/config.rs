@@ -191,7 +191,8 @@ pub struct BoilerplateConfig {
     pub sample_pages: u32,
     /// Sites with fewer stored pages than this get no profile.
     pub min_pages: u32,
-    /// Share of the sampled pages a k-gram must occur on.
+    /// Share of the sampled pages a k-gram must occur on (pages with the same text count
+    /// once: a template is what different pages share).
     pub min_share: f64,
     /// A site's profile is rebuilt after this many seconds (new pages change it).
     pub profile_ttl_seconds: u64,

@@ -11,8 +11,7 @@ use zhiwen_store::{Holder, MatchCursor, MatchQuery, MatchSort, MatchSortKey, Rev
 
 use crate::Result;
 
-/// Who the review trail names for a change made by the licensed-domain rule.
-pub const LICENSED_BY: &str = "zhiwen:licensed";
+pub use zhiwen_store::LICENSED_BY;
 
 /// Matches read per page when re-labelling.
 const PAGE: u32 = 500;

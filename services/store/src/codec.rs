@@ -432,6 +432,30 @@ pub(crate) fn stored_format(
 }
 
 /// Check a review change's reviewer and note before anything is written.
+/// The licensed-domain rule's part of a review: only [`LICENSED_BY`] makes match `id`
+/// licensed or changes it while it is (`from`, its status read in the same transaction or
+/// conditionally updated on).
+pub(crate) fn check_licensed_rule(id: i64, from: &str, to: ReviewStatus, by: &str) -> Result<(), StoreError> {
+    if by == LICENSED_BY {
+        return Ok(());
+    }
+    if to == ReviewStatus::Licensed {
+        return Err(StoreError::invalid(
+            "review status",
+            "licensed is set by the holder's licensed domains, not by review",
+        ));
+    }
+    if from == ReviewStatus::Licensed.as_str() {
+        return Err(StoreError::Conflict {
+            what: format!("match {id}"),
+            reason: "it is licensed: it is on a domain its holder licensed, and its status follows the holder's \
+                     licensed domains, not review"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn validate_review(by: &str, note: Option<&str>) -> Result<(), StoreError> {
     if by.trim().is_empty() || by.len() > MAX_FIELD_BYTES {
         return Err(StoreError::invalid("reviewer", "empty or too long"));

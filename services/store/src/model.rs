@@ -482,9 +482,17 @@ pub enum ReviewStatus {
     /// A takedown notice was sent.
     TakedownSent,
     /// On a domain the holder licensed (its own site, a partner's): no alert, no
-    /// notice, counted apart. Set and cleared by the licensed-domain rules, not by hand.
+    /// notice, counted apart. Set and cleared by the licensed-domain rules, not by hand
+    /// ([`LICENSED_BY`]).
     Licensed,
 }
+
+/// Who the review trail names for a change made by the licensed-domain rule, and the only
+/// reviewer a store lets make a match [`ReviewStatus::Licensed`] or move a licensed one
+/// ([`MatchStore::set_review`](crate::MatchStore::set_review)): a reviewer's hand clearing
+/// `licensed` would put a copy on the holder's own or a partner's site in a takedown
+/// notice. API reviewers are named `key:...`, never this.
+pub const LICENSED_BY: &str = "zhiwen:licensed";
 
 impl ReviewStatus {
     /// Every status.

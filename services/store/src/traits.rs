@@ -194,7 +194,9 @@ pub trait MatchStore: Send + Sync {
     /// A match by natural key.
     async fn find_match(&self, section_id: i64, page_id: i64) -> StoreResult<Option<Match>>;
     /// Change the review status, appending to the audit trail. Setting the current
-    /// status again is a no-op (`Unchanged`).
+    /// status again is a no-op (`Unchanged`). Only the licensed-domain rule
+    /// ([`LICENSED_BY`](crate::LICENSED_BY) as `by`) makes a match `licensed` or changes a
+    /// licensed one: anyone else gets `InvalidInput` or `Conflict`, and nothing changes.
     async fn set_review(
         &self,
         id: i64,

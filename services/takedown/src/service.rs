@@ -45,6 +45,8 @@ pub const NOTICE_ACTOR_PREFIX: &str = "notice";
 const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Pages of a site read for contact addresses.
 const CONTACT_PAGES: u32 = 20;
+/// Times one selection of matches may be drafted again after its draft was withdrawn.
+const MAX_REDRAFTS: u32 = 100;
 
 /// Result alias.
 pub type Result<T> = std::result::Result<T, NoticeError>;
@@ -186,13 +188,13 @@ impl Notices {
                 missing.join(", ")
             )));
         }
-        let rows = self.notice_rows(req, &sites).await?;
+        let rows = self.notice_rows(req, &sites, &holder).await?;
         let mut ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
         ids.sort_unstable();
         let digest = hex::encode(Sha256::digest(format!("{ids:?}").as_bytes()));
         let mut sorted = sites.clone();
         sorted[1..].sort();
-        let key = format!(
+        let first_key = format!(
             "notice:{}:{}:{}:{}:{}",
             req.owner,
             sorted.join(","),
@@ -204,9 +206,9 @@ impl Notices {
         let mut page_ids: Vec<i64> = rows.iter().map(|r| r.page_id).collect();
         page_ids.sort_unstable();
         page_ids.dedup();
-        let new = Notice {
+        let mut new = Notice {
             id: 0,
-            key: key.clone(),
+            key: first_key.clone(),
             owner: req.owner.clone(),
             site: site.clone(),
             sites: if sites.len() > 1 { sites.clone() } else { Vec::new() },
@@ -220,13 +222,30 @@ impl Notices {
             follow_up_of: req.follow_up_of,
             created_by: req.by.clone(),
             created_at: Timestamp::now(),
-            message_id: mail::message_id_for(&key, &domain),
+            message_id: mail::message_id_for(&first_key, &domain),
             sent_at: None,
             sent_by: None,
             smtp_response: None,
             version: 0,
         };
-        let (notice, outcome) = self.stores.cases.create_notice(&new).await?;
+        // The same selection drafted again after its draft was withdrawn is a new draft:
+        // the key of the n-th draft of a selection ends in `:redraft-n`, so a retried
+        // draft still finds the one it made, and a withdrawn one is never handed back.
+        let mut redraft = 0;
+        let (notice, outcome) = loop {
+            let (notice, outcome) = self.stores.cases.create_notice(&new).await?;
+            if notice.state != NoticeState::Cancelled {
+                break (notice, outcome);
+            }
+            redraft += 1;
+            if redraft > MAX_REDRAFTS {
+                return Err(NoticeError::Conflict(format!(
+                    "these matches were drafted and withdrawn {MAX_REDRAFTS} times; choose others"
+                )));
+            }
+            new.key = format!("{first_key}:redraft-{redraft}");
+            new.message_id = mail::message_id_for(&new.key, &domain);
+        };
         if !notice.files.is_empty() {
             return Ok((notice, outcome));
         }
@@ -238,7 +257,7 @@ impl Notices {
     }
 
     /// The matches a draft gathers, as listed (work, section, URL, kind, score).
-    async fn notice_rows(&self, req: &DraftRequest, sites: &[String]) -> Result<Vec<MatchRow>> {
+    async fn notice_rows(&self, req: &DraftRequest, sites: &[String], holder: &Holder) -> Result<Vec<MatchRow>> {
         let site = sites.join(", ");
         let status = match req.follow_up_of {
             None => ReviewStatus::Confirmed,
@@ -304,6 +323,18 @@ impl Notices {
             }
         }
         rows.sort_by_key(|r| r.id);
+        // Never a copy on a domain the holder licensed: a match under an earlier notice
+        // keeps its status when its domain is licensed later (the store's rule keeps any
+        // other licensed match out of `confirmed`).
+        let (licensed, kept): (Vec<MatchRow>, Vec<MatchRow>) =
+            rows.into_iter().partition(|r| holder.licenses(&r.site, r.work_id));
+        rows = kept;
+        if let Some(l) = licensed.iter().find(|l| wanted.contains(&l.id)) {
+            return Err(NoticeError::Invalid(format!(
+                "match {} is on {}, a domain {} licensed: a licensed copy is never put in a notice",
+                l.id, l.site, req.owner
+            )));
+        }
         if let Some(missing) = wanted.iter().find(|id| !rows.iter().any(|r| r.id == **id)) {
             return Err(NoticeError::Invalid(format!(
                 "match {missing} is not a {} match of {} on {site}",
@@ -580,6 +611,9 @@ impl Notices {
     pub async fn export(&self, id: i64, recipient: Option<&str>, by: &str) -> Result<(Notice, Vec<u8>)> {
         let mut notice = self.get(id).await?;
         if let Some(eml) = notice.files.iter().find(|f| f.name == "notice.eml").cloned() {
+            // A retry after the export: make sure its matches moved (a crash may have come
+            // between the two), and answer as the first call did.
+            self.mark_matches(&notice).await?;
             return Ok((notice.clone(), self.file(&notice, &eml.name).await?));
         }
         if notice.state != NoticeState::Draft {

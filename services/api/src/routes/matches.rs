@@ -197,7 +197,7 @@ async fn bulk_review(state: State, caller: Caller, body: web::Json<BulkReviewBod
     }
     let to = query::review_status(&body.status)?;
     let note = check_note(&body.note)?;
-    let (mut updated, mut unchanged, mut not_found) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut updated, mut unchanged, mut not_found, mut licensed) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let now = Timestamp::now();
     let actor = caller.actor();
     let mut owners: HashMap<i64, String> = HashMap::new();
@@ -220,10 +220,26 @@ async fn bulk_review(state: State, caller: Caller, body: web::Json<BulkReviewBod
                 continue;
             }
         }
-        match state.stores.matches.set_review(id, to, &actor, note, now).await? {
-            Outcome::Unchanged => unchanged.push(id),
-            _ => updated.push(id),
+        // A licensed match's status follows its holder's licensed domains: the store
+        // refuses a reviewer's change of it (also when the match was licensed since the
+        // read above), and the others of the request go on.
+        if m.status == ReviewStatus::Licensed {
+            licensed.push(id);
+            continue;
+        }
+        match state.stores.matches.set_review(id, to, &actor, note, now).await {
+            Ok(Outcome::Unchanged) => unchanged.push(id),
+            Ok(_) => updated.push(id),
+            Err(e @ StoreError::Conflict { .. }) => {
+                match state.stores.matches.get_match(id).await? {
+                    Some(now) if now.status == ReviewStatus::Licensed => licensed.push(id),
+                    // Another reviewer's change in between: the caller reads again.
+                    _ => return Err(e.into()),
+                }
+            }
+            Err(e) => return Err(e.into()),
         }
     }
-    Ok(HttpResponse::Ok().json(json!({"updated": updated, "unchanged": unchanged, "not_found": not_found})))
+    Ok(HttpResponse::Ok()
+        .json(json!({"updated": updated, "unchanged": unchanged, "not_found": not_found, "licensed": licensed})))
 }

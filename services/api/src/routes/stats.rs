@@ -31,7 +31,7 @@ async fn stats(state: State, caller: Caller, q: web::Query<StatsParams>) -> ApiR
     let today = query::parse_time(&now.day(), "today")?.0;
     let (from, until) = query::range(q.from.as_deref(), q.to.as_deref())?;
     let until = until.unwrap_or(Timestamp(today.0 + 86_400_000));
-    let from = from.unwrap_or(Timestamp(until.0 - 30 * 86_400_000));
+    let from = from.unwrap_or_else(|| Timestamp(until.0.saturating_sub(30 * 86_400_000)));
     if from >= until {
         return Err(ApiError::new(ErrorCode::BadRequest, "from: must be before to"));
     }

@@ -103,6 +103,20 @@ pub(crate) async fn profiles_documents_and_licensed(env: &Env) {
         .call("POST", &format!("/api/v1/matches/{mid}/review"), Some(&env.admin), Some(json!({"status": "licensed"})))
         .await;
     assert_error(&r, 400, "bad_request");
+    let trail = |m: &serde_json::Value| m["review_log"].as_array().map_or(0, Vec::len);
+    let before = trail(&env.get(&format!("/api/v1/matches/{mid}"), &env.admin).await.json());
+    for to in ["confirmed", "new", "dismissed"] {
+        let body = json!({"status": to});
+        let r = env.call("POST", &format!("/api/v1/matches/{mid}/review"), Some(&env.holder), Some(body)).await;
+        assert_error(&r, 409, "conflict");
+        let body = json!({"ids": [mid], "status": to});
+        let r = env.call("POST", "/api/v1/matches/review", Some(&env.admin), Some(body)).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json(), json!({"updated": [], "unchanged": [], "not_found": [], "licensed": [mid]}));
+    }
+    let m = env.get(&format!("/api/v1/matches/{mid}"), &env.admin).await.json();
+    assert_eq!(m["match"]["status"], "licensed");
+    assert_eq!(trail(&m), before, "nothing added to the review trail");
     // Bad domains and another owner's work are refused, and change nothing.
     for bad in [json!([{"domain": "not a domain"}]), json!([{"domain": "x.example", "work_id": 987654}])] {
         let r = env

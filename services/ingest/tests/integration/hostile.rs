@@ -180,8 +180,13 @@ async fn epub_bombs_of_every_shape_are_refused_and_good_epubs_kept() {
     // One entry at a ratio of about a thousand.
     files.push(("ratio.epub", epub(&[("a.xhtml".into(), bomb_doc(1_500_000))], &[0], 0)));
     // A spine that names one legitimate document again and again, past the total bound.
-    let doc = chapter_doc("上", &first.repeat(4));
-    files.push(("spine.epub", epub(&[("a.xhtml".into(), doc)], &[0; 120], 0)));
+    let doc = chapter_doc("上", &first.repeat(9));
+    assert!(50 * doc.len() > 4 << 20 && doc.len() < 2 << 20);
+    files.push(("spine.epub", epub(&[("a.xhtml".into(), doc)], &[0; 50], 0)));
+    // A spine naming one small document more times than the archive may hold entries (its
+    // documents were read one by one, and their text counted again for each: a spine of
+    // 40,000 took 38 s).
+    files.push(("refs.epub", epub(&[("a.xhtml".into(), chapter_doc("上", "短"))], &[0; 60], 0)));
     // A zip inside: never opened, refused as binary.
     let inner = epub(&[("a.xhtml".into(), bomb_doc(1 << 20))], &[0], 0);
     files.push(("nested.epub", epub(&[("a.xhtml".into(), inner)], &[0], 0)));
@@ -208,6 +213,7 @@ async fn epub_bombs_of_every_shape_are_refused_and_good_epubs_kept() {
     assert!(reason(&s, "entry.epub").contains("more than the bound of 2097152 bytes"));
     assert!(reason(&s, "ratio.epub").contains("more than 50 times"));
     assert!(reason(&s, "spine.epub").contains("more than the bound of 4194304 bytes"));
+    assert!(reason(&s, "refs.epub").contains("spine lists 60 documents, more than the bound of 50"));
     assert!(reason(&s, "nested.epub").contains("ZIP"));
     let liar = reason(&s, "liar.epub");
     assert!(liar.contains("1000") || liar.contains("checksum") || liar.contains("size"), "{liar}");

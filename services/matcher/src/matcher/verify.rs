@@ -386,11 +386,17 @@ impl Matcher {
         // chunk reduced to its character streams in one job on the CPU pool. Only the
         // text ingest extracted is read (the character stream is of the same canonical
         // text): decoding and extracting the bodies again cost as much as measuring.
+        //
+        // A text stored under several URLs of the site counts once: a template is what
+        // different pages share. Counted page by page, one chapter copied onto half of a
+        // site's URLs was its "boilerplate", and blanked out of every copy.
         let mut streams: Vec<Vec<u32>> = Vec::with_capacity(refs.len());
+        let mut texts_seen: std::collections::HashSet<u64> = std::collections::HashSet::with_capacity(refs.len());
         if refs.len() >= cfg.min_pages as usize {
             for chunk in refs.chunks(SITE_SAMPLE_PAGES_PER_READ) {
                 let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
-                let pages = s.pages.get_pages(&ids, PageParts::Text).await?;
+                let mut pages = s.pages.get_pages(&ids, PageParts::Text).await?;
+                pages.retain(|page| texts_seen.insert(page.content_hash));
                 let units = self
                     .on_cpu(move |inner| pages.iter().filter_map(|page| inner.char_units(page)).collect::<Vec<_>>())
                     .await?;

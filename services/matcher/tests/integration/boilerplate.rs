@@ -58,3 +58,29 @@ async fn a_prefix_shared_by_every_story_creates_no_match() {
     }
     assert!(false_matches.len() > 1, "without suppression the header makes false matches: {false_matches:?}");
 }
+
+/// One chapter copied onto many URLs of one site (the same text under each) is not that
+/// site's boilerplate: counted page by page, it was on half of the sampled pages, and was
+/// blanked out of every copy (16 copies: none matched).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chapter_on_many_urls_of_a_site_is_not_its_boilerplate() {
+    let c = classics();
+    let chapter = chars(&c["novel-xiyouji-012"].1, 0, 600);
+    let e = env(MatcherConfig::default()).await;
+    let w = e.stores.works.upsert_work(&work("XYJ-12", "西游记", &[("第十二回", &chapter)])).await.unwrap();
+    e.matcher.index_work(w.id).await.unwrap();
+    let mut pages = Vec::new();
+    for i in 0..20 {
+        let p = e
+            .stores
+            .pages
+            .upsert_page(&text_page(&format!("http://pirate.example/read/{i}.html"), &chapter))
+            .await
+            .unwrap();
+        pages.push(p.id);
+    }
+    for id in pages {
+        let out = e.matcher.match_page(id).await.unwrap();
+        assert_eq!((out.matches.len(), out.boilerplate_chars), (1, 0), "page {id}: {out:?}");
+    }
+}

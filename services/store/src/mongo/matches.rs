@@ -248,6 +248,9 @@ impl MatchStore for MongoStore {
         if from == to.as_str() {
             return Ok(Outcome::Unchanged);
         }
+        // The update below is conditional on `from`: a match licensed since it was read
+        // makes it a conflict, not a reviewer's change of a licensed match.
+        check_licensed_rule(id, &from, to, by)?;
         let event = doc! {"by": by, "at": date(at), "from": &from, "to": to.as_str(), "note": note.map_or(Bson::Null, |n| Bson::String(n.to_owned()))};
         // Conditional on the status read: a concurrent reviewer makes this a conflict
         // rather than a lost update.

@@ -212,6 +212,7 @@ impl MatchStore for SqliteStore {
             if from == to.as_str() {
                 return Ok(Outcome::Unchanged);
             }
+            check_licensed_rule(id, &from, to, &by)?;
             let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM match_reviews WHERE match_id = ?1", params![id], |r| r.get(0))?;
             tx.execute(
                 "INSERT INTO match_reviews (match_id, seq, by_whom, at, from_status, to_status, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

@@ -475,7 +475,7 @@ async fn embedded_migration_13_accepts_licensed_and_keeps_matches() {
     assert_eq!(report.applied, applied_from(13));
     let stores = open(&config).await.unwrap();
     assert_eq!(
-        stores.matches.set_review(id, ReviewStatus::Licensed, "zhiwen", None, Timestamp(3)).await.unwrap(),
+        stores.matches.set_review(id, ReviewStatus::Licensed, LICENSED_BY, None, Timestamp(3)).await.unwrap(),
         Outcome::Updated
     );
     let stored = stores.matches.get_match(id).await.unwrap().unwrap();

@@ -186,11 +186,26 @@ pub async fn licensed_status_is_stored(s: &Stores) {
         seen_at: Timestamp(1),
     };
     let id = s.matches.upsert_match(&m).await.unwrap().id;
-    let outcome = s.matches.set_review(id, ReviewStatus::Licensed, "zhiwen", Some("licensed"), Timestamp(2)).await;
+    // Only the licensed-domain rule makes a match licensed.
+    let by_hand = s.matches.set_review(id, ReviewStatus::Licensed, "key:1 alice", None, Timestamp(2)).await;
+    assert!(matches!(by_hand, Err(StoreError::InvalidInput { .. })), "{by_hand:?}");
+    let outcome = s.matches.set_review(id, ReviewStatus::Licensed, LICENSED_BY, Some("licensed"), Timestamp(2)).await;
     assert_eq!(outcome.unwrap(), Outcome::Updated);
     assert_eq!(s.matches.get_match(id).await.unwrap().unwrap().status, ReviewStatus::Licensed);
     let q = MatchQuery { status: Some(ReviewStatus::Licensed), ..MatchQuery::default() };
     assert_eq!(s.matches.list_matches(&q, 0, 10).await.unwrap().len(), 1);
+    // Nor can a reviewer move a licensed match (confirmed, it could go in a notice).
+    for to in [ReviewStatus::Confirmed, ReviewStatus::New, ReviewStatus::Dismissed, ReviewStatus::TakedownSent] {
+        let refused = s.matches.set_review(id, to, "key:1 alice", None, Timestamp(3)).await;
+        assert!(matches!(refused, Err(StoreError::Conflict { .. })), "{to:?}: {refused:?}");
+    }
+    let kept = s.matches.get_match(id).await.unwrap().unwrap();
+    assert_eq!((kept.status, kept.review_log.len()), (ReviewStatus::Licensed, 1));
+    // The rule clears it when the domain is no longer licensed; then a reviewer may act.
+    let cleared = s.matches.set_review(id, ReviewStatus::New, LICENSED_BY, None, Timestamp(4)).await;
+    assert_eq!(cleared.unwrap(), Outcome::Updated);
+    let confirmed = s.matches.set_review(id, ReviewStatus::Confirmed, "key:1 alice", None, Timestamp(5)).await;
+    assert_eq!(confirmed.unwrap(), Outcome::Updated);
 }
 
 fn item(match_id: i64, at: i64) -> AlertItem {

@@ -215,7 +215,7 @@ async fn a_digest_holder_gets_one_email_a_day() {
     let licensed = c.new_match(4, 0.95).await;
     assert_eq!(alerts.on_new_matches(std::slice::from_ref(&licensed)).await.expect("queued").queued, 1);
     let status = ReviewStatus::Licensed;
-    c.stores.matches.set_review(licensed.match_id, status, "zhiwen", None, Timestamp(3)).await.expect("licensed");
+    c.stores.matches.set_review(licensed.match_id, status, LICENSED_BY, None, Timestamp(3)).await.expect("licensed");
     assert_eq!(alerts.send_digests("2026-11-28").await.expect("licensed").emails, 0);
     assert_eq!(server.messages().len(), 1);
 }

@@ -220,6 +220,10 @@ async fn a_failed_send_stays_a_draft_and_a_notice_can_be_exported() {
     assert_eq!(exported.state, NoticeState::Exported);
     let parsed = MessageParser::default().parse(&eml).expect("eml parses");
     assert_eq!(parsed.message_id().map(|m| format!("<{m}>")), Some(n.message_id.clone()));
+    assert_eq!(status(&c.stores, c.matches[0]).await, ReviewStatus::TakedownSent);
+    // As if the process had stopped between storing the export and moving its matches:
+    // exporting again moves them.
+    c.stores.matches.set_review(c.matches[0], ReviewStatus::Confirmed, "crash", None, Timestamp(3)).await.unwrap();
     let (_, again) = svc.export(n.id, None, "reviewer").await.expect("export again");
     assert_eq!(again, eml);
     assert_eq!(status(&c.stores, c.matches[0]).await, ReviewStatus::TakedownSent);
@@ -244,4 +248,54 @@ async fn a_failed_send_stays_a_draft_and_a_notice_can_be_exported() {
     // Where to send: the complaint address on the site's pages comes before abuse@.
     let suggestions = svc.suggest_contacts("pirate.example").await.expect("suggest");
     assert_eq!(suggestions.first().map(|s| s.address.as_str()), Some("abuse@pirate.example"));
+}
+
+/// A withdrawn draft does not block its selection for good: drafting it again makes a new
+/// notice (its own number and Message-ID), itself idempotent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_draft_is_drafted_again_as_a_new_notice() {
+    let c = case().await;
+    let svc = notices(&c.stores, "smtp://127.0.0.1:1");
+    let request = DraftRequest { match_ids: c.matches[..2].to_vec(), ..request("jinling", Lang::ZhCn) };
+    let (first, _) = svc.draft(&request).await.expect("draft");
+    assert_eq!(svc.cancel(first.id).await.expect("withdrawn").state, NoticeState::Cancelled);
+    let (second, outcome) = svc.draft(&request).await.expect("drafted again");
+    assert_eq!(outcome, Outcome::Inserted);
+    assert_ne!(second.id, first.id);
+    assert_ne!(second.message_id, first.message_id);
+    assert_eq!((second.state, second.match_ids.clone()), (NoticeState::Draft, c.matches[..2].to_vec()));
+    assert!(!second.files.is_empty(), "rendered");
+    // A retry finds the new draft, not the withdrawn one.
+    let (again, outcome) = svc.draft(&request).await.expect("retried");
+    assert_eq!((again.id, outcome), (second.id, Outcome::Unchanged));
+    // Withdrawn too, a third draft is made; the first two stay withdrawn.
+    svc.cancel(second.id).await.expect("withdrawn");
+    let (third, _) = svc.draft(&request).await.expect("third");
+    assert!(third.id != first.id && third.id != second.id && third.state == NoticeState::Draft);
+    for id in [first.id, second.id] {
+        let stored = c.stores.cases.get_notice(id).await.expect("read").expect("stored");
+        assert_eq!(stored.state, NoticeState::Cancelled);
+    }
+}
+
+/// A copy on a domain the holder licensed is never put in a notice, whatever its status
+/// (here confirmed before the domain was licensed, the list changed without a re-label).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_licensed_copy_is_never_in_a_notice() {
+    let c = case().await;
+    let mut holder = c.stores.cases.get_holder("jinling").await.expect("read").expect("holder");
+    holder.licensed.push(LicensedDomain {
+        domain: "pirate.example".into(),
+        work_id: None,
+        added_at: Timestamp(3),
+        added_by: "admin".into(),
+    });
+    c.stores.cases.put_holder(&holder).await.expect("licensed");
+    let svc = notices(&c.stores, "smtp://127.0.0.1:1");
+    let err = svc.draft(&request("jinling", Lang::ZhCn)).await.expect_err("nothing to notice");
+    assert!(matches!(err, NoticeError::NothingToNotice(_)), "{err:?}");
+    let chosen = DraftRequest { match_ids: c.matches[..1].to_vec(), ..request("jinling", Lang::ZhCn) };
+    let err = svc.draft(&chosen).await.expect_err("refused");
+    assert!(matches!(&err, NoticeError::Invalid(m) if m.contains("licensed")), "{err:?}");
+    assert!(c.stores.cases.list_notices(Some("jinling"), 0, 10).await.expect("list").is_empty());
 }
