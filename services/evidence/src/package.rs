@@ -17,7 +17,7 @@
 //! signature covers the files that are not in the log, such as the report).
 
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 
 use serde::{Deserialize, Serialize};
 
@@ -217,6 +217,46 @@ pub struct Package {
     pub measured: BTreeMap<String, (u64, String)>,
 }
 
+/// The file names of a zip's central directory, in order, read record by record from
+/// `start` (every record, also those a zip reader drops for sharing a name); at most
+/// `max` of them.
+fn central_directory_names<R: Read + Seek>(
+    input: &mut R,
+    start: u64,
+    max: usize,
+) -> Result<Vec<Vec<u8>>, EvidenceError> {
+    const RECORD: [u8; 4] = [0x50, 0x4b, 0x01, 0x02];
+    let bad = |m: String| EvidenceError::Package(m);
+    let io = |e: std::io::Error| bad(format!("reading the zip's central directory: {e}"));
+    input.seek(SeekFrom::Start(start)).map_err(io)?;
+    let mut names = Vec::new();
+    loop {
+        // The fixed part of a record (46 bytes), or the signature of what follows the
+        // directory (its end record, 22 bytes at least).
+        let mut head = [0u8; 46];
+        let mut got = 0;
+        while got < 4 {
+            match input.read(&mut head[got..4]).map_err(io)? {
+                0 => return Err(bad("the zip's central directory has no end".into())),
+                n => got += n,
+            }
+        }
+        if head[..4] != RECORD {
+            return Ok(names);
+        }
+        if names.len() == max {
+            return Err(bad(format!("more than {max} files")));
+        }
+        input.read_exact(&mut head[4..]).map_err(io)?;
+        let field = |at: usize| u16::from_le_bytes([head[at], head[at + 1]]);
+        let (name_len, extra_len, comment_len) = (field(28), field(30), field(32));
+        let mut name = vec![0u8; usize::from(name_len)];
+        input.read_exact(&mut name).map_err(io)?;
+        input.seek(SeekFrom::Current(i64::from(extra_len) + i64::from(comment_len))).map_err(io)?;
+        names.push(name);
+    }
+}
+
 /// Reads and measures a package; streams large files through the hash, never holds them.
 pub fn read_package<R: Read + Seek>(input: R, limits: PackageLimits) -> Result<Package, EvidenceError> {
     use sha2::Digest;
@@ -257,6 +297,26 @@ pub fn read_package<R: Read + Seek>(input: R, limits: PackageLimits) -> Result<P
         if own {
             small.insert(name, kept);
         }
+    }
+    // What the zip crate does not show: it keeps the last of the entries with one name,
+    // so a second `capture/page.warc` (a forged one placed first, which some unzip tools
+    // extract) would go unread. The central directory is counted here record by record,
+    // and the files must not share data or follow anything but the zip itself.
+    if zip.offset() != 0 {
+        return Err(bad(format!("{} bytes before the zip's first entry", zip.offset())));
+    }
+    if zip.has_overlapping_files().map_err(|e| bad(format!("reading the zip: {e}")))? {
+        return Err(bad("two files of the zip share their data".into()));
+    }
+    let (start, kept) = (zip.central_directory_start(), zip.len());
+    let mut input = zip.into_inner();
+    let names = central_directory_names(&mut input, start, limits.max_files)?;
+    let mut distinct = std::collections::BTreeSet::new();
+    if let Some(twice) = names.iter().find(|n| !distinct.insert(n.as_slice())) {
+        return Err(bad(format!("{} appears twice", String::from_utf8_lossy(twice))));
+    }
+    if names.len() != kept {
+        return Err(bad(format!("the central directory lists {} files, the zip reads {kept}", names.len())));
     }
     let mut take = |name: &str| small.remove(name).ok_or_else(|| bad(format!("{name} is missing")));
     let manifest_bytes = take(MANIFEST)?;

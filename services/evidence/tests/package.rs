@@ -203,3 +203,45 @@ fn the_key_file_round_trips_and_rejects_garbage() {
     assert!(LogKey::from_secret_hex("not hex").is_err());
     assert!(LogKey::from_secret_hex("abcd").is_err());
 }
+
+/// A second entry with the name of a file (a forged copy placed first, which `unzip -n`
+/// extracts) is refused: the zip crate reads only the last entry of a name, so the
+/// package's own check could not see the first.
+#[test]
+fn a_second_entry_under_a_files_name_is_refused() {
+    let f = fixture(1, 1);
+    let key = f.key.public_key_hex();
+    let files = entries(&f.zip);
+    let (name, bytes) = files.iter().find(|(n, _)| n == "capture/response.warc").cloned().unwrap();
+    // Written under a name of the same length, renamed in the zip's bytes afterwards (no
+    // zip writer writes a name twice).
+    let alias = name.replace("warc", "WARC");
+    let forged_bytes = String::from_utf8(bytes).unwrap().replace("第一回", "第二回").into_bytes();
+    for forged_first in [true, false] {
+        let mut all = files.clone();
+        let forged = (alias.clone(), forged_bytes.clone());
+        if forged_first {
+            all.insert(0, forged);
+        } else {
+            all.push(forged);
+        }
+        let mut zip = rezip(&all);
+        let mut at = 0;
+        let mut renamed = 0;
+        while let Some(i) = zip[at..].windows(alias.len()).position(|w| w == alias.as_bytes()) {
+            zip[at + i..at + i + alias.len()].copy_from_slice(name.as_bytes());
+            at += i + alias.len();
+            renamed += 1;
+        }
+        assert_eq!(renamed, 2, "the local header and the central directory");
+        let names: Vec<String> =
+            zip::ZipArchive::new(Cursor::new(&zip)).unwrap().file_names().map(str::to_owned).collect();
+        assert_eq!(names.len(), files.len(), "the zip crate shows one entry of the name");
+        match read_package(Cursor::new(&zip), PackageLimits::default()) {
+            Ok(p) => panic!("read, verifying {:?}", p.verify(Some(&key), None).summary()),
+            Err(e) => assert!(e.to_string().contains("appears twice"), "{e}"),
+        }
+    }
+    // The package as written still reads and verifies.
+    assert!(verifies(&f.zip, Some(&key)));
+}

@@ -133,7 +133,13 @@ async fn start_crawl(state: State, caller: Caller, body: web::Json<CrawlParams>)
         }
     }
     let params = serde_json::to_value(&*body).map_err(ApiError::internal)?;
-    let key = format!("crawl:manual:{}", Timestamp::now().0);
+    // Two different crawls asked for in the same millisecond are two tasks (a key of the
+    // time alone made the second a conflict); the same request repeated is one.
+    let key = format!(
+        "crawl:manual:{}:{:016x}",
+        Timestamp::now().0,
+        zhiwen_core::hash::hash_bytes(params.to_string().as_bytes())
+    );
     let (task, _) =
         state.stores.tasks.create_task(&NewTask { key, kind: crate::worker::CRAWL_KIND.into(), params }).await?;
     state.worker_wake.notify_one();

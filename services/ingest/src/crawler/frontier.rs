@@ -133,6 +133,20 @@ impl Frontier {
         Ok(added)
     }
 
+    /// Queue again the URLs skipped for a reason that begins with `prefix` (one that a
+    /// later run may not meet: robots.txt could not be read); returns how many.
+    pub fn requeue_skipped(&mut self, prefix: &str) -> Result<u64, IngestError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE frontier SET state = 'queued', reason = NULL
+                 WHERE state = 'skipped' AND substr(reason, 1, length(?1)) = ?1",
+                params![prefix],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n as u64)
+    }
+
     /// Every queued URL, breadth first.
     pub fn queued(&self) -> Result<Vec<Entry>, IngestError> {
         let mut st = self

@@ -310,6 +310,12 @@ impl Crawler {
             }
         }
         frontier.add(&seed_rows)?;
+        // URLs skipped because their host's robots.txt could not be read (a 5xx, a
+        // timeout) are this run's to try again: the outage kept them out of that run only.
+        let retried = frontier.requeue_skipped(robots::UNAVAILABLE)?;
+        if retried > 0 {
+            tracing::info!(urls = retried, "queued again: skipped when robots.txt could not be read");
+        }
         let mut domains = cfg.allowed_domains.clone();
         if domains.is_empty() {
             for s in frontier.seeds()? {
@@ -521,7 +527,8 @@ impl Shared {
 
     /// Read the sitemaps of `url`'s host once per job: `(page URLs, host)`.
     async fn sitemaps_for(&self, url: &Url, robots: &Robots) -> Option<(Vec<Url>, String)> {
-        if !self.config.follow_sitemaps {
+        // Without a robots.txt there is nothing to read them under; a later run reads them.
+        if !self.config.follow_sitemaps || matches!(robots, Robots::Unavailable(_)) {
             return None;
         }
         let key = origin_key(url);
@@ -539,6 +546,10 @@ impl Shared {
             todo.push_back((default.to_string(), 0));
         }
         let rules = FetchRules { pages_only: false, max_retries: self.rules.max_retries.min(1), ..self.rules.clone() };
+        // Each request to the host waits its delay after the one before (robots.txt was
+        // read just before, the page follows): the task holds the host's slot throughout,
+        // so these requests are paced here, as the dispatcher paces pages.
+        let delay = robots.crawl_delay().map_or(self.config.per_host_delay, |d| d.max(self.config.per_host_delay));
         let mut seen = HashSet::new();
         let mut pages = Vec::new();
         let mut fetches = 0;
@@ -551,6 +562,7 @@ impl Shared {
             if origin_key(&su) != key || robots.check(&su).is_err() {
                 continue;
             }
+            tokio::time::sleep(delay).await;
             fetches += 1;
             match fetch(&self.client, &su, &rules, |_| async { Ok(()) }).await {
                 Ok(f) => {
@@ -562,6 +574,10 @@ impl Shared {
                 }
                 Err(e) => tracing::debug!(sitemap = %su, error = %e, "sitemap not read"),
             }
+        }
+        if fetches > 0 {
+            // The page itself is the next request to the host.
+            tokio::time::sleep(delay).await;
         }
         Some((pages, key))
     }

@@ -18,9 +18,14 @@ pub enum Robots {
     /// The parsed rules for our agent.
     Rules(Box<Robot>),
     /// robots.txt could not be fetched (5xx, timeout): nothing on the host is fetched
-    /// this run, as the robots exclusion protocol asks.
+    /// this run, as the robots exclusion protocol asks. The URLs skipped for it are
+    /// queued again when the job runs next ([`UNAVAILABLE`]).
     Unavailable(String),
 }
+
+/// How the reason of a URL skipped because its host's robots.txt could not be read
+/// begins (the frontier queues such URLs again at the job's next run).
+pub const UNAVAILABLE: &str = "robots.txt unavailable";
 
 impl Robots {
     /// Fetch and parse the robots.txt of `url`'s origin.
@@ -63,7 +68,7 @@ impl Robots {
                     Err("disallowed by robots.txt".into())
                 }
             }
-            Robots::Unavailable(why) => Err(format!("robots.txt unavailable ({why})")),
+            Robots::Unavailable(why) => Err(format!("{UNAVAILABLE} ({why})")),
         }
     }
 

@@ -110,6 +110,7 @@ pub type Log = Arc<Mutex<HashMap<String, Vec<Instant>>>>;
 pub struct Server {
     pub port: u16,
     pub log: Log,
+    routes: Arc<Mutex<HashMap<String, Response>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -120,6 +121,10 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// Answer `path` with `response` from now on.
+    pub fn set(&self, path: &str, response: Response) {
+        self.routes.lock().unwrap().insert(path.to_owned(), response);
+    }
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
@@ -152,12 +157,13 @@ pub async fn serve(build: impl FnOnce(u16) -> HashMap<String, Response>) -> Serv
     let port = listener.local_addr().unwrap().port();
     let routes = build(port);
     let log: Log = Arc::default();
-    let routes = Arc::new(routes);
+    let routes = Arc::new(Mutex::new(routes));
+    let routes2 = routes.clone();
     let log2 = log.clone();
     let task = tokio::spawn(async move {
         loop {
             let Ok((mut sock, _)) = listener.accept().await else { break };
-            let routes = routes.clone();
+            let routes = routes2.clone();
             let log = log2.clone();
             tokio::spawn(async move {
                 let mut buf = Vec::new();
@@ -183,7 +189,7 @@ pub async fn serve(build: impl FnOnce(u16) -> HashMap<String, Response>) -> Serv
                     log.entry(path.clone()).or_default().push(Instant::now());
                     log.entry(format!("UA:{ua}")).or_default().push(Instant::now());
                 }
-                let resp = routes.get(&path).cloned().unwrap_or_else(|| Response::status(404));
+                let resp = routes.lock().unwrap().get(&path).cloned().unwrap_or_else(|| Response::status(404));
                 if !resp.delay.is_zero() {
                     tokio::time::sleep(resp.delay).await;
                 }
@@ -225,7 +231,7 @@ pub async fn serve(build: impl FnOnce(u16) -> HashMap<String, Response>) -> Serv
             });
         }
     });
-    Server { port, log, task }
+    Server { port, log, routes, task }
 }
 
 /// HTML of a pirate chapter page: navigation, ads between paragraphs, footer.

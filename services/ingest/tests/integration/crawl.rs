@@ -229,6 +229,11 @@ async fn crawls_the_pirate_site_politely_and_safely() {
     for w in times.windows(2) {
         assert!(w[1] - w[0] >= Duration::from_millis(15), "requests {:?} apart", w[1] - w[0]);
     }
+    // robots.txt, the sitemap and the first page as well (they went out back to back).
+    let (robots, sitemap) = (site.arrivals("/robots.txt")[0], site.arrivals("/sitemap.xml")[0]);
+    let page = site.arrivals("/").into_iter().find(|t| *t > sitemap).expect("a page after the sitemap");
+    assert!(sitemap - robots >= Duration::from_millis(15), "sitemap {:?} after robots.txt", sitemap - robots);
+    assert!(page - sitemap >= Duration::from_millis(15), "first page {:?} after the sitemap", page - sitemap);
 
     // Running the job again fetches nothing: the frontier is done.
     let before = site.total_hits();
@@ -339,4 +344,33 @@ async fn resumes_after_a_kill_without_fetching_stored_pages_again() {
     }
     assert_eq!(site.hits("/"), 1);
     assert_eq!(st.stores.pages.count_pages().await.unwrap(), 13);
+}
+
+/// A host whose robots.txt could not be read is left alone for that run, not for good: the
+/// same job run again reads robots.txt again and fetches what it skipped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn urls_skipped_while_robots_txt_was_down_are_fetched_by_the_next_run() {
+    let ch = classics(2);
+    let site = serve(move |_| {
+        let mut r = HashMap::new();
+        r.insert("/robots.txt".into(), Response::status(503));
+        r.insert("/a.html".into(), Response::html(pirate_page(&ch[0].title, &ch[0].text, &[], &[], None), "text/html"));
+        r
+    })
+    .await;
+    let st = common::store().await;
+    let config = CrawlConfig { max_retries: 0, ..test_config(st.dir.path()) };
+    let seeds = vec![site.url("/a.html")];
+    let first = Crawler::new(config.clone(), st.stores.clone()).unwrap().run(&seeds, &NoProgress).await.unwrap();
+    println!("{first}");
+    assert_eq!((first.fetched, first.disallowed.len(), site.hits("/a.html")), (0, 1, 0));
+    assert_eq!(site.hits("/sitemap.xml"), 0, "no sitemap read without robots.txt");
+
+    site.set("/robots.txt", Response::html("User-agent: *\nDisallow: /vip/\n", "text/plain"));
+    let second = Crawler::new(config, st.stores.clone()).unwrap().run(&seeds, &NoProgress).await.unwrap();
+    println!("{second}");
+    assert!(second.resumed);
+    assert_eq!((second.disallowed.len(), site.hits("/a.html")), (0, 1), "{second}");
+    assert!(st.stores.pages.find_page(&site.url("/a.html")).await.unwrap().is_some());
+    assert_eq!(site.hits("/sitemap.xml"), 1, "the sitemaps are read once robots.txt is");
 }
