@@ -156,3 +156,72 @@ fn sections_move_to_the_sampled_layout_with_reindex_and_find_the_same_copies() {
     on_redis(&old, &url, "old", &["match", "--all"]);
     assert!(match_set(&old) == expected, "the sampled layout read with the setting lowered");
 }
+
+/// The files of the embedded index of `data` (the database and its WAL, when there is one).
+fn index_files(data: &Path) -> Vec<std::path::PathBuf> {
+    ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"].iter().map(|f| data.join(f)).collect()
+}
+
+/// An index restored from an earlier copy (of the embedded index's file here; a Redis
+/// restarted from an earlier snapshot is the same case) keeps its identity but lacks what
+/// was written since: matching is refused instead of missing the copies of the works
+/// indexed since, and after `zhiwen reindex` it finds what an index never restored finds.
+#[test]
+fn an_index_restored_from_an_earlier_copy_is_refused_until_rebuilt() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let (works, pages) = write_inputs(root.path());
+    let text = std::fs::read_to_string(&works).expect("works");
+    let lines: Vec<&str> = text.lines().collect();
+    let (first, second) = (root.path().join("first.jsonl"), root.path().join("second.jsonl"));
+    std::fs::write(&first, lines[..9].join("\n") + "\n").expect("first works");
+    std::fs::write(&second, lines[9..].join("\n") + "\n").expect("second works");
+    let run = |data: &Path, args: &[&str]| {
+        let mut c = zhiwen(data);
+        c.args(args);
+        run_ok(c)
+    };
+    let path = |p: &Path| p.to_str().expect("utf-8").to_owned();
+    let [kept, restored] = ["kept", "restored"].map(|name| root.path().join(name));
+    let saved = root.path().join("saved");
+    std::fs::create_dir_all(&saved).expect("dir");
+    for data in [&kept, &restored] {
+        std::fs::write(data.with_extension("toml"), "[matcher]\nbatch_size = 4\nconcurrency = 2\n").expect("config");
+        run(data, &["import", "works", &path(&first), "--owner", "restore"]);
+        run(data, &["match"]);
+        if data == &restored {
+            // A copy of the index as it is now (the process closed it).
+            for (from, to) in index_files(data).iter().zip(index_files(&saved)) {
+                if from.exists() {
+                    std::fs::copy(from, to).expect("copy the index");
+                }
+            }
+        }
+        run(data, &["import", "works", &path(&second), "--owner", "restore"]);
+        run(data, &["import", "pages", &path(&pages)]);
+        run(data, &["match"]);
+    }
+    let expected = match_set(&kept);
+    assert!(expected.len() >= 10, "{} matches", expected.len());
+    assert_eq!(match_set(&restored), expected);
+
+    // The earlier copy put back: its identity is the store's, its generation is not.
+    for (from, to) in index_files(&saved).iter().zip(index_files(&restored)) {
+        let _ = std::fs::remove_file(&to);
+        if from.exists() {
+            std::fs::copy(from, &to).expect("restore the index");
+        }
+    }
+    let o = {
+        let mut c = zhiwen(&restored);
+        c.args(["match", "--all"]);
+        c.output().expect("zhiwen runs")
+    };
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("older than this store's record") && err.contains("zhiwen reindex"), "{err}");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("Succeeded"), "reported success");
+
+    run(&restored, &["reindex"]);
+    run(&restored, &["match", "--all"]);
+    assert_eq!(match_set(&restored), expected);
+}

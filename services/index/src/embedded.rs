@@ -36,6 +36,20 @@ pub struct EmbeddedIndex {
     /// See [`CandidateIndex::write_token`]: a count of the writes to each namespace in
     /// this process (the only one that writes to an embedded index), never reset.
     writes: [AtomicU64; 2],
+    /// See [`CandidateIndex::generation`]: the file's count of writes (its `meta` row
+    /// `generation`, counted in each write's transaction), as of the last commit.
+    generation: AtomicU64,
+}
+
+/// Count a write in the file's generation, inside the write's transaction.
+fn next_generation(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
+    tx.execute(
+        "INSERT INTO meta (name, value) VALUES ('generation', '1')
+         ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+        [],
+    )?;
+    tx.query_row("SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'generation'", [], |r| r.get::<_, i64>(0))
+        .map(|g| g.max(0) as u64)
 }
 
 /// The documents' key lists. Every write takes `conn` first and updates the spaces
@@ -275,18 +289,19 @@ impl EmbeddedIndex {
 
     /// Create the tables if need be and build the postings from the key lists.
     fn load(db: Db, config: IndexConfig) -> Result<Self> {
-        let (identity, spaces) = Self::read_file(&db, &config)?;
+        let (identity, generation, spaces) = Self::read_file(&db, &config)?;
         Ok(EmbeddedIndex {
             config,
             spaces: spaces.map(RwLock::new),
             db,
             identity: Mutex::new(identity),
             writes: Default::default(),
+            generation: AtomicU64::new(generation),
         })
     }
 
-    /// The file's identity and its postings.
-    fn read_file(db: &Db, config: &IndexConfig) -> Result<(String, [Space; 2])> {
+    /// The file's identity, generation and postings.
+    fn read_file(db: &Db, config: &IndexConfig) -> Result<(String, u64, [Space; 2])> {
         let err = db.err();
         let conn = db.lock();
         conn.execute_batch(
@@ -308,6 +323,11 @@ impl EmbeddedIndex {
         .map_err(&err)?;
         let identity: String =
             conn.query_row("SELECT value FROM meta WHERE name = 'identity'", [], |r| r.get(0)).map_err(&err)?;
+        let generation: i64 = conn
+            .query_row("SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'generation'", [], |r| r.get(0))
+            .optional()
+            .map_err(&err)?
+            .unwrap_or(0);
         let mut spaces: [Space; 2] = Default::default();
         {
             let mut stmt = conn.prepare("SELECT ns, doc, keys FROM docs ORDER BY ns, doc").map_err(&err)?;
@@ -327,7 +347,7 @@ impl EmbeddedIndex {
                 space.insert(doc, &keys, keys_hash(&blob), config.big_bucket_cap);
             }
         }
-        Ok((identity, spaces))
+        Ok((identity, generation.max(0) as u64, spaces))
     }
 
     /// Run `f` in one transaction, then `after` (which cannot fail) with its result
@@ -395,9 +415,11 @@ pub(crate) fn unpack_key(chunk: &[u8]) -> Option<IndexKey> {
 }
 
 impl EmbeddedIndex {
-    /// Count a write to `ns` (after it is in memory: see [`CandidateIndex::write_token`]).
-    fn wrote(&self, ns: Namespace) {
+    /// Count a write to `ns` (after it is in memory: see [`CandidateIndex::write_token`])
+    /// and keep the file's generation as its transaction left it.
+    fn wrote(&self, ns: Namespace, generation: u64) {
         self.writes[ns.index()].fetch_add(1, Ordering::Release);
+        self.generation.fetch_max(generation, Ordering::AcqRel);
     }
 
     /// Look up normalised keys, sampled at `modulus` already.
@@ -466,9 +488,9 @@ impl CandidateIndex for EmbeddedIndex {
                     write.execute(params![nsi, doc as i64, packed]).map_err(&err)?;
                     out.push((doc, keys, hash, before));
                 }
-                Ok(out)
+                Ok((out, next_generation(tx).map_err(&err)?))
             },
-            |docs| {
+            |(docs, generation)| {
                 let mut space = self.write(ns);
                 for (doc, keys, hash, before) in docs {
                     if let Some(before) = before {
@@ -477,7 +499,7 @@ impl CandidateIndex for EmbeddedIndex {
                     space.insert(doc, &keys, hash, self.config.big_bucket_cap);
                 }
                 drop(space);
-                self.wrote(ns);
+                self.wrote(ns, generation);
             },
         )
     }
@@ -492,13 +514,14 @@ impl CandidateIndex for EmbeddedIndex {
                     .optional()
                     .map_err(&err)?;
                 let before = before.map(|blob| self.db.unpack_stored(doc, &blob)).transpose()?;
+                let Some(before) = before else { return Ok(None) };
                 tx.execute("DELETE FROM docs WHERE ns = ?1 AND doc = ?2", params).map_err(&err)?;
-                Ok(before)
+                Ok(Some((before, next_generation(tx).map_err(&err)?)))
             },
-            |before| {
-                let Some(before) = before else { return false };
+            |removed| {
+                let Some((before, generation)) = removed else { return false };
                 self.write(ns).remove(doc, &before);
-                self.wrote(ns);
+                self.wrote(ns, generation);
                 true
             },
         )
@@ -566,12 +589,12 @@ impl CandidateIndex for EmbeddedIndex {
                 let err = self.db.err();
                 tx.execute("DELETE FROM docs WHERE ns = ?1", params![ns.index() as i64]).map_err(&err)?;
                 tx.execute("UPDATE meta SET value = ?1 WHERE name = 'identity'", params![identity]).map_err(&err)?;
-                Ok(())
+                next_generation(tx).map_err(&err)
             },
-            |()| {
+            |generation| {
                 *self.write(ns) = Space::default();
                 *self.identity.lock().unwrap_or_else(|p| p.into_inner()) = identity.clone();
-                self.wrote(ns);
+                self.wrote(ns, generation);
             },
         )
     }
@@ -586,6 +609,10 @@ impl CandidateIndex for EmbeddedIndex {
 
     async fn identity(&self) -> Result<Option<String>> {
         Ok(Some(self.identity.lock().unwrap_or_else(|p| p.into_inner()).clone()))
+    }
+
+    async fn generation(&self) -> Result<u64> {
+        Ok(self.generation.load(Ordering::Acquire))
     }
 }
 

@@ -218,6 +218,15 @@ pub trait CandidateIndex: Send + Sync {
     /// The store keeps the identity of the index it was indexed into, so a caller can
     /// tell its own index from an empty or foreign one.
     async fn identity(&self) -> Result<Option<String>>;
+
+    /// A count of the writes that changed the index (adds that changed a document,
+    /// removals, clears), kept with its data and counted after each write's data is in
+    /// place; it only grows. A caller that records the generation it saw after its own
+    /// writes knows that an index showing a smaller one is older than those writes: a
+    /// Redis restarted from an earlier snapshot, an index file restored from an earlier
+    /// copy (the identity of either is unchanged). 0 for an index last written before
+    /// generations were counted.
+    async fn generation(&self) -> Result<u64>;
 }
 
 /// A fresh random index identity (128 bits, hex).

@@ -127,4 +127,8 @@ impl CandidateIndex for RetryingIndex {
     async fn identity(&self) -> Result<Option<String>> {
         self.retry("identity", || self.inner.identity()).await
     }
+
+    async fn generation(&self) -> Result<u64> {
+        self.retry("generation", || self.inner.generation()).await
+    }
 }

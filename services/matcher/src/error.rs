@@ -112,6 +112,21 @@ pub enum MatcherError {
         /// The index has an identity (another one).
         found: bool,
     },
+    /// The candidate index is older than the store's record of it: it shows fewer
+    /// writes ([`zhiwen_index::CandidateIndex::generation`]) than the store saw after
+    /// its last write (a Redis restarted from an earlier snapshot, an index file restored
+    /// from an earlier copy). What was written since is missing from it.
+    #[error(
+        "the {backend} candidate index is older than this store's record of it ({index} writes,          the store saw {store}; restored from an earlier snapshot or copy?): run `zhiwen reindex`, then match again"
+    )]
+    IndexBehind {
+        /// The index backend (`redis`, `embedded`).
+        backend: &'static str,
+        /// The index's generation.
+        index: u64,
+        /// The generation the store recorded.
+        store: u64,
+    },
     /// A blocking job panicked or was cancelled by the runtime.
     #[error("internal: {0}")]
     Internal(String),
@@ -135,6 +150,7 @@ impl MatcherError {
             | MatcherError::Export(_)
             | MatcherError::ExportTooLarge { .. }
             | MatcherError::IndexNotTheStores { .. }
+            | MatcherError::IndexBehind { .. }
             | MatcherError::Io(_)
             | MatcherError::Internal(_) => false,
         }

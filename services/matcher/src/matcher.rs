@@ -100,6 +100,9 @@ struct Inner {
     catalogue_build: tokio::sync::Mutex<()>,
     /// See [`Matcher::section_lookup_modulus`]; 0 until read from the store.
     section_lookup_modulus: AtomicU64,
+    /// The index generation this process last recorded in the store
+    /// ([`Matcher::record_index_generation`]).
+    generation_recorded: AtomicU64,
     /// What verifying each page text of the current task found, by text
     /// ([`PreparedPage::text_key`]): a page with the same text as one verified before (a
     /// mirror under another URL) reuses it. Cleared whenever sections may have changed.
@@ -218,6 +221,7 @@ impl Matcher {
                 catalogue_checked: Mutex::new((u64::MAX, u64::MAX)),
                 catalogue_build: tokio::sync::Mutex::new(()),
                 section_lookup_modulus: AtomicU64::new(0),
+                generation_recorded: AtomicU64::new(0),
                 texts: Mutex::new(BoundedCache::new(TEXT_RESULTS)),
                 cpu: CpuPool::new(cpu_jobs()),
                 canon_tag,

@@ -271,6 +271,11 @@ pub trait MetaStore: Send + Sync {
 /// [`MetaStore`] name of the identity of the candidate index this store was indexed into.
 pub const INDEX_IDENTITY: &str = "index_identity";
 
+/// [`MetaStore`] name of the generation (a count of writes) the candidate index showed
+/// after the last write whose effect the store relies on: an index showing fewer is older
+/// than what the store records (restored from an earlier snapshot).
+pub const INDEX_GENERATION: &str = "index_generation";
+
 /// [`MetaStore`] name of the coarsest winnowed-key sampling the section namespace of that
 /// index was written with (a power of two; absent: every key, as before the setting).
 pub const SECTION_INDEX_SAMPLING: &str = "section_index_sampling";

@@ -246,7 +246,7 @@ impl CandidateIndex for RedisIndex {
             cmds.extend(self.per_filter_shard("UNLINK"));
         }
         self.run("clear", cmds).await?;
-        self.run("record the write", vec![self.new_write_token(ns)]).await?;
+        self.run("record the write", vec![self.new_write_token(ns), self.next_generation()]).await?;
         // Empty now: the namespace is written with the configured bucket bits from here.
         self.record_layout(ns, true).await?;
         if ns == Namespace::Sections {
@@ -267,6 +267,13 @@ impl CandidateIndex for RedisIndex {
         // Another process may have rebuilt a namespace with other bucket bits.
         self.read_layout(false).await?;
         Ok(identity)
+    }
+
+    async fn generation(&self) -> Result<u64> {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.generation_key());
+        let v: Value = self.query_one(cmd).await.map_err(self.err("generation"))?;
+        u64::try_from(int(&v)?).map_err(|_| IndexError::Corrupt(format!("generation {v:?}")))
     }
 }
 

@@ -17,6 +17,7 @@
 //! | `{prefix}:layout:{ns}` | string | the namespace's bucket bits, as it was written ([`RedisConfig::bucket_bits`]) |
 //! | `{prefix}:common:{ns}:{family}:{min}` | string | the last answer of [`CandidateIndex::common_keys`]: the write token it was read at (8 bytes LE), then the keys (8 bytes LE each) |
 //! | `{prefix}:marker` | string | the index's identity (a random id), present while the index holds its data (loss detection) |
+//! | `{prefix}:gen` | string | a count of the writes, incremented after each write's data ([`CandidateIndex::generation`]; a restore from an earlier snapshot shows a smaller one) |
 //! | `{prefix}:f:s:{fN}`, `{prefix}:fz:s`, `{prefix}:fv:s` | strings | the section filter: 64 bitmap shards, its size, its version ([`filter`]) |
 //!
 //! A key is mixed to 64 bits; its top [`RedisConfig::bucket_bits`] bits choose the
@@ -360,6 +361,18 @@ impl RedisIndex {
 
     fn marker_key(&self) -> Vec<u8> {
         self.key(&[b"marker"])
+    }
+
+    /// See [`CandidateIndex::generation`].
+    fn generation_key(&self) -> Vec<u8> {
+        self.key(&[b"gen"])
+    }
+
+    /// A command counting a write in the generation (sent after the write's data).
+    fn next_generation(&self) -> Cmd {
+        let mut cmd = redis::cmd("INCR");
+        cmd.arg(self.generation_key());
+        cmd
     }
 
     fn counter_key(&self, ns: Namespace) -> Vec<u8> {

@@ -144,8 +144,9 @@ impl RedisIndex {
 
     /// Record statistics and big buckets, and check the marker after a write.
     pub(super) async fn finish_write(&self, ns: Namespace, delta: i64, big: Vec<Vec<u8>>) -> Result<()> {
-        // A new write token (after the write: see `CandidateIndex::write_token`).
-        let mut cmds = vec![self.marker_cmd(), self.new_write_token(ns)];
+        // A new write token (after the write: see `CandidateIndex::write_token`), and the
+        // write counted in the generation once its data is in place.
+        let mut cmds = vec![self.marker_cmd(), self.new_write_token(ns), self.next_generation()];
         if delta != 0 {
             let mut cmd = redis::cmd("INCRBY");
             cmd.arg(self.counter_key(ns)).arg(delta);

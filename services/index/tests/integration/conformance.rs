@@ -31,7 +31,8 @@ macro_rules! conformance_suite {
                 a_document_finds_itself_among_many,
                 a_lookup_split_in_two_sampled_halves_merges_into_the_whole,
                 common_keys_are_the_keys_of_many_documents_of_one_family,
-                a_namespace_write_token_changes_with_its_writes_only);
+                a_namespace_write_token_changes_with_its_writes_only,
+                the_generation_counts_the_writes_that_change_the_index);
         }
     };
     (@cases $factory:path; $($case:ident),*) => {
@@ -345,4 +346,26 @@ pub async fn a_namespace_write_token_changes_with_its_writes_only(index: &dyn Ca
     assert_ne!(cleared.0, page.0, "a clear changes it");
     assert_ne!(cleared.0, start.0);
     assert_eq!(cleared.1, page.1);
+}
+
+pub async fn the_generation_counts_the_writes_that_change_the_index(index: &dyn CandidateIndex) {
+    let generation = || async { index.generation().await.unwrap() };
+    let start = generation().await;
+    index.add(S, 1, &[k(WinnowChars, 1), k(Dna, 10)]).await.unwrap();
+    let added = generation().await;
+    assert!(added > start, "an add counts: {start} -> {added}");
+    // Reads, an add that changes nothing and a removal of nothing do not.
+    index.lookup(S, &[k(WinnowChars, 1)], 10).await.unwrap();
+    index.add(S, 1, &[k(Dna, 10), k(WinnowChars, 1)]).await.unwrap();
+    assert!(!index.remove(S, 7).await.unwrap());
+    assert_eq!(generation().await, added);
+    // Every other write does, in either namespace, and it never goes back.
+    index.add(P, 5, &[k(WinnowChars, 2)]).await.unwrap();
+    let page = generation().await;
+    assert!(page > added);
+    assert!(index.remove(S, 1).await.unwrap());
+    let removed = generation().await;
+    assert!(removed > page);
+    index.clear(P).await.unwrap();
+    assert!(generation().await > removed, "a clear counts");
 }

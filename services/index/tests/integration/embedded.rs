@@ -27,6 +27,8 @@ async fn reopening_keeps_the_index() {
         assert_eq!(before.big_buckets, vec![k(WinnowChars, 1)]);
     }
     let index = EmbeddedIndex::open(&path, config).unwrap();
+    // Four writes changed it: the file keeps the count.
+    assert_eq!(index.generation().await.unwrap(), 4);
     let after = index.lookup(Namespace::Sections, &[k(Dna, 2), k(Dna, 50), k(WinnowChars, 1)], 10).await.unwrap();
     assert_eq!(after.candidates, before.candidates);
     let stats = index.stats().await.unwrap();

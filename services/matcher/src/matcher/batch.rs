@@ -230,6 +230,8 @@ impl Matcher {
         let index_pages = async {
             if !keys.is_empty() {
                 self.inner.index.add_batch(Namespace::Pages, &keys).await?;
+                // Before the task's checkpoint says these pages are done.
+                self.record_index_generation().await?;
             }
             self.tag_pages(&retag).await
         };

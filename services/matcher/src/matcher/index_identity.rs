@@ -9,6 +9,15 @@
 //! differ. `zhiwen reindex` rebuilds the index and records its new identity
 //! ([`Matcher::begin_reindex`], [`Matcher::finish_reindex`]).
 //!
+//! An index restored from an earlier snapshot keeps its identity but lacks what was
+//! written since. So after each write whose effect the store relies on (a work's sections,
+//! before the work is marked indexed; a batch's page keys) the store records the index's
+//! generation, its count of writes ([`CandidateIndex::generation`],
+//! [`zhiwen_store::INDEX_GENERATION`]); an index showing a smaller one is refused like a
+//! foreign one. The recorded value is always one the index showed, and the index's only
+//! grows, so a live index is never refused (two processes recording at once can only
+//! leave the smaller of their two values).
+//!
 //! The store also records the layout of the section namespace: the coarsest sampling of
 //! winnowed keys its sections were written with ([`SECTION_INDEX_SAMPLING`]). A page is
 //! looked up at least that coarsely, so an index written with a coarser
@@ -18,7 +27,7 @@
 
 use std::sync::atomic::Ordering;
 
-use zhiwen_store::{INDEX_IDENTITY, SECTION_INDEX_SAMPLING};
+use zhiwen_store::{INDEX_GENERATION, INDEX_IDENTITY, SECTION_INDEX_SAMPLING};
 
 use super::Matcher;
 use crate::error::{MatcherError, Result};
@@ -36,12 +45,19 @@ impl Matcher {
         let index = self.index().identity().await?;
         let stored = self.stores().meta.get_meta(INDEX_IDENTITY).await?;
         match (stored, index) {
-            (Some(s), Some(i)) if s == i => self.read_section_sampling().await.map(drop),
+            (Some(s), Some(i)) if s == i => {
+                let (index, store) = (self.index().generation().await?, self.recorded_generation().await?);
+                if index < store {
+                    return Err(MatcherError::IndexBehind { backend: self.index().backend(), index, store });
+                }
+                self.read_section_sampling().await.map(drop)
+            }
             (None, Some(_)) if self.stores().works.count_works().await? == 0 && !index_is_empty(self).await? => {
                 Err(MatcherError::IndexNotTheStores { rebuilding: false, backend: self.index().backend(), found: true })
             }
             (None, Some(i)) => {
                 tracing::info!(identity = %i, "the store records the index it is indexed into");
+                self.put_generation(self.index().generation().await?).await?;
                 self.stores().meta.put_meta(INDEX_IDENTITY, &i).await?;
                 self.read_section_sampling().await.map(drop)
             }
@@ -67,7 +83,36 @@ impl Matcher {
             backend: self.index().backend(),
             found: false,
         })?;
+        // The rebuilt index (perhaps a new one, counting from 0) is the one to compare with.
+        self.put_generation(self.index().generation().await?).await?;
         Ok(self.stores().meta.put_meta(INDEX_IDENTITY, &identity).await?)
+    }
+
+    /// After a write to the index whose effect the store is about to rely on: the store
+    /// records the index's generation (once it grew past what this process recorded).
+    pub(super) async fn record_index_generation(&self) -> Result<()> {
+        let generation = self.index().generation().await?;
+        if generation > self.inner.generation_recorded.load(Ordering::Acquire) {
+            self.put_generation(generation).await?;
+        }
+        Ok(())
+    }
+
+    async fn put_generation(&self, generation: u64) -> Result<()> {
+        self.stores().meta.put_meta(INDEX_GENERATION, &generation.to_string()).await?;
+        // Stored, not maximised: a rebuilt index counts from its own start.
+        self.inner.generation_recorded.store(generation, Ordering::Release);
+        Ok(())
+    }
+
+    /// The generation the store recorded (0: none, as before generations were counted).
+    async fn recorded_generation(&self) -> Result<u64> {
+        match self.stores().meta.get_meta(INDEX_GENERATION).await? {
+            None => Ok(0),
+            Some(v) => v
+                .parse::<u64>()
+                .map_err(|_| MatcherError::Internal(format!("the store's {INDEX_GENERATION} is {v:?}, not a number"))),
+        }
     }
 
     /// The sampling modulus a page's winnowed keys are looked up with in the section

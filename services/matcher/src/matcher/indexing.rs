@@ -95,6 +95,11 @@ impl Matcher {
             self.inner.index.add_batch(Namespace::Sections, &keys).await?;
         }
         if let Some(w) = &work {
+            // The mark says the index holds these sections: an index restored to before
+            // this write must show it (`check_index`).
+            if !fingerprints.is_empty() {
+                self.record_index_generation().await?;
+            }
             s.fingerprints.mark_work_indexed(work_id, w.updated_at.0, self.inner.fp.params_tag()).await?;
         }
         // New or changed sections, whoever fingerprinted them: the catalogue-common text
@@ -179,7 +184,7 @@ impl Matcher {
     pub(super) async fn add_page_keys(&self, page_id: i64, analysis: &Analysis) -> Result<()> {
         let keys = self.inner.config.page_index_keys(&analysis.fingerprints);
         self.inner.index.add(Namespace::Pages, page_id as u64, &keys).await?;
-        Ok(())
+        self.record_index_generation().await
     }
 }
 
